@@ -494,6 +494,10 @@ class HandEngine:
             # RRoP s3 Misdeals 1(i); TDA 33-A-3
             return self._deal_error("card_to_empty_seat", seat, **ctx)
         if self.cards_off == 0:
+            prev = self.setup.previous_button
+            if prev is not None and prev != self.button and clockwise(self.order, prev, self.size)[0] == seat:
+                # RRoP s3 Misdeals 1(g): the deal started from last hand's button.
+                return self._deal_error("button_out_of_position", seat, **ctx)
             # RRoP s3 Misdeals 1(h); TDA 33-A-2
             return self._deal_error("first_card_wrong_seat", seat, **ctx)
         nxt = slots[1] if len(slots) > 1 else None
@@ -512,9 +516,8 @@ class HandEngine:
                 later = [i for i, s in enumerate(slots) if s.seat == self.button]
                 slots.insert(later[0] + 1 if later else len(slots), skipped)
                 return slot
-        pending = [s for s in slots if s.seat == seat]
-        if pending and pending[0].round == expected.round:
-            # RRoP s3 Misdeals 1(j); TDA 33-A-4: seats between were passed over.
+        if any(s.seat == seat for s in slots):
+            # RRoP s3 Misdeals 1(j); TDA 33-A-4: the expected seat was passed over.
             return self._deal_error("seat_dealt_out", seat, skipped=expected.seat, **ctx)
         # RRoP s3 Misdeals 1(f): any other card out of the proper sequence.
         return self._deal_error("out_of_sequence", seat, **ctx)

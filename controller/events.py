@@ -37,6 +37,9 @@ class HandSetup:
     big_blind: int | None = None
     blinds_given: bool = False  # False: derive blinds from the button (FORMAT defaults)
     deck: str = DEFAULT_DECK
+    # Where the button was on the previous hand, when the table knows it: a deal that
+    # starts as if the button had not moved is a button out of position (RRoP s3 Misdeals 1(g)).
+    previous_button: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {f.name: (list(v) if isinstance(v := getattr(self, f.name), tuple) else v) for f in fields(self)}

@@ -1,0 +1,122 @@
+"""``tablectl``: the command line of poker-table-controller.
+
+Subcommands import their heavy parts lazily so ``tablectl scenario`` starts fast and
+``controller`` itself never imports a hardware library.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from rich.console import Console
+
+DEFAULT_CONFORMANCE = Path(__file__).resolve().parent.parent.parent / "shared" / "conformance"
+
+
+def _console(stderr: bool = False) -> Console:
+    return Console(stderr=stderr, highlight=False, soft_wrap=True)
+
+
+# ---------------------------------------------------------------------- scenario
+def cmd_scenario(args: argparse.Namespace) -> int:
+    from controller.scenario import check_file, find_scenarios
+
+    paths = args.paths or [str(DEFAULT_CONFORMANCE)]
+    files = list(find_scenarios(paths))
+    out = _console()
+    err = _console(stderr=True)
+    passed = failed = 0
+    for path in files:
+        result = check_file(path)
+        if result.passed:
+            passed += 1
+        else:
+            failed += 1
+        if args.json:
+            print(json.dumps(result.to_dict()), flush=True)
+            continue
+        if result.passed:
+            if args.verbose:
+                out.print(f"[green]PASS[/green] {result.name}")
+            continue
+        out.print(f"[red]FAIL[/red] {result.name} ({path})")
+        if result.error:
+            out.print(f"    error: {result.error}")
+        for line in result.failures:
+            out.print(f"    {line}")
+    summary = f"{passed} passed, {failed} failed"
+    if args.json:
+        err.print(summary)
+    else:
+        out.print(summary)
+    if not files:
+        err.print("no scenario files found in " + ", ".join(paths))
+        return 2
+    return 1 if failed else 0
+
+
+# ---------------------------------------------------------------------- bench
+def cmd_bench(args: argparse.Namespace) -> int:
+    runners: dict[str, Callable[[argparse.Namespace], dict]] = {
+        "engine": _bench_engine,
+        "bridge": _bench_bridge,
+    }
+    result = runners[args.what](args)
+    if args.json:
+        print(json.dumps(result, indent=None if args.compact else 2))
+    else:
+        _console().print_json(json.dumps(result))
+    return 0
+
+
+def _bench_engine(args: argparse.Namespace) -> dict:
+    from controller.bench_engine import run_bench
+
+    return run_bench(hands=args.hands or 2000, seed=args.seed)
+
+
+def _bench_bridge(args: argparse.Namespace) -> dict:
+    from firmware_bridge.bench import run_bench
+
+    return run_bench(cards=args.cards or 10000)
+
+
+# ---------------------------------------------------------------------- parser
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="tablectl", description="poker-table-controller command line")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("scenario", help="check the engine against conformance scenarios")
+    p.add_argument("--check", action="store_true", help="replay and compare (the default and only mode)")
+    p.add_argument("--json", action="store_true", help="one JSON object per scenario on stdout")
+    p.add_argument("-v", "--verbose", action="store_true", help="also list passing scenarios")
+    p.add_argument("paths", nargs="*", help="scenario files or folders (recursive)")
+    p.set_defaults(func=cmd_scenario)
+
+    p = sub.add_parser("bench", help="benchmarks printing JSON")
+    p.add_argument("what", choices=["engine", "bridge"])
+    p.add_argument("--json", action="store_true", help="plain JSON on stdout")
+    p.add_argument("--compact", action="store_true", help="one-line JSON")
+    p.add_argument("--hands", type=int, default=None, help="engine: hands in the session")
+    p.add_argument("--cards", type=int, default=None, help="bridge: cards to move")
+    p.add_argument("--seed", type=int, default=1)
+    p.set_defaults(func=cmd_bench)
+
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
