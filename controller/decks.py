@@ -27,7 +27,7 @@ class RegistryError(ValueError):
 def normalise_uid(uid: str | bytes) -> str:
     """Tag UIDs are compared as upper-case hex without separators."""
     if isinstance(uid, bytes | bytearray):
-        return uid.hex().upper()
+        uid = uid.hex()
     text = "".join(ch for ch in str(uid) if ch not in ":- ").upper()
     try:
         bytes.fromhex(text)

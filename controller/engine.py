@@ -44,6 +44,7 @@ from controller.events import (
 from controller.games import Family, FirstToAct, Game, Street, get_game
 from controller.profiles import Profile, get_profile
 from controller.rulings import IRREGULARITY, MISDEAL, VOID, Ruling, kind_of, make_ruling
+from controller.showdown import Award, award_pot
 from controller.upcards import bring_in_seat, first_showing_seat
 
 CHIP_ACTIONS = frozenset({"call", "bet", "raise", "complete"})
@@ -887,6 +888,18 @@ class HandEngine:
             "winner": self.winner,
             "rulings": [r.to_dict() for r in self.rulings],
         }
+
+    def showdown(self, pot: int = 0) -> Award | None:
+        """Cards speak (RRoP s3 Showdown; TDA 18): who wins each part of the pot, once the hand
+        has reached a showdown with every live hand known."""
+        if self.phase is not Phase.DONE or len(self.active) < 2:
+            return None
+        hands = {s: [h.card for h in self.hands[s] if not h.scrap] for s in sorted(self.active)}
+        if any(self.unknown_discards.get(s) for s in hands):
+            return None  # a discard we never identified is still counted in the hand
+        board = [c for c in self.board if c not in self.premature and not c.is_joker]
+        return award_pot(self.game.showdown, hands, board, pot, profile=self.profile.name, button=self.button,
+                         table_size=self.size, stud=self.game.family is Family.STUD)
 
     def hole_cards(self) -> dict[int, list[str]]:
         """Hole-card identities: secret, only for the protected broadcast topic."""

@@ -174,3 +174,18 @@ def test_fold_to_one_player_ends_hand() -> None:
     for seat in (3, 4, 1):
         e.apply(Act(seat, "fold"))
     assert e.phase.value == "done" and e.winner == 2
+
+
+def test_showdown_cards_speak() -> None:
+    e = _holdem(seats=(1, 2), button=2)
+    for seat, card in ((1, "Ah"), (2, "Kd"), (1, "As"), (2, "Kh")):
+        e.apply(Deal(seat, c(card)))
+    e.apply(Act(2, "call"))
+    e.apply(Act(1, "check"))
+    for board in (("2c", "7d", "9s"), ("Jc",), ("3h",)):
+        e.apply(BoardCards(tuple(c(x) for x in board)))
+        e.apply(Act(1, "check"))
+        e.apply(Act(2, "check"))
+    award = e.showdown(pot=100)
+    assert award is not None and award.shares == {1: 100}
+    assert "Aces" in award.describe()

@@ -1,0 +1,31 @@
+"""The README stays true: its commands, its rulings table."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+
+from controller import rulings_catalog
+from tests.conftest import REPO
+
+
+def test_readme_rulings_table_is_current() -> None:
+    text = (REPO / "README.md").read_text()
+    block = re.search(r"<!-- rulings:start.*?-->\n(.*?)\n<!-- rulings:end -->", text, re.S)
+    assert block, "README lost its rulings block"
+    assert block.group(1).strip() == rulings_catalog.markdown_table().strip()
+
+
+def test_ci_runs_the_readme_test_command() -> None:
+    readme = (REPO / "README.md").read_text()
+    ci = (REPO / ".ci" / "run").read_text()
+    commands = re.findall(r"```sh\n(.*?)\n```", readme, re.S)
+    test_cmd = next(c for c in commands if "pytest" in c)
+    assert test_cmd.strip() in ci
+    assert any("tablectl demo" in c for c in commands)
+
+
+def test_ruff_clean() -> None:
+    proc = subprocess.run([sys.executable, "-m", "ruff", "check", str(REPO)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
