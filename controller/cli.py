@@ -85,6 +85,24 @@ def _bench_bridge(args: argparse.Namespace) -> dict:
     return run_bench(cards=args.cards or 10000)
 
 
+# ---------------------------------------------------------------------- enroll
+def cmd_enroll(args: argparse.Namespace) -> int:
+    """Register an RFID deck: 52 cards in a fixed order on one reader (RRoP s3 Irregularities 3:
+    the engine must know every back in play)."""
+    from controller.enrollment import enroll_cli, line_reads
+    from controller.paths import registry_path
+
+    args.registry = args.registry or str(registry_path())
+    console = _console()
+    if args.nfc:
+        from hw.nfc import NfcReader, NfcReaderConfig
+
+        with NfcReader(NfcReaderConfig("enroll", path=args.nfc)) as reader:
+            return enroll_cli(args, reader.reads(), console)
+    console.print("Reading tag UIDs from standard input, one per line (a keyboard-wedge reader, or typed).")
+    return enroll_cli(args, line_reads(sys.stdin), console)
+
+
 # ---------------------------------------------------------------------- parser
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tablectl", description="poker-table-controller command line")
@@ -105,6 +123,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--cards", type=int, default=None, help="bridge: cards to move")
     p.add_argument("--seed", type=int, default=1)
     p.set_defaults(func=cmd_bench)
+
+    p = sub.add_parser("enroll", help="register an RFID deck by scanning its 52 cards in order")
+    p.add_argument("--deck", required=True, help="deck id (its back), e.g. A")
+    p.add_argument("--back", default="", help="a description of the back, e.g. 'red Copag'")
+    p.add_argument("--registry", default=None, help="deck registry file (default: the state directory)")
+    p.add_argument("--replace", action="store_true", help="re-enroll a deck that is already registered")
+    p.add_argument("--nfc", metavar="PATH", default=None, help="nfcpy reader path, e.g. usb or tty:USB0:pn532")
+    p.set_defaults(func=cmd_enroll)
 
     return parser
 
