@@ -9,7 +9,7 @@ it and a restart can replay it exactly.  ``source`` records who saw the card
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, fields
 from typing import Any, ClassVar
 
 from controller.cards import DEFAULT_DECK, Card
@@ -159,10 +159,13 @@ class Expose(Event):
 
 @dataclass(frozen=True, slots=True)
 class Act(Event):
+    """A betting action; ``amount`` (chips put in by this action) when the console knows it."""
+
     kind: ClassVar[str] = "act"
     seat: int
     action: str
     all_in: bool = False
+    amount: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,9 +193,86 @@ class EndHand(Event):
     kind: ClassVar[str] = "end_hand"
 
 
+# ---------------------------------------------------------------------- table events
+# Not part of a hand: seating, the button, the game, alerts.  Journaled like the rest so a
+# restart rebuilds the table exactly.
+
+
+@dataclass(frozen=True, slots=True)
+class SeatPlayer(Event):
+    kind: ClassVar[str] = "seat_player"
+    seat: int
+    name: str
+    post: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class UnseatPlayer(Event):
+    kind: ClassVar[str] = "unseat_player"
+    seat: int
+
+
+@dataclass(frozen=True, slots=True)
+class SetButton(Event):
+    kind: ClassVar[str] = "set_button"
+    seat: int
+
+
+@dataclass(frozen=True, slots=True)
+class ChangeGame(Event):
+    kind: ClassVar[str] = "change_game"
+    game: str
+    rules: str | None = None
+    structure: str | None = None
+    event: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class NewHand(Event):
+    """Start the next hand (TDA 21: on the shuffler's button or the dealer's push)."""
+
+    kind: ClassVar[str] = "new_hand"
+    source: str = "console"
+
+
+@dataclass(frozen=True, slots=True)
+class CallMisdeal(Event):
+    """The dealer or floor declares a misdeal for a reason no sensor sees."""
+
+    kind: ClassVar[str] = "call_misdeal"
+    reason: str = "button_out_of_position"
+
+
+@dataclass(frozen=True, slots=True)
+class Acknowledge(Event):
+    """The dealer acknowledges the active alert (a hard stop such as a shuffler fault included)."""
+
+    kind: ClassVar[str] = "acknowledge"
+    alert: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ShufflerFault(Event):
+    kind: ClassVar[str] = "shuffler_fault"
+    detail: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class UnknownTagRead(Event):
+    """A tag that no enrolled deck knows was read in a zone (never guessed into a card)."""
+
+    kind: ClassVar[str] = "unknown_tag"
+    zone: str
+    uid: str
+
+
 EVENT_TYPES: dict[str, type[Event]] = {
     cls.kind: cls
-    for cls in (StartHand, Deal, Burn, BoardCards, Stub, Muck, Aside, Boxed, Expose, Act, Discard, Report, EndHand)
+    for cls in (
+        StartHand, Deal, Burn, BoardCards, Stub, Muck, Aside, Boxed, Expose, Act, Discard, Report, EndHand,
+        SeatPlayer, UnseatPlayer, SetButton, ChangeGame, NewHand, CallMisdeal, Acknowledge, ShufflerFault,
+        UnknownTagRead,
+    )
 }
 
 _CARD_FIELDS = {"card"}
@@ -268,5 +348,14 @@ __all__ = [
     "Report",
     "StartHand",
     "event_from_dict",
-    "field",
+    "EVENT_TYPES",
+    "SeatPlayer",
+    "UnseatPlayer",
+    "SetButton",
+    "ChangeGame",
+    "NewHand",
+    "CallMisdeal",
+    "Acknowledge",
+    "ShufflerFault",
+    "UnknownTagRead",
 ]
