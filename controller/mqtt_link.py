@@ -1,0 +1,316 @@
+"""The daemon's MQTT connection: paho-mqtt v2 callbacks, MQTT v5, an outbox that loses nothing.
+
+Design:
+
+* One publisher thread owns the outbox.  paho's callbacks (its network thread) only post
+  notes into a queue, so no lock is ever held across a paho call (paho holds its own
+  mutexes while it runs callbacks; taking ours there could deadlock).
+* Every message waits in the outbox until the broker acknowledges it (QoS 1).  While the
+  broker is away messages queue up; on reconnect the unacknowledged ones are sent again
+  in order (at least once: payloads carry ``seq`` so a reader can drop repeats), and the
+  latest retained message of every retained topic is republished.
+* ``delivered_seq`` is the journal sequence up to which everything has been acknowledged;
+  the daemon stores it so that after a restart it republishes what the broker never got.
+* Messages may carry a release time (the broadcast delay): they stay in a heap until then.
+* The will is ``offline`` on the availability topic; ``online`` is published retained on
+  every connect.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import json
+import logging
+import queue
+import ssl
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlparse
+
+import paho.mqtt.client as mqtt
+from paho.mqtt.enums import CallbackAPIVersion
+from paho.mqtt.packettypes import PacketTypes
+from paho.mqtt.properties import Properties
+
+log = logging.getLogger("controller.mqtt")
+
+
+@dataclass(frozen=True, slots=True)
+class MqttSettings:
+    url: str = "mqtt://127.0.0.1:1883"
+    username: str | None = None
+    password: str | None = None
+    client_id: str = ""
+    keepalive: int = 15
+    ca_file: str | None = None
+    certfile: str | None = None
+    keyfile: str | None = None
+    min_reconnect: float = 0.5
+    max_reconnect: float = 10.0
+
+    @property
+    def host_port(self) -> tuple[str, int, bool]:
+        u = urlparse(self.url)
+        tls = u.scheme == "mqtts"
+        return u.hostname or "127.0.0.1", u.port or (8883 if tls else 1883), tls
+
+
+@dataclass(order=True)
+class Message:
+    release: float
+    order: int
+    topic: str = field(compare=False)
+    payload: bytes = field(compare=False)
+    qos: int = field(default=1, compare=False)
+    retain: bool = field(default=False, compare=False)
+    seq: int = field(default=0, compare=False)
+    properties: Any = field(default=None, compare=False)
+
+
+Request = tuple[str, bytes, str | None, bytes | None]  # name, payload, response topic, correlation data
+
+
+class MqttLink:
+    """Publish with an outbox; deliver console requests to ``on_request``."""
+
+    def __init__(
+        self,
+        settings: MqttSettings,
+        availability_topic: str,
+        request_filter: str | None = None,
+        on_request: Callable[[str, bytes, str | None, bytes | None], None] | None = None,
+        on_delivered: Callable[[int], None] | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.settings = settings
+        self.availability_topic = availability_topic
+        self.request_filter = request_filter
+        self.on_request = on_request
+        self.on_delivered = on_delivered
+        self.clock = clock
+        self._notes: queue.SimpleQueue[tuple[str, Any]] = queue.SimpleQueue()
+        self._order = itertools.count()
+        self._pending: deque[Message] = deque()
+        self._delayed: list[Message] = []
+        self._inflight: dict[int, Message] = {}
+        self._retained: dict[str, Message] = {}
+        self._connected = False
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.connected_event = threading.Event()
+        self.delivered_seq = 0
+        self._max_seq = 0
+        self.counters = {"published": 0, "acked": 0, "resent": 0, "connects": 0, "disconnects": 0}
+        self.last_loop = time.monotonic()
+        self.client = self._make_client()
+
+    # ------------------------------------------------------------------ paho
+    def _make_client(self) -> mqtt.Client:
+        s = self.settings
+        client = mqtt.Client(callback_api_version=CallbackAPIVersion.VERSION2, client_id=s.client_id,
+                             protocol=mqtt.MQTTv5)
+        if s.username:
+            client.username_pw_set(s.username, s.password)
+        host, port, tls = s.host_port
+        if tls:
+            client.tls_set(ca_certs=s.ca_file, certfile=s.certfile, keyfile=s.keyfile,
+                           cert_reqs=ssl.CERT_REQUIRED)
+        client.will_set(self.availability_topic, b"offline", qos=1, retain=True)
+        client.reconnect_delay_set(min_delay=max(1, int(s.min_reconnect)), max_delay=max(1, int(s.max_reconnect)))
+        client.max_inflight_messages_set(100)
+        client.on_connect = self._on_connect
+        client.on_disconnect = self._on_disconnect
+        client.on_publish = self._on_publish
+        client.on_message = self._on_message
+        return client
+
+    def _on_connect(self, client, userdata, flags, reason_code, properties) -> None:
+        if reason_code.is_failure:
+            log.warning("mqtt connect refused: %s", reason_code)
+            return
+        if self.request_filter:
+            client.subscribe(self.request_filter, qos=1)
+        self._notes.put(("connected", None))
+
+    def _on_disconnect(self, client, userdata, flags, reason_code, properties) -> None:
+        self._notes.put(("disconnected", str(reason_code)))
+
+    def _on_publish(self, client, userdata, mid, reason_code, properties) -> None:
+        self._notes.put(("acked", mid))
+
+    def _on_message(self, client, userdata, message) -> None:
+        if self.on_request is None:
+            return
+        props = getattr(message, "properties", None)
+        response = getattr(props, "ResponseTopic", None) if props else None
+        correlation = getattr(props, "CorrelationData", None) if props else None
+        name = message.topic.rsplit("/", 1)[-1]
+        try:
+            self.on_request(name, bytes(message.payload), response, correlation)
+        except Exception:  # a bad request must never kill paho's thread
+            log.exception("request handler failed for %s", message.topic)
+
+    # ------------------------------------------------------------------ public
+    def start(self) -> MqttLink:
+        host, port, _ = self.settings.host_port
+        self.client.connect_async(host, port, keepalive=self.settings.keepalive)
+        self.client.loop_start()
+        self._thread = threading.Thread(target=self._run, name="mqtt-outbox", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self, timeout: float = 3.0) -> None:
+        """Publish ``offline``, drain what can be drained, disconnect."""
+        if self._thread is None:
+            return
+        self.publish(self.availability_topic, b"offline", retain=True)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and self._connected and (self._pending or self._inflight):
+            time.sleep(0.02)
+        self._stop.set()
+        self._notes.put(("stop", None))
+        self._thread.join(timeout)
+        try:
+            self.client.disconnect()
+        finally:
+            self.client.loop_stop()
+        self._thread = None
+
+    def publish(self, topic: str, payload: bytes | str | dict | None, *, qos: int = 1, retain: bool = False,
+                seq: int = 0, delay: float = 0.0, properties: Any = None) -> None:
+        """Queue a message; thread-safe.  ``payload`` None/b'' on a retained topic clears it."""
+        if isinstance(payload, dict):
+            data = json.dumps(payload, separators=(",", ":")).encode()
+        elif isinstance(payload, str):
+            data = payload.encode()
+        else:
+            data = payload or b""
+        msg = Message(self.clock() + delay if delay else 0.0, next(self._order), topic, data, qos, retain, seq,
+                      properties)
+        self._notes.put(("msg", msg))
+
+    def respond(self, response_topic: str, correlation: bytes | None, payload: dict) -> None:
+        props = None
+        if correlation is not None:
+            props = Properties(PacketTypes.PUBLISH)
+            props.CorrelationData = correlation
+        self.publish(response_topic, payload, qos=1, properties=props)
+
+    @property
+    def connected(self) -> bool:
+        return self._connected
+
+    @property
+    def backlog(self) -> int:
+        return len(self._pending) + len(self._inflight)
+
+    def wait_idle(self, timeout: float = 5.0) -> bool:
+        """Wait until everything queued so far is acknowledged (tests, shutdown)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self._connected and not self._pending and not self._inflight and self._notes.empty():
+                return True
+            time.sleep(0.01)
+        return False
+
+    # ------------------------------------------------------------------ outbox thread
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self.last_loop = time.monotonic()
+            timeout = 0.5
+            if self._delayed:
+                timeout = max(0.0, min(timeout, self._delayed[0].release - self.clock()))
+            try:
+                kind, value = self._notes.get(timeout=timeout)
+            except queue.Empty:
+                kind, value = "tick", None
+            self._handle(kind, value)
+            # Drain whatever else arrived before sending, to batch acks and messages.
+            while True:
+                try:
+                    kind, value = self._notes.get_nowait()
+                except queue.Empty:
+                    break
+                self._handle(kind, value)
+            self._release_due()
+            self._flush()
+
+    def _handle(self, kind: str, value: Any) -> None:
+        if kind == "msg":
+            msg: Message = value
+            if msg.release and msg.release > self.clock():
+                heapq.heappush(self._delayed, msg)
+            else:
+                self._enqueue(msg)
+        elif kind == "acked":
+            msg = self._inflight.pop(value, None)
+            if msg is not None:
+                self.counters["acked"] += 1
+                self._advance_delivered()
+        elif kind == "connected":
+            self._connected = True
+            self.connected_event.set()
+            self.counters["connects"] += 1
+            self._requeue_inflight()
+            # Republish every retained topic's latest value (retained state after an outage).
+            queued = {id(m) for m in self._pending}
+            online = Message(0.0, next(self._order), self.availability_topic, b"online", 1, True, 0)
+            again = [m for m in self._retained.values() if id(m) not in queued and m.topic != self.availability_topic]
+            self._pending.extendleft(reversed([online, *again]))
+        elif kind == "disconnected":
+            if self._connected:
+                self.counters["disconnects"] += 1
+                log.warning("mqtt disconnected: %s", value)
+            self._connected = False
+            self.connected_event.clear()
+            self._requeue_inflight()
+
+    def _enqueue(self, msg: Message) -> None:
+        if msg.retain:
+            self._retained[msg.topic] = msg
+        self._max_seq = max(self._max_seq, msg.seq)
+        self._pending.append(msg)
+
+    def _release_due(self) -> None:
+        now = self.clock()
+        while self._delayed and self._delayed[0].release <= now:
+            self._enqueue(heapq.heappop(self._delayed))
+
+    def _requeue_inflight(self) -> None:
+        if self._inflight:
+            again = sorted(self._inflight.values(), key=lambda m: m.order)
+            self.counters["resent"] += len(again)
+            self._inflight.clear()
+            self._pending.extendleft(reversed(again))
+
+    def _flush(self) -> None:
+        while self._connected and self._pending:
+            msg = self._pending[0]
+            info = self.client.publish(msg.topic, msg.payload, qos=msg.qos, retain=msg.retain,
+                                       properties=msg.properties)
+            if info.rc != mqtt.MQTT_ERR_SUCCESS:
+                if info.rc == mqtt.MQTT_ERR_NO_CONN:
+                    self._connected = False
+                break
+            self._pending.popleft()
+            self.counters["published"] += 1
+            if msg.qos > 0:
+                self._inflight[info.mid] = msg
+        self._advance_delivered()
+
+    def _advance_delivered(self) -> None:
+        waiting = [m.seq for m in self._pending if m.seq] + [m.seq for m in self._inflight.values() if m.seq]
+        waiting += [m.seq for m in self._delayed if m.seq]
+        cursor = (min(waiting) - 1) if waiting else self._max_seq
+        if cursor > self.delivered_seq:
+            self.delivered_seq = cursor
+            if self.on_delivered is not None:
+                try:
+                    self.on_delivered(cursor)
+                except Exception:
+                    log.exception("on_delivered failed")

@@ -1,0 +1,390 @@
+"""The one owner of table state.
+
+Every input — a card sensed by the bridge, a button on the panel, a request from the
+dealer's console — becomes an :mod:`controller.events` event and goes through
+:meth:`TableService.submit`: written to the journal first (durable), then applied.
+Applying is deterministic, so replaying the journal after a crash (even ``kill -9``)
+rebuilds exactly the same table, mid-hand included.
+
+Applying an event yields :class:`Output` records (a card dealt, a ruling, the hand's
+end...).  They carry the journal sequence number of the event that caused them, so the
+MQTT publisher can resume after an outage from the last sequence it delivered.
+Outputs are public by construction except ``holecards``, which only the protected
+topic and the broadcast delay ever see.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from controller.engine import HandEngine, Phase, SetupError
+from controller.events import (
+    Acknowledge,
+    Act,
+    BoardCards,
+    Burn,
+    CallMisdeal,
+    ChangeGame,
+    Deal,
+    Discard,
+    EndHand,
+    Event,
+    Expose,
+    NewHand,
+    Report,
+    SeatPlayer,
+    SetButton,
+    ShufflerFault,
+    StartHand,
+    UnknownTagRead,
+    UnseatPlayer,
+)
+from controller.games import GameError
+from controller.profiles import ProfileError
+from controller.rulings import IRREGULARITY, MISDEAL, VOID, Ruling, make_ruling
+from controller.table import Table, TableError
+
+log = logging.getLogger("controller.service")
+
+HAND_EVENTS = (Deal, Burn, BoardCards, Act, Discard, Expose, Report)
+
+
+class Rejected(ValueError):
+    """An input the table cannot take now; nothing changed (the message says why)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Output:
+    """Something that happened, for the displays: ``kind`` and a JSON-ready payload."""
+
+    kind: str
+    payload: dict[str, Any]
+    seq: int = 0
+    secret: bool = False
+
+
+@dataclass(slots=True)
+class Alert:
+    id: str
+    hand_id: int | None
+    ruling: dict[str, Any]
+    severity: str
+    requires_ack: bool
+    seq: int
+    ts: float
+
+    def payload(self) -> dict[str, Any]:
+        r = self.ruling
+        return {
+            "id": self.id,
+            "hand_id": self.hand_id,
+            "seq": self.seq,
+            "ts": self.ts,
+            "ruling": r["ruling"],
+            "reason": r["reason"],
+            "remedy": r.get("remedy"),
+            "message": r["message"],
+            "steps": list(r.get("steps", [])),
+            "citations": list(r.get("citations", [])),
+            "seat": r.get("seat"),
+            "card": r.get("card") if r.get("public_card") else None,
+            "severity": self.severity,
+            "requires_ack": self.requires_ack,
+        }
+
+
+# A ruling's card identity is shown only when the card is public anyway.
+_PUBLIC_CARD_REASONS = frozenset({
+    "exposed_card", "exposed_on_draw", "stud_holecard_exposed", "boxed_card", "joker", "foreign_card",
+})
+
+
+@dataclass
+class TableService:
+    """Table + current hand + alerts; journal-first; deterministic."""
+
+    table: Table
+    journal: Any = None  # controller.journal.Journal, or None for a throwaway table
+    clock: Callable[[], float] = time.time
+    engine: HandEngine | None = None
+    hand_id: int = 0
+    alerts: list[Alert] = field(default_factory=list)
+    hard_stop: bool = False
+    seq: int = 0
+    last_hand_misdeal: bool = False
+    _alert_count: int = 0
+    _hand_first_seq: int = 0
+    _hand_closed: bool = True
+
+    # ------------------------------------------------------------------ input
+    def submit(self, event: Event, source: str = "") -> list[Output]:
+        """Validate, journal, apply.  Raises :class:`Rejected` (and journals nothing) when the
+        event cannot apply now."""
+        self._precheck(event)
+        now = self.clock()
+        seq = self.journal.append(event, at=now, source=source) if self.journal is not None else self.seq + 1
+        return self.apply(event, seq=seq, at=now)
+
+    def replay(self, entries) -> list[Output]:
+        """Rebuild state from journal entries (seq, at, event)."""
+        outputs: list[Output] = []
+        for entry in entries:
+            outputs.extend(self.apply(entry.event, seq=entry.seq, at=entry.at))
+        return outputs
+
+    def _precheck(self, event: Event) -> None:
+        """Refuse what cannot apply, before anything is journaled."""
+        if isinstance(event, NewHand):
+            if self.hard_stop:
+                raise Rejected("hard stop: acknowledge the shuffler fault before a new hand")
+            if self.engine is not None and not self.engine.over:
+                raise Rejected(f"hand {self.hand_id} is still in progress")
+            if not self.last_hand_misdeal:
+                self._try(lambda t: HandEngine(t.next_setup()))
+        elif isinstance(event, SeatPlayer):
+            self._try(lambda t: t.seat(event.seat, event.name, event.post))
+        elif isinstance(event, UnseatPlayer):
+            self._try(lambda t: t.unseat(event.seat))
+        elif isinstance(event, SetButton):
+            if self.engine is not None and not self.engine.over:
+                raise Rejected("the button cannot move during a hand")
+            self._try(lambda t: t.set_button(event.seat))
+        elif isinstance(event, ChangeGame):
+            if self.engine is not None and not self.engine.over:
+                raise Rejected("the game cannot change during a hand")
+            self._try(lambda t: t.change_game(event.game, event.rules, event.structure))
+            if event.event not in (None, "cash", "tournament"):
+                raise Rejected(f"event must be cash or tournament, got {event.event!r}")
+        elif isinstance(event, HAND_EVENTS + (CallMisdeal,)):
+            if self.engine is None or self.engine.over:
+                raise Rejected(f"no hand in progress for {event.kind}")
+            if isinstance(event, Act | Discard | Expose | Deal) and getattr(event, "seat", 0) > self.table.size:
+                raise Rejected(f"seat {event.seat} is not on a {self.table.size}-seat table")
+        elif isinstance(event, Acknowledge):
+            if not self.alerts and not self.hard_stop:
+                raise Rejected("no alert to acknowledge")
+            if event.alert is not None and all(a.id != event.alert for a in self.alerts):
+                raise Rejected(f"no active alert {event.alert!r}")
+
+    def _try(self, change: Callable[[Table], None]) -> None:
+        probe = _copy_table(self.table)
+        try:
+            change(probe)
+        except (TableError, GameError, ProfileError, SetupError) as exc:
+            raise Rejected(str(exc)) from exc
+
+    # ------------------------------------------------------------------ apply
+    def apply(self, event: Event, *, seq: int, at: float) -> list[Output]:
+        self.seq = seq
+        out: list[Output] = []
+        handler = getattr(self, f"_apply_{event.kind}", None)
+        if handler is None:
+            raise Rejected(f"the table does not take {event.kind!r} events")
+        handler(event, out, at)
+        return [Output(o.kind, o.payload, seq, o.secret) for o in out]
+
+    def _apply_seat_player(self, ev: SeatPlayer, out: list[Output], at: float) -> None:
+        self.table.seat(ev.seat, ev.name, ev.post)
+        out.append(Output("table", {"change": "seat", "seat": ev.seat, "name": ev.name}))
+
+    def _apply_unseat_player(self, ev: UnseatPlayer, out: list[Output], at: float) -> None:
+        self.table.unseat(ev.seat)
+        out.append(Output("table", {"change": "unseat", "seat": ev.seat}))
+
+    def _apply_set_button(self, ev: SetButton, out: list[Output], at: float) -> None:
+        self.table.set_button(ev.seat)
+        self.last_hand_misdeal = False
+        out.append(Output("table", {"change": "button", "seat": ev.seat}))
+
+    def _apply_change_game(self, ev: ChangeGame, out: list[Output], at: float) -> None:
+        self.table.change_game(ev.game, ev.rules, ev.structure)
+        if ev.event:
+            self.table.event = ev.event
+        self.last_hand_misdeal = False
+        out.append(Output("table", {"change": "game", "game": ev.game, "rules": self.table.rules}))
+
+    def _apply_new_hand(self, ev: NewHand, out: list[Output], at: float) -> None:
+        # TDA 33-C: after a misdeal the redeal is an exact replay; the button does not move.
+        redeal = self.last_hand_misdeal and self.table.last_setup is not None
+        self.engine = self.table.start_hand(redeal=redeal)
+        self.hand_id += 1
+        self._hand_first_seq = self.seq
+        self._hand_closed = False
+        self.last_hand_misdeal = False
+        s = self.engine.setup
+        out.append(Output("hand_start", {
+            "hand_id": self.hand_id, "game": s.game, "rules": s.rules, "event": s.event,
+            "structure": self.engine.structure, "button": s.button, "small_blind": self.engine.small_blind,
+            "big_blind": self.engine.big_blind, "seats": list(s.seats), "redeal": redeal, "source": ev.source,
+        }))
+
+    def _apply_start_hand(self, ev: StartHand, out: list[Output], at: float) -> None:
+        """A hand with an explicit setup (replays, scenarios and the console's override)."""
+        self.engine = HandEngine(ev.setup)
+        self.table.last_setup = ev.setup
+        self.hand_id += 1
+        self._hand_first_seq = self.seq
+        self._hand_closed = False
+        s = ev.setup
+        out.append(Output("hand_start", {
+            "hand_id": self.hand_id, "game": s.game, "rules": s.rules, "event": s.event,
+            "structure": self.engine.structure, "button": s.button, "small_blind": self.engine.small_blind,
+            "big_blind": self.engine.big_blind, "seats": list(s.seats), "redeal": False, "source": "setup",
+        }))
+
+    def _hand_event(self, ev: Event, out: list[Output], at: float) -> None:
+        engine = self.engine
+        if engine is None or engine.over:
+            return
+        street = (engine.street_i, engine.phase)
+        board_before = len(engine.board)
+        rulings = engine.apply(ev)
+        self._describe(ev, out, board_before)
+        if street != (engine.street_i, engine.phase) and engine.phase in (Phase.BET, Phase.BOARD, Phase.DRAW):
+            out.append(Output("street", {"hand_id": self.hand_id, "street": engine.street.name,
+                                         "phase": engine.phase.value}))
+        for r in rulings:
+            self._alert(r, out, at)
+        if isinstance(ev, Deal | Discard | Expose):
+            out.append(Output("holecards", {"hand_id": self.hand_id, "seats": _str_keys(engine.hole_cards())},
+                              secret=True))
+        if engine.over:
+            self._close_hand(out)
+
+    _apply_deal = _hand_event
+    _apply_burn = _hand_event
+    _apply_board = _hand_event
+    _apply_act = _hand_event
+    _apply_discard = _hand_event
+    _apply_expose = _hand_event
+    _apply_report = _hand_event
+    _apply_stub = _hand_event
+    _apply_muck = _hand_event
+    _apply_aside = _hand_event
+    _apply_boxed = _hand_event
+
+    def _apply_call_misdeal(self, ev: CallMisdeal, out: list[Output], at: float) -> None:
+        self._hand_event(Report(ev.reason), out, at)
+
+    def _apply_end_hand(self, ev: EndHand, out: list[Output], at: float) -> None:
+        if self.engine is not None:
+            self.engine.apply(ev)
+            self._close_hand(out)
+
+    def _apply_acknowledge(self, ev: Acknowledge, out: list[Output], at: float) -> None:
+        if ev.alert is None:
+            cleared = self.alerts[:1]
+        else:
+            cleared = [a for a in self.alerts if a.id == ev.alert]
+        for a in cleared:
+            self.alerts.remove(a)
+            if a.severity == "fault":
+                self.hard_stop = False
+        if not cleared and self.hard_stop:
+            self.hard_stop = False
+        out.append(Output("alert_cleared", {"ids": [a.id for a in cleared], "active": self._active_id()}))
+
+    def _apply_shuffler_fault(self, ev: ShufflerFault, out: list[Output], at: float) -> None:
+        # A hard stop: no new hand until the dealer acknowledges (TDA 21: the hand begins on the
+        # shuffler's button, so a fault before it is not a misdeal).
+        self.hard_stop = True
+        r = make_ruling(IRREGULARITY, "shuffler_fault", "acknowledge", profile=self.table.rules,
+                        game=self.table.game, detail=ev.detail or None)
+        self._alert(r, out, at, severity="fault")
+
+    def _apply_unknown_tag(self, ev: UnknownTagRead, out: list[Output], at: float) -> None:
+        r = make_ruling(IRREGULARITY, "unknown_tag", "identify_card", profile=self.table.rules,
+                        game=self.table.game, zone=ev.zone, uid=ev.uid)
+        self._alert(r, out, at)
+
+    # ------------------------------------------------------------------ helpers
+    def _describe(self, ev: Event, out: list[Output], board_before: int) -> None:
+        engine = self.engine
+        assert engine is not None
+        h = self.hand_id
+        if isinstance(ev, Deal):
+            held = next((x for x in reversed(engine.hands.get(ev.seat, [])) if x.card == ev.card), None)
+            if held is not None:
+                up = held.up
+                out.append(Output("card", {"hand_id": h, "seat": ev.seat, "face": "up" if up else "down",
+                                           "card": held.card.label(engine.setup.deck) if up else None,
+                                           "source": ev.source}))
+        elif isinstance(ev, Burn):
+            out.append(Output("burn", {"hand_id": h, "count": len(engine.burns)}))
+        elif isinstance(ev, BoardCards):
+            board = [c.label(engine.setup.deck) for c in engine.board if c not in engine.premature]
+            out.append(Output("board", {"hand_id": h, "cards": board}))
+        elif isinstance(ev, Act):
+            out.append(Output("action", {"hand_id": h, "seat": ev.seat, "action": ev.action, "all_in": ev.all_in,
+                                         "amount": ev.amount}))
+        elif isinstance(ev, Discard):
+            out.append(Output("draw", {"hand_id": h, "seat": ev.seat, "count": ev.count}))
+
+    def _alert(self, r: Ruling, out: list[Output], at: float, severity: str | None = None) -> None:
+        self._alert_count += 1
+        ruling = r.to_dict()
+        ruling["public_card"] = r.reason in _PUBLIC_CARD_REASONS
+        sev = severity or (r.ruling if r.ruling in (MISDEAL, VOID) else "irregularity")
+        alert = Alert(f"a{self._alert_count}", self.hand_id if self.engine else None, ruling, sev,
+                      requires_ack=True, seq=self.seq, ts=at)
+        self.alerts.append(alert)
+        out.append(Output("alert", alert.payload()))
+
+    def _active_id(self) -> str | None:
+        return self.alerts[0].id if self.alerts else None
+
+    def _close_hand(self, out: list[Output]) -> None:
+        engine = self.engine
+        if engine is None or self._hand_closed:
+            return
+        self._hand_closed = True
+        ended = [r for r in engine.rulings if r.ends_hand]
+        self.last_hand_misdeal = bool(ended and ended[-1].ruling == MISDEAL)
+        award = engine.showdown()
+        result: dict[str, Any] = {
+            "hand_id": self.hand_id,
+            "outcome": ended[-1].ruling if ended else ("showdown" if award else "uncontested"),
+            "winner": engine.winner,
+            "rulings": [{"ruling": r.ruling, "reason": r.reason, "remedy": r.remedy} for r in engine.rulings],
+        }
+        if award is not None:
+            result["showdown"] = award.describe()
+            result["hands"] = _str_keys(engine.hole_cards())  # tabled at showdown: public now
+        out.append(Output("hand_end", result))
+        if self.journal is not None and hasattr(self.journal, "record_hand"):
+            try:
+                self.journal.record_hand(self.hand_id, engine.setup, self._hand_first_seq, self.seq, result)
+            except Exception:  # a history write must never stop the table
+                log.exception("could not record hand %s", self.hand_id)
+
+    # ------------------------------------------------------------------ views
+    def public_state(self) -> dict[str, Any]:
+        hand = None
+        if self.engine is not None:
+            hand = self.engine.snapshot()
+            hand.pop("rulings", None)
+        return {
+            "table": self.table.describe(),
+            "hand_id": self.hand_id if self.engine is not None else None,
+            "hand": hand,
+            "alert": self.alerts[0].payload() if self.alerts else None,
+            "hard_stop": self.hard_stop,
+        }
+
+    def hole_cards(self) -> dict[str, list[str]]:
+        return _str_keys(self.engine.hole_cards()) if self.engine is not None else {}
+
+
+def _str_keys(d: dict) -> dict[str, Any]:
+    return {str(k): v for k, v in d.items()}
+
+
+def _copy_table(table: Table) -> Table:
+    """A deep copy to try a change on without touching the real table."""
+    import copy
+
+    return copy.deepcopy(table)
