@@ -103,6 +103,14 @@ def cmd_enroll(args: argparse.Namespace) -> int:
     return enroll_cli(args, line_reads(sys.stdin), console)
 
 
+# ---------------------------------------------------------------------- demo
+def cmd_demo(args: argparse.Namespace) -> int:
+    from controller.demo import run_console_demo
+
+    stats = run_console_demo(hands=args.hands, seed=args.seed, delay=args.delay, mistake_rate=args.mistakes)
+    return 0 if stats.caught == stats.mistakes else 1
+
+
 # ---------------------------------------------------------------------- parser
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tablectl", description="poker-table-controller command line")
@@ -123,6 +131,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--cards", type=int, default=None, help="bridge: cards to move")
     p.add_argument("--seed", type=int, default=1)
     p.set_defaults(func=cmd_bench)
+
+    p = sub.add_parser("demo", help="a simulated table: realistic hands with the occasional dealer mistake")
+    p.add_argument("--hands", type=int, default=20, help="hands to deal (0: until Ctrl-C)")
+    p.add_argument("--seed", type=int, default=None)
+    p.add_argument("--delay", type=float, default=0.15, help="seconds between events (0: as fast as possible)")
+    p.add_argument("--mistakes", type=float, default=0.25, help="share of hands with a dealer mistake")
+    p.set_defaults(func=cmd_demo)
 
     p = sub.add_parser("enroll", help="register an RFID deck by scanning its 52 cards in order")
     p.add_argument("--deck", required=True, help="deck id (its back), e.g. A")
