@@ -518,6 +518,12 @@ class TurnModel:
         if all_in:
             self.all_in.add(seat)
             self.pending.discard(seat)
+        eligible = self.active - self.all_in
+        if len(eligible) == 1:
+            # Everyone else is all in: a player with nothing to call has no decision left.
+            (last,) = eligible
+            if self.matched.get(last, 0) >= self.level:
+                self.pending.discard(last)
         if len(self.active) <= 1:
             self.over = True
             self.to_act = None

@@ -87,8 +87,9 @@ class Held:
 class Betting:
     need: set[int] = field(default_factory=set)
     pointer: int = 0
-    acted: bool = False  # any in-turn action this round
     open: bool = False
+    level: int = 0  # how many bets/raises (a blind or bring-in counts as one) this round
+    matched: dict[int, int] = field(default_factory=dict)  # seat -> level it has put in
 
 
 def clockwise(seats: Sequence[int], start: int, size: int) -> list[int]:
@@ -349,6 +350,8 @@ class HandEngine:
         if first is FirstToAct.BLINDS:
             anchor = self.big_blind or self.small_blind or self.button
             self.bet.pointer = anchor
+            if anchor in need and anchor != self.button:
+                self.bet.level, self.bet.matched = 1, {anchor: 1}
         elif first is FirstToAct.BRING_IN:
             seat, exposed = self._bring_in_seat()
             # RRoP s8 5: if the exposed holecard would have been the low card, action starts
@@ -404,17 +407,28 @@ class HandEngine:
         self.any_action = True
         if action in ("bet", "raise") and self.opener is None and self.street_i == 0:
             self.opener = seat
+        bet = self.bet
         if action == "fold":
             self.active.discard(seat)
             self.folded.add(seat)
-            self.bet.need.discard(seat)
+            bet.need.discard(seat)
         elif action in AGGRESSIVE:
-            self.bet.need = {s for s in self.active if s not in self.all_in and s != seat}
+            bet.level += 1
+            bet.matched[seat] = bet.level
+            bet.need = {s for s in self.active if s not in self.all_in and s != seat}
         else:
-            self.bet.need.discard(seat)
+            if action == "call":
+                bet.matched[seat] = bet.level
+            bet.need.discard(seat)
         if ev.all_in:
             self.all_in.add(seat)
-            self.bet.need.discard(seat)
+            bet.need.discard(seat)
+        able = self.active - self.all_in
+        if len(able) == 1:
+            # Everyone else is all in: a player with nothing to call has no decision left.
+            (last,) = able
+            if bet.matched.get(last, 0) >= bet.level:
+                bet.need.discard(last)
         if len(self.active) <= 1:
             self._finish()
         elif not self.bet.need:

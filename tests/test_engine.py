@@ -189,3 +189,17 @@ def test_showdown_cards_speak() -> None:
     award = e.showdown(pot=100)
     assert award is not None and award.shares == {1: 100}
     assert "Aces" in award.describe()
+
+
+def test_no_decision_left_when_everyone_else_is_all_in() -> None:
+    e = _holdem(seats=(1, 2), button=2)  # heads-up: 2 is button and small blind, 1 the big blind
+    for seat, card in ((1, "Ah"), (2, "Kd"), (1, "As"), (2, "Kh")):
+        e.apply(Deal(seat, c(card)))
+    assert e.to_act == 2
+    e.apply(Act(2, "call", all_in=True))  # calls all in: the big blind has nothing to call
+    assert e.to_act is None and e.phase.value == "board"
+    e = _holdem(seats=(1, 2), button=2)
+    for seat, card in ((1, "Ah"), (2, "Kd"), (1, "As"), (2, "Kh")):
+        e.apply(Deal(seat, c(card)))
+    e.apply(Act(2, "raise", all_in=True))  # a raise all in: the big blind must still decide
+    assert e.to_act == 1
