@@ -1,0 +1,358 @@
+"""The durable event journal: every input event, committed before the engine sees it.
+
+The rules engine is a deterministic function of its input events, so the journal is
+the table's whole state.  The daemon calls :meth:`Journal.append` and only then applies
+the event; after a restart (even after ``kill -9`` or a power cut) it replays
+:meth:`Journal.entries` and comes back exactly where it was.
+
+Storage is one SQLite file in WAL mode with ``synchronous=FULL``: an ``append`` that
+returned is on disk.  Readers (the MQTT publisher, a ``tablectl`` export) may open the
+same file from another thread or process while the daemon writes.
+
+Tables:
+
+* ``events``  -- ``seq`` (monotonic, never reused), ``at`` (wall clock, seconds),
+  ``source`` (who produced it: ``rfid``, ``console``, ``panel`` ...), ``kind`` and the
+  event's JSON (:meth:`~controller.events.Event.to_dict`).
+* ``hands``   -- completed hands: id, setup, the seq range of their events, an outcome
+  dict (rulings, winners ...).  The latest record for a hand id wins, so replaying a
+  journal that records the hand again is harmless.
+* ``meta``    -- the schema version and the MQTT outbox cursor ``published_seq``.
+
+A row that does not decode is never skipped: :class:`JournalError` names its seq.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sqlite3
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from controller.events import Event, EventError, HandSetup, event_from_dict
+
+SCHEMA_VERSION = 1
+_BATCH = 500
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS events (
+    seq    INTEGER PRIMARY KEY AUTOINCREMENT,
+    at     REAL NOT NULL,
+    source TEXT NOT NULL,
+    kind   TEXT NOT NULL,
+    data   TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS hands (
+    hand_id   INTEGER PRIMARY KEY,
+    setup     TEXT NOT NULL,
+    first_seq INTEGER NOT NULL,
+    last_seq  INTEGER NOT NULL,
+    outcome   TEXT NOT NULL
+);
+"""
+
+
+class JournalError(RuntimeError):
+    """The journal cannot be opened, written or read (the message names the file and the row)."""
+
+
+@dataclass(frozen=True, slots=True)
+class JournalEntry:
+    """One journaled input event."""
+
+    seq: int
+    at: float
+    source: str
+    event: Event
+
+
+@dataclass(frozen=True, slots=True)
+class HandRecord:
+    """A completed hand: its setup, the seq range of its events and how it ended."""
+
+    hand_id: int
+    setup: HandSetup
+    first_seq: int
+    last_seq: int
+    outcome: dict[str, Any] = field(default_factory=dict)
+
+
+class Journal:
+    """Append-only event log in SQLite (WAL, ``synchronous=FULL``).  Thread-safe.
+
+    ``Journal(path)`` creates the file (and its folder) when missing.  Use it as a
+    context manager or call :meth:`close`.
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self._lock = threading.RLock()
+        self._closed = False
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=10.0)
+        except (OSError, sqlite3.Error) as exc:
+            raise JournalError(f"journal {self.path}: cannot open: {exc}") from exc
+        try:
+            self._db.execute("PRAGMA busy_timeout = 10000")
+            mode = self._db.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            if str(mode).lower() != "wal":
+                raise JournalError(f"journal {self.path}: cannot switch to WAL mode (got {mode!r})")
+            self._db.execute("PRAGMA synchronous = FULL")
+            with self._transaction():
+                for statement in filter(str.strip, _SCHEMA.split(";")):
+                    self._db.execute(statement)
+                row = self._db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+                if row is None:
+                    self._db.execute("INSERT INTO meta (key, value) VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
+                    self._db.execute("INSERT INTO meta (key, value) VALUES ('published_seq', '0')")
+                elif row[0] != str(SCHEMA_VERSION):
+                    raise JournalError(
+                        f"journal {self.path}: schema version {row[0]}, this controller reads {SCHEMA_VERSION}"
+                    )
+        except sqlite3.Error as exc:
+            self._db.close()
+            raise JournalError(f"journal {self.path}: not a usable journal: {exc}") from exc
+        except JournalError:
+            self._db.close()
+            raise
+
+    # ------------------------------------------------------------------ plumbing
+    def _transaction(self):
+        return _Transaction(self._db)
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise JournalError(f"journal {self.path}: closed")
+
+    def close(self) -> None:
+        with self._lock:
+            if not self._closed:
+                self._closed = True
+                self._db.close()
+
+    def __enter__(self) -> Journal:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"Journal({str(self.path)!r})"
+
+    # ------------------------------------------------------------------ events
+    def append(self, event: Event, *, at: float, source: str = "") -> int:
+        """Write one event and commit it; returns its seq.  Durable when this returns."""
+        if not isinstance(event, Event):
+            raise TypeError(f"journal: expected an Event, got {type(event).__name__}")
+        at = float(at)
+        if not math.isfinite(at):
+            raise ValueError(f"journal: 'at' must be a finite timestamp, got {at!r}")
+        data = json.dumps(event.to_dict(), separators=(",", ":"), sort_keys=True)
+        with self._lock:
+            self._check_open()
+            try:
+                cur = self._db.execute(
+                    "INSERT INTO events (at, source, kind, data) VALUES (?, ?, ?, ?)",
+                    (at, str(source), event.kind, data),
+                )
+            except sqlite3.Error as exc:
+                raise JournalError(f"journal {self.path}: append failed: {exc}") from exc
+            seq = cur.lastrowid
+        assert seq is not None
+        return int(seq)
+
+    @property
+    def last_seq(self) -> int:
+        """The seq of the newest event (0 when empty)."""
+        with self._lock:
+            self._check_open()
+            row = self._db.execute("SELECT MAX(seq) FROM events").fetchone()
+        return int(row[0] or 0)
+
+    def entries(self, after: int = 0) -> Iterator[JournalEntry]:
+        """Every entry with seq > ``after``, oldest first.
+
+        Reads in batches and holds no lock or read transaction between them, so a
+        consumer may take its time; entries appended meanwhile are included.
+        """
+        last = int(after)
+        while True:
+            with self._lock:
+                self._check_open()
+                rows = self._db.execute(
+                    "SELECT seq, at, source, kind, data FROM events WHERE seq > ? ORDER BY seq LIMIT ?",
+                    (last, _BATCH),
+                ).fetchall()
+            for row in rows:
+                yield self._decode(row)
+                last = row[0]
+            if len(rows) < _BATCH:
+                return
+
+    def entry(self, seq: int) -> JournalEntry:
+        """One entry by seq; :class:`KeyError` when there is none."""
+        with self._lock:
+            self._check_open()
+            row = self._db.execute(
+                "SELECT seq, at, source, kind, data FROM events WHERE seq = ?", (int(seq),)
+            ).fetchone()
+        if row is None:
+            raise KeyError(seq)
+        return self._decode(row)
+
+    def _decode(self, row: tuple) -> JournalEntry:
+        seq, at, source, kind, data = row
+        try:
+            raw = json.loads(data)
+        except (TypeError, ValueError) as exc:
+            raise JournalError(f"journal {self.path}: row seq {seq}: event data is not JSON: {exc}") from exc
+        try:
+            event = event_from_dict(raw)
+        except (EventError, ValueError, TypeError) as exc:
+            raise JournalError(f"journal {self.path}: row seq {seq}: cannot rebuild the event: {exc}") from exc
+        if event.kind != kind:
+            raise JournalError(
+                f"journal {self.path}: row seq {seq}: kind column {kind!r} does not match the event ({event.kind!r})"
+            )
+        try:
+            at = float(at)
+        except (TypeError, ValueError) as exc:
+            raise JournalError(f"journal {self.path}: row seq {seq}: bad timestamp {at!r}") from exc
+        return JournalEntry(int(seq), at, str(source), event)
+
+    # ------------------------------------------------------------------ hands
+    def record_hand(self, hand_id: int, setup: HandSetup, first_seq: int, last_seq: int, outcome: dict) -> None:
+        """Keep a completed hand (events ``first_seq..last_seq`` inclusive).  Recording the same
+        hand id again replaces the record (a replay, or a redeal under the same number)."""
+        hand_id, first_seq, last_seq = int(hand_id), int(first_seq), int(last_seq)
+        if not 1 <= first_seq <= last_seq:
+            raise ValueError(f"journal: hand {hand_id}: bad seq range {first_seq}..{last_seq}")
+        try:
+            outcome_json = json.dumps(outcome, sort_keys=True, default=_json_default)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"journal: hand {hand_id}: outcome is not JSON-serialisable: {exc}") from exc
+        setup_json = json.dumps(setup.to_dict(), sort_keys=True)
+        with self._lock:
+            self._check_open()
+            newest = self.last_seq
+            if last_seq > newest:
+                raise ValueError(f"journal: hand {hand_id}: last_seq {last_seq} is beyond the journal ({newest})")
+            try:
+                self._db.execute(
+                    "INSERT INTO hands (hand_id, setup, first_seq, last_seq, outcome) VALUES (?, ?, ?, ?, ?) "
+                    "ON CONFLICT(hand_id) DO UPDATE SET setup = excluded.setup, first_seq = excluded.first_seq, "
+                    "last_seq = excluded.last_seq, outcome = excluded.outcome",
+                    (hand_id, setup_json, first_seq, last_seq, outcome_json),
+                )
+            except sqlite3.Error as exc:
+                raise JournalError(f"journal {self.path}: recording hand {hand_id} failed: {exc}") from exc
+
+    def hands(self) -> list[HandRecord]:
+        """Every recorded hand, by hand id."""
+        with self._lock:
+            self._check_open()
+            rows = self._db.execute(
+                "SELECT hand_id, setup, first_seq, last_seq, outcome FROM hands ORDER BY hand_id"
+            ).fetchall()
+        return [self._decode_hand(row) for row in rows]
+
+    def hand(self, hand_id: int) -> HandRecord:
+        """One recorded hand; :class:`KeyError` when it was never recorded."""
+        with self._lock:
+            self._check_open()
+            row = self._db.execute(
+                "SELECT hand_id, setup, first_seq, last_seq, outcome FROM hands WHERE hand_id = ?", (int(hand_id),)
+            ).fetchone()
+        if row is None:
+            raise KeyError(hand_id)
+        return self._decode_hand(row)
+
+    def _decode_hand(self, row: tuple) -> HandRecord:
+        hand_id, setup, first_seq, last_seq, outcome = row
+        try:
+            return HandRecord(int(hand_id), HandSetup.from_dict(json.loads(setup)), int(first_seq), int(last_seq),
+                              json.loads(outcome))
+        except (TypeError, ValueError) as exc:
+            raise JournalError(f"journal {self.path}: hand {hand_id}: record does not decode: {exc}") from exc
+
+    def hand_events(self, hand_id: int) -> list[Event]:
+        """The events of a recorded hand: everything journaled in its seq range, in order
+        (table events that arrived mid-hand, such as a seat change, included)."""
+        return [e.event for e in self.hand_entries(hand_id)]
+
+    def hand_entries(self, hand_id: int) -> list[JournalEntry]:
+        record = self.hand(hand_id)
+        out = []
+        for entry in self.entries(after=record.first_seq - 1):
+            if entry.seq > record.last_seq:
+                break
+            out.append(entry)
+        return out
+
+    # ------------------------------------------------------------------ MQTT outbox cursor
+    @property
+    def published_seq(self) -> int:
+        """The newest seq the MQTT publisher has delivered (0: nothing yet)."""
+        with self._lock:
+            self._check_open()
+            row = self._db.execute("SELECT value FROM meta WHERE key = 'published_seq'").fetchone()
+        return int(row[0]) if row else 0
+
+    def mark_published(self, seq: int) -> None:
+        """Move the outbox cursor forward to ``seq`` (never backwards); durable on return."""
+        seq = int(seq)
+        if seq < 0:
+            raise ValueError(f"journal: published seq must be >= 0, got {seq}")
+        with self._lock:
+            self._check_open()
+            newest = self.last_seq
+            if seq > newest:
+                raise ValueError(f"journal: cannot mark seq {seq} published, the newest is {newest}")
+            try:
+                self._db.execute(
+                    "UPDATE meta SET value = CAST(MAX(CAST(value AS INTEGER), ?) AS TEXT) WHERE key = 'published_seq'",
+                    (seq,),
+                )
+            except sqlite3.Error as exc:
+                raise JournalError(f"journal {self.path}: marking seq {seq} published failed: {exc}") from exc
+
+    def unpublished(self) -> Iterator[JournalEntry]:
+        """Entries the publisher still owes the broker."""
+        return self.entries(after=self.published_seq)
+
+
+class _Transaction:
+    """``BEGIN IMMEDIATE`` ... ``COMMIT`` (rollback on error) on an autocommit connection."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+
+    def __enter__(self) -> sqlite3.Connection:
+        self.db.execute("BEGIN IMMEDIATE")
+        return self.db
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type is None:
+            self.db.execute("COMMIT")
+        else:
+            self.db.execute("ROLLBACK")
+
+
+def _json_default(value: Any) -> Any:
+    if hasattr(value, "to_dict"):
+        return value.to_dict()
+    if isinstance(value, set | frozenset | tuple):
+        return list(value)
+    raise TypeError(f"{type(value).__name__} is not JSON-serialisable")
+
+
+__all__ = ["HandRecord", "Journal", "JournalEntry", "JournalError", "SCHEMA_VERSION"]
