@@ -1,0 +1,14 @@
+"""Hardware bridge: the serial link to the antenna microcontroller.
+
+Pipeline, one module per step so each can be tested alone:
+
+* ``protocol``  - frames on the wire (COBS + CRC-16), typed messages, a resyncing decoder;
+* ``link``      - host side: port, handshake, sequence/gap/reset recovery, presence changes;
+* ``zones``     - antenna -> zone map and presence debounce -> zone changes;
+* ``fusion``    - zone changes -> engine events (``controller.events``);
+* ``emulator``  - a software microcontroller on a pty or TCP, with fault injection;
+* ``firmware/`` - the reference MicroPython firmware (its protocol core also runs the emulator);
+* ``bench``     - decode throughput and end-to-end latency.
+
+``controller/`` never imports this package's hardware code; this package may import pyserial.
+"""

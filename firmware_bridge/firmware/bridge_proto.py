@@ -1,0 +1,409 @@
+"""Device side of the bridge protocol, shared by the RP2040 firmware and the emulator.
+
+This one file runs unchanged under MicroPython (on the RP2040) and CPython (inside
+``firmware_bridge.emulator``), so what the tests exercise is the code that ships.
+That dictates the dialect: no dataclasses, no typing, no f-strings, only ``struct``
+from the standard library, and time passed in as millisecond ticks by the caller
+(``time.ticks_ms`` on the board, a monotonic clock in the emulator).
+
+COBS and CRC-16/CCITT-FALSE are written by hand HERE ONLY because MicroPython has
+no ``cobs``/``crc`` packages; the host (``firmware_bridge.protocol``) uses the PyPI
+packages, and ``tests/test_bridge_protocol.py`` checks both agree byte for byte.
+The wire format is specified in ``firmware_bridge/PROTOCOL.md``.
+"""
+
+import struct
+
+PROTOCOL_VERSION = 1
+FIRMWARE_VERSION = (1, 0, 0)
+
+# Message types, device -> host.
+T_HELLO = 0x01
+T_HEARTBEAT = 0x02
+T_TAG_ARRIVE = 0x03
+T_TAG_LEAVE = 0x04
+T_INVENTORY = 0x05
+T_FAULT = 0x06
+T_ACK = 0x07
+# Message types, host -> device.
+T_HELLO_ACK = 0x81
+T_CONFIGURE = 0x82
+T_REQUEST_INVENTORY = 0x83
+T_REBOOT = 0x84
+
+# ACK status codes.
+ACK_OK = 0
+ACK_BAD_ARGS = 1
+ACK_UNKNOWN_COMMAND = 2
+ACK_NOT_READY = 3
+
+# FAULT codes; source is an antenna number or SOURCE_CONTROLLER.
+SOURCE_CONTROLLER = 0xFF
+FAULT_READER_NOT_RESPONDING = 1
+FAULT_READER_RECOVERED = 2
+FAULT_TOO_MANY_TAGS = 3
+FAULT_BAD_HOST_FRAME = 4
+FAULT_OUTPUT_OVERFLOW = 5
+
+# Reset causes reported in HELLO.
+RESET_POWER_ON = 0
+RESET_WATCHDOG = 1
+RESET_HOST_REQUEST = 2
+RESET_SOFT = 3
+
+HEADER_FORMAT = ">BBH"  # version, type, sequence
+HEADER_SIZE = 4
+CRC_SIZE = 2
+MAX_PAYLOAD = 250  # header + body; the COBS-encoded frame then fits in 255 bytes
+MAX_BODY = MAX_PAYLOAD - HEADER_SIZE
+MAX_ENCODED = MAX_PAYLOAD + CRC_SIZE + 2
+MAX_UID_LEN = 10
+INVENTORY_HEAD_FORMAT = ">IHBBB"  # boot id, snapshot, part, parts, count
+INVENTORY_HEAD_SIZE = 9
+
+DEFAULT_SCAN_PERIOD_MS = 100
+DEFAULT_DEBOUNCE_MS = 250
+DEFAULT_HEARTBEAT_MS = 500
+MAX_TAGS_PER_ANTENNA = 8
+LEAVE_MISSES = 3  # consecutive scans without a read, besides debounce_ms, before a tag has left
+
+
+def _make_crc_table():
+    table = []
+    for i in range(256):
+        crc = i << 8
+        for _ in range(8):
+            crc = ((crc << 1) ^ 0x1021) if crc & 0x8000 else (crc << 1)
+        table.append(crc & 0xFFFF)
+    return table
+
+
+_CRC_TABLE = _make_crc_table()
+
+
+def crc16(data, crc=0xFFFF):
+    """CRC-16/CCITT-FALSE (poly 0x1021, init 0xFFFF, no reflection, no xorout)."""
+    table = _CRC_TABLE
+    for b in data:
+        crc = ((crc << 8) & 0xFFFF) ^ table[((crc >> 8) ^ b) & 0xFF]
+    return crc
+
+
+def cobs_encode(data):
+    """Consistent Overhead Byte Stuffing, identical output to ``cobs.cobs.encode``."""
+    out = bytearray(b"\x00")
+    code_idx = 0
+    code = 1
+    after_full_block = False
+    for b in data:
+        after_full_block = False
+        if b == 0:
+            out[code_idx] = code
+            code_idx = len(out)
+            out.append(0)
+            code = 1
+        else:
+            out.append(b)
+            code += 1
+            if code == 0xFF:
+                out[code_idx] = code
+                code_idx = len(out)
+                out.append(0)
+                code = 1
+                after_full_block = True
+    if after_full_block:
+        out = out[:-1]  # a full block at the very end needs no trailing code byte
+    else:
+        out[code_idx] = code
+    return bytes(out)
+
+
+def cobs_decode(data):
+    """Inverse of :func:`cobs_encode`; raises ``ValueError`` for malformed input."""
+    out = bytearray()
+    i = 0
+    n = len(data)
+    while i < n:
+        code = data[i]
+        if code == 0:
+            raise ValueError("zero byte in COBS data")
+        i += 1
+        end = i + code - 1
+        if end > n:
+            raise ValueError("COBS block runs past the end")
+        chunk = data[i:end]
+        if 0 in chunk:
+            raise ValueError("zero byte in COBS data")
+        out.extend(chunk)
+        i = end
+        if code < 0xFF and i < n:
+            out.append(0)
+    return bytes(out)
+
+
+def encode_frame(version, mtype, seq, body):
+    """Header + body + CRC, COBS-encoded, terminated by the 0x00 delimiter."""
+    payload = struct.pack(HEADER_FORMAT, version, mtype, seq & 0xFFFF) + bytes(body)
+    if len(payload) > MAX_PAYLOAD:
+        raise ValueError("payload too long")
+    payload += struct.pack(">H", crc16(payload))
+    return cobs_encode(payload) + b"\x00"
+
+
+def decode_frame(frame):
+    """One frame without its delimiter -> (version, type, seq, body); ``ValueError`` if bad."""
+    if len(frame) > MAX_ENCODED:
+        raise ValueError("frame too long")
+    raw = cobs_decode(frame)
+    if len(raw) < HEADER_SIZE + CRC_SIZE:
+        raise ValueError("frame too short")
+    payload = raw[:-CRC_SIZE]
+    if crc16(payload) != struct.unpack(">H", raw[-CRC_SIZE:])[0]:
+        raise ValueError("bad crc")
+    version, mtype, seq = struct.unpack(HEADER_FORMAT, payload[:HEADER_SIZE])
+    return version, mtype, seq, payload[HEADER_SIZE:]
+
+
+class FrameReader:
+    """Splits a byte stream at 0x00 and decodes frames; bad frames are counted and skipped."""
+
+    def __init__(self):
+        self._buf = bytearray()
+        self._overflow = False
+        self.errors = 0
+
+    def feed(self, data):
+        frames = []
+        for b in data:
+            if b == 0:
+                if self._overflow:
+                    self.errors += 1
+                elif self._buf:
+                    try:
+                        frames.append(decode_frame(bytes(self._buf)))
+                    except ValueError:
+                        self.errors += 1
+                self._buf = bytearray()
+                self._overflow = False
+            elif not self._overflow:
+                self._buf.append(b)
+                if len(self._buf) > MAX_ENCODED:
+                    self._overflow = True
+                    self._buf = bytearray()
+        return frames
+
+
+def encode_uid_entry(antenna, uid):
+    return bytes((antenna & 0xFF, len(uid))) + bytes(uid)
+
+
+def _sub(a, b):
+    return a - b
+
+
+class Device:
+    """The protocol state machine of one microcontroller.
+
+    The hardware loop calls :meth:`observe` once per antenna per scan cycle with the
+    UIDs it read, then :meth:`end_cycle`, and :meth:`poll` and :meth:`feed` (bytes
+    from the host) as often as it likes.  Frames go out through ``write(bytes)``.
+
+    Debounce: a tag is reported on its first read; it is reported gone only after it
+    has not been read for ``debounce_ms`` *and* ``LEAVE_MISSES`` consecutive scans, so
+    a missed read (a common MFRC522 failure) or a slow loop does not make a
+    leave/arrive pair.  After boot the device only learns what is on the table for
+    ``debounce_ms`` (at least two cycles, so one missed read cannot hide a card); the
+    HELLO and the INVENTORY that follow report it.
+    """
+
+    def __init__(self, antenna_count, write, boot_id, now_ms=0, reset_cause=RESET_POWER_ON,
+                 firmware_version=FIRMWARE_VERSION, ticks_diff=None, on_reboot=None, on_configure=None,
+                 protocol_version=PROTOCOL_VERSION):
+        self.antenna_count = antenna_count
+        self.boot_id = boot_id & 0xFFFFFFFF
+        self.reset_cause = reset_cause
+        self.firmware_version = firmware_version
+        self.protocol_version = protocol_version
+        self._write = write
+        self._diff = ticks_diff or _sub
+        self._on_reboot = on_reboot
+        self._on_configure = on_configure
+        self._reader = FrameReader()
+        self.seq = 0
+        self.booted = False
+        self.synced = False
+        self.scan_period_ms = DEFAULT_SCAN_PERIOD_MS
+        self.debounce_ms = DEFAULT_DEBOUNCE_MS
+        self.heartbeat_ms = DEFAULT_HEARTBEAT_MS
+        self.enabled = [True] * antenna_count
+        self._crowded = [False] * antenna_count  # TOO_MANY_TAGS already reported
+        self.present = [{} for _ in range(antenna_count)]  # antenna -> {uid: [last seen ms, misses]}
+        self.cycles = 0
+        self.frames_sent = 0
+        self._boot_ms = now_ms
+        self._last_heartbeat_ms = now_ms
+        self._now_ms = now_ms
+
+    # -- output ---------------------------------------------------------------
+    def _send(self, mtype, body):
+        frame = encode_frame(self.protocol_version, mtype, self.seq, body)
+        self.seq = (self.seq + 1) & 0xFFFF
+        self.frames_sent += 1
+        self._write(frame)
+
+    def send_hello(self):
+        fw = self.firmware_version
+        body = struct.pack(">BBBBIBH", fw[0], fw[1], fw[2], self.antenna_count, self.boot_id,
+                           self.reset_cause, self.heartbeat_ms)
+        self._send(T_HELLO, body)
+
+    def send_heartbeat(self, now_ms):
+        uptime = self._diff(now_ms, self._boot_ms) & 0xFFFFFFFF
+        body = struct.pack(">IIIH", self.boot_id, uptime, self.cycles & 0xFFFFFFFF, self.present_count())
+        self._send(T_HEARTBEAT, body)
+
+    def send_inventory(self, snapshot):
+        """Send the full presence table, split over as many frames as it needs."""
+        entries = []
+        for antenna in range(self.antenna_count):
+            for uid in sorted(self.present[antenna]):
+                entries.append(encode_uid_entry(antenna, uid))
+        parts = []
+        current = []
+        size = INVENTORY_HEAD_SIZE
+        for entry in entries:
+            if size + len(entry) > MAX_BODY or len(current) == 255:
+                parts.append(current)
+                current = []
+                size = INVENTORY_HEAD_SIZE
+            current.append(entry)
+            size += len(entry)
+        parts.append(current)
+        for i, chunk in enumerate(parts):
+            head = struct.pack(INVENTORY_HEAD_FORMAT, self.boot_id, snapshot & 0xFFFF, i + 1, len(parts),
+                               len(chunk))
+            self._send(T_INVENTORY, head + b"".join(chunk))
+
+    def fault(self, source, code, detail=0):
+        self._send(T_FAULT, struct.pack(">BBH", source & 0xFF, code & 0xFF, detail & 0xFFFF))
+
+    def _ack(self, cmd_seq, cmd_type, status):
+        self._send(T_ACK, struct.pack(">HBB", cmd_seq, cmd_type, status))
+
+    # -- scanning -------------------------------------------------------------
+    def present_count(self):
+        return sum(len(tags) for tags in self.present) & 0xFFFF
+
+    def observe(self, antenna, uids, now_ms):
+        """Record one scan of one antenna: ``uids`` is the list of UIDs it read."""
+        self._now_ms = now_ms
+        if antenna < 0 or antenna >= self.antenna_count or not self.enabled[antenna]:
+            return
+        tags = self.present[antenna]
+        seen = []
+        for uid in uids:
+            uid = bytes(uid)
+            if not uid or len(uid) > MAX_UID_LEN:
+                continue
+            seen.append(uid)
+            if uid in tags:
+                tags[uid] = [now_ms, 0]
+            elif len(tags) >= MAX_TAGS_PER_ANTENNA:
+                if self.booted and not self._crowded[antenna]:
+                    self.fault(antenna, FAULT_TOO_MANY_TAGS, len(tags))
+                self._crowded[antenna] = True
+            else:
+                tags[uid] = [now_ms, 0]
+                if self.booted:
+                    self._send(T_TAG_ARRIVE, encode_uid_entry(antenna, uid))
+        if len(seen) < MAX_TAGS_PER_ANTENNA:
+            self._crowded[antenna] = False
+        if not self.booted:
+            return  # still settling: only learn
+        for uid in sorted(tags):
+            if uid in seen:
+                continue
+            state = tags[uid]
+            state[1] += 1
+            if state[1] >= LEAVE_MISSES and self._diff(now_ms, state[0]) >= self.debounce_ms:
+                del tags[uid]
+                self._send(T_TAG_LEAVE, encode_uid_entry(antenna, uid))
+
+    def end_cycle(self, now_ms):
+        """A full pass over all antennas is done; the first one completes the boot."""
+        self.cycles += 1
+        self._now_ms = now_ms
+        if not self.booted and self.cycles >= 2 and self._diff(now_ms, self._boot_ms) >= self.debounce_ms:
+            self.booted = True
+            self.send_hello()
+            self.send_inventory(0)
+            self._last_heartbeat_ms = now_ms
+
+    def poll(self, now_ms):
+        """Periodic duties: the heartbeat, and HELLO again until the host acknowledges it."""
+        self._now_ms = now_ms
+        if self.booted and self._diff(now_ms, self._last_heartbeat_ms) >= self.heartbeat_ms:
+            self._last_heartbeat_ms = now_ms
+            if not self.synced:
+                self.send_hello()
+            self.send_heartbeat(now_ms)
+
+    # -- host commands --------------------------------------------------------
+    def feed(self, data):
+        """Bytes from the host; complete frames are decoded and executed."""
+        errors = self._reader.errors
+        for frame in self._reader.feed(data):
+            self.handle(frame[0], frame[1], frame[2], frame[3])
+        if self._reader.errors != errors and self.booted:
+            self.fault(SOURCE_CONTROLLER, FAULT_BAD_HOST_FRAME, self._reader.errors)
+
+    def handle(self, version, mtype, seq, body):
+        if version != self.protocol_version:
+            return
+        if not self.booted:
+            if mtype == T_REBOOT and self._on_reboot is not None:
+                self._on_reboot()
+            return  # the boot HELLO + INVENTORY answer everything else
+        if mtype == T_HELLO_ACK:
+            if len(body) != 4:
+                self._ack(seq, mtype, ACK_BAD_ARGS)
+                return
+            boot_id = struct.unpack(">I", body)[0]
+            if boot_id == self.boot_id:
+                self.synced = True
+                self._ack(seq, mtype, ACK_OK)
+            else:  # "who are you?": identify and send the whole table
+                self.send_hello()
+                self.send_inventory(seq)
+        elif mtype == T_REQUEST_INVENTORY:
+            self._ack(seq, mtype, ACK_OK)
+            self.send_inventory(seq)
+        elif mtype == T_CONFIGURE:
+            self._ack(seq, mtype, self._configure(body))
+        elif mtype == T_REBOOT:
+            self._ack(seq, mtype, ACK_OK)
+            if self._on_reboot is not None:
+                self._on_reboot()
+        else:
+            self._ack(seq, mtype, ACK_UNKNOWN_COMMAND)
+
+    def _configure(self, body):
+        if len(body) < 7:
+            return ACK_BAD_ARGS
+        scan, debounce, heartbeat, nbytes = struct.unpack(">HHHB", body[:7])
+        mask = body[7:]
+        if len(mask) != nbytes or heartbeat < 10 or heartbeat > 60000:
+            return ACK_BAD_ARGS
+        self.scan_period_ms = scan
+        self.debounce_ms = debounce
+        self.heartbeat_ms = heartbeat
+        for antenna in range(self.antenna_count):
+            on = nbytes == 0 or (antenna // 8 < nbytes and bool(mask[antenna // 8] >> (antenna % 8) & 1))
+            if not on and self.enabled[antenna]:
+                for uid in sorted(self.present[antenna]):
+                    self._send(T_TAG_LEAVE, encode_uid_entry(antenna, uid))
+                self.present[antenna] = {}
+            self.enabled[antenna] = on
+        if self._on_configure is not None:
+            self._on_configure(self)
+        return ACK_OK

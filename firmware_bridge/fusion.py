@@ -1,0 +1,197 @@
+"""Zone changes -> the engine's events (``controller.events``).
+
+Only arrivals matter to the engine; where a card *goes* is the event:
+
+=========  ====================================================
+zone       event
+=========  ====================================================
+seat:N     ``Deal(seat=N, card, face=None, source="rfid")``
+burn       ``Burn(card)``
+board      ``BoardCards(cards)``: cards landing within ``board_window`` of each other
+           form one event (a flop is one event of three cards)
+muck       ``Muck(card)``
+shoe       ``Stub(cards)``: grouped like the board
+=========  ====================================================
+
+UIDs are resolved only through :class:`controller.decks.DeckRegistry`.  An unknown
+UID never becomes a card: it produces an :class:`UnknownTag` notice for the daemon to
+raise as an alert.  A UID enrolled to another deck resolves to that deck's card, and
+the engine voids the hand for the foreign back.
+
+A card that re-enters the zone it was last sent to in this hand (a player lifting
+and replacing a hole card) produces nothing; :meth:`Fusion.new_hand` resets that
+memory.  Any event flushes a pending board/stub group first, so the engine sees
+events in the order the cards moved.  ``camera_identified`` is the hook for the
+camera fallback (``source="camera"``).
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from controller.cards import Card
+from controller.decks import DeckRegistry
+from controller.events import BoardCards, Burn, Deal, Event, Muck, Stub
+from firmware_bridge.link import PresenceChange
+from firmware_bridge.zones import Zone, ZoneChange, ZoneTracker
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class UnknownTag:
+    """A tag the deck registry does not know landed in ``zone``: alert, never a card."""
+
+    kind: ClassVar[str] = "unknown_tag"
+    zone: Zone
+    uid: str
+    t: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "zone": self.zone.name, "uid": self.uid}
+
+
+FusionOutput = Event | UnknownTag
+
+_GROUPED = {"board": BoardCards, "shoe": Stub}
+
+
+class Fusion:
+    """Stateful translator; methods return the outputs they produce (pure, easy to test)."""
+
+    def __init__(
+        self,
+        registry: DeckRegistry,
+        board_window: float = 1.0,
+        clock: Callable[[], float] = time.monotonic,
+        source: str = "rfid",
+    ) -> None:
+        self.registry = registry
+        self.board_window = board_window
+        self.source = source
+        self._clock = clock
+        self._last_dest: dict[Card, str] = {}
+        self._group_kind: str | None = None
+        self._group: list[tuple[Card, str]] = []
+        self._group_last = 0.0
+        self.suppressed = 0
+
+    def new_hand(self) -> list[FusionOutput]:
+        """Forget which cards went where (call at StartHand); returns a pending group, flushed."""
+        out = self.flush()
+        self._last_dest.clear()
+        return out
+
+    def feed(self, change: ZoneChange) -> list[FusionOutput]:
+        now = self._clock()
+        out = self.poll(now)
+        if not change.entered:
+            return out
+        identity = self.registry.lookup(change.uid)
+        if identity.card is None:
+            log.warning("unknown tag", extra={"event": "unknown_tag", "uid": identity.uid,
+                                              "zone": change.zone.name})
+            out.append(UnknownTag(change.zone, identity.uid, now))
+            return out
+        return out + self._card_to(change.zone, identity.card, self.source, now)
+
+    def camera_identified(self, zone: Zone | str, card: Card) -> list[FusionOutput]:
+        """The camera saw ``card`` arrive in ``zone`` (a tag that did not read)."""
+        now = self._clock()
+        zone = Zone.parse(zone) if isinstance(zone, str) else zone
+        return self.poll(now) + self._card_to(zone, card, "camera", now)
+
+    def poll(self, now: float | None = None) -> list[FusionOutput]:
+        """Close a board/stub group whose window has passed."""
+        now = self._clock() if now is None else now
+        if self._group and now - self._group_last >= self.board_window:
+            return self.flush()
+        return []
+
+    def flush(self) -> list[FusionOutput]:
+        if not self._group:
+            return []
+        cls = _GROUPED[self._group_kind or "board"]
+        sources = {s for _, s in self._group}
+        source = "camera" if "camera" in sources else sources.pop()
+        event = cls(tuple(c for c, _ in self._group), source=source)
+        self._group, self._group_kind = [], None
+        return [event]
+
+    def next_deadline(self) -> float | None:
+        return self._group_last + self.board_window if self._group else None
+
+    def _card_to(self, zone: Zone, card: Card, source: str, now: float) -> list[FusionOutput]:
+        if self._last_dest.get(card) == zone.name:
+            self.suppressed += 1
+            log.debug("card re-entered its zone", extra={"event": "fusion_reentry", "card": card.label(),
+                                                          "zone": zone.name})
+            return []
+        self._last_dest[card] = zone.name
+        if zone.kind in _GROUPED:
+            out = self.flush() if self._group_kind not in (None, zone.kind) else []
+            self._group_kind = zone.kind
+            self._group.append((card, source))
+            self._group_last = now
+            return out
+        out = self.flush()
+        if zone.kind == "seat":
+            assert zone.seat is not None
+            out.append(Deal(seat=zone.seat, card=card, face=None, source=source))
+        elif zone.kind == "burn":
+            out.append(Burn(card, source=source))
+        elif zone.kind == "muck":
+            out.append(Muck(card, source=source))
+        return out
+
+
+class RfidPipeline:
+    """Link changes -> zones -> fusion -> ``sink``: the daemon's RFID input in one object."""
+
+    def __init__(self, zones: ZoneTracker, fusion: Fusion, sink: Callable[[FusionOutput], None]) -> None:
+        self.zones = zones
+        self.fusion = fusion
+        self.sink = sink
+        self._lock = threading.Lock()
+
+    def feed(self, change: PresenceChange) -> None:
+        with self._lock:
+            outs: list[FusionOutput] = []
+            for zc in self.zones.feed(change):
+                outs += self.fusion.feed(zc)
+            self._deliver(outs)
+
+    def poll(self) -> None:
+        with self._lock:
+            outs: list[FusionOutput] = []
+            for zc in self.zones.poll():
+                outs += self.fusion.feed(zc)
+            outs += self.fusion.poll()
+            self._deliver(outs)
+
+    def camera_identified(self, zone: Zone | str, card: Card) -> None:
+        with self._lock:
+            self._deliver(self.fusion.camera_identified(zone, card))
+
+    def new_hand(self) -> None:
+        with self._lock:
+            self._deliver(self.fusion.new_hand())
+
+    def run(self, changes: queue.Queue[PresenceChange], stop: threading.Event, tick: float = 0.05) -> None:
+        """Pump ``changes`` (e.g. ``BridgeLink.changes``) until ``stop`` is set."""
+        while not stop.is_set():
+            try:
+                self.feed(changes.get(timeout=tick))
+            except queue.Empty:
+                pass
+            self.poll()
+
+    def _deliver(self, outs: list[FusionOutput]) -> None:
+        for item in outs:
+            self.sink(item)

@@ -1,0 +1,669 @@
+"""Host side of the serial link: turns whatever the wire does into exact presence changes.
+
+Runs in its own thread.  It opens the port with ``serial.serial_for_url`` (so
+``/dev/ttyACM0``, ``/dev/pts/N`` and ``socket://host:port`` all work), handshakes,
+and keeps a *presence model*: the set of ``(antenna, uid)`` the device says are on
+the table.  Every output :class:`PresenceChange` is a difference of that set, which
+is why duplicated or replayed reports can never produce a second change.
+
+Ordering and loss are handled with the device's 16-bit sequence number:
+
+* in-order frames are applied; frames ahead of the expected number wait in a small
+  reorder buffer for ``reorder_window`` seconds, then the link declares a gap;
+* frames behind it (duplicates, late copies) are dropped and counted;
+* a gap, a heartbeat whose tag count disagrees with the model, a reopened port or a
+  new boot id (device reset) all end the same way: request a full INVENTORY, and
+  reconcile the model against it (emitting only the differences), then continue
+  with the frames that follow the snapshot.
+
+Corrupt frames are counted and logged (rate-limited) and never become a change.
+A device that stops heartbeating is considered hung: the link sends REBOOT and
+reopens the port, with exponential backoff, forever (unplug/replug is the same path).
+``health()`` exposes what a systemd watchdog needs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import queue
+import select
+import threading
+import time
+from collections import Counter, deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import serial
+
+from firmware_bridge import protocol as p
+
+log = logging.getLogger(__name__)
+
+SEQ_MOD = 0x10000
+SEQ_HALF = 0x8000
+
+
+def seq_distance(seq: int, expected: int) -> int:
+    """How far ``seq`` is ahead of ``expected`` (serial-number arithmetic); negative = behind."""
+    d = (seq - expected) % SEQ_MOD
+    return d - SEQ_MOD if d >= SEQ_HALF else d
+
+
+class IncompatibleDeviceError(RuntimeError):
+    """The device speaks another protocol version; the link refuses to use it."""
+
+
+@dataclass(frozen=True, slots=True)
+class PresenceChange:
+    """Tag ``uid`` (upper-case hex) arrived at / left ``antenna``.
+
+    ``source`` is ``event`` (a TAG_ARRIVE/TAG_LEAVE frame, ``seq`` is its number) or
+    ``inventory`` (found by reconciling a snapshot after a loss or reset).
+    """
+
+    antenna: int
+    uid: str
+    arrived: bool
+    t: float
+    source: str = "event"
+    seq: int | None = None
+    boot_id: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class LinkConfig:
+    """Host timings (seconds).  Defaults suit the reference firmware's 500 ms heartbeat."""
+
+    baudrate: int = 115200
+    poll_interval: float = 0.02  # longest the thread sleeps waiting for bytes
+    write_timeout: float = 0.5
+    handshake_timeout: float = 1.0  # HELLO expected this long after HELLO_ACK(0)
+    handshake_retries: int = 3  # then reopen the port
+    heartbeat_timeout: float | None = None  # None: 4 heartbeat periods, at least 1 s
+    reorder_window: float = 0.05  # how long a sequence gap may stay open before recovery
+    max_reorder: int = 64
+    inventory_timeout: float = 0.5  # re-request an inventory not received within this
+    ack_timeout: float = 0.3
+    command_retries: int = 3
+    reopen_backoff_min: float = 0.05
+    reopen_backoff_max: float = 5.0
+    reboot_on_watchdog: bool = True
+    device: p.Configure | None = None  # sent after every handshake (a reset forgets it)
+    log_interval: float = 1.0  # at most one corrupt-frame warning per reason per interval
+
+
+@dataclass(frozen=True, slots=True)
+class LinkHealth:
+    """A snapshot for monitoring; ``healthy`` is what a systemd watchdog should check."""
+
+    state: str
+    connected: bool
+    synced: bool
+    url: str
+    boot_id: int | None
+    firmware_version: str | None
+    antenna_count: int | None
+    last_heartbeat_age: float | None
+    last_frame_age: float | None
+    present: int
+    counters: dict[str, int]
+    recent_faults: tuple[p.Fault, ...] = ()
+    error: str | None = None
+
+    @property
+    def healthy(self) -> bool:
+        return self.synced and self.error is None
+
+    def to_dict(self) -> dict:
+        return {
+            "state": self.state,
+            "connected": self.connected,
+            "synced": self.synced,
+            "healthy": self.healthy,
+            "url": self.url,
+            "boot_id": self.boot_id,
+            "firmware_version": self.firmware_version,
+            "antenna_count": self.antenna_count,
+            "last_heartbeat_age": self.last_heartbeat_age,
+            "last_frame_age": self.last_frame_age,
+            "present": self.present,
+            "counters": dict(self.counters),
+            "recent_faults": [
+                {"source": f.source, "code": f.code, "detail": f.detail} for f in self.recent_faults
+            ],
+            "error": self.error,
+        }
+
+
+@dataclass(slots=True)
+class _Assembly:
+    key: tuple[int, int, int, int]  # boot id, snapshot, first seq, parts
+    parts: dict[int, tuple[tuple[int, bytes], ...]] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class _Pending:
+    msg: p.Message
+    sent_at: float
+    tries: int = 1
+
+
+class BridgeLink:
+    """The link thread.  ``start()``, then consume ``changes`` (or pass ``on_change``).
+
+    ``on_change`` and ``on_fault`` run in the link thread and must not block.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        config: LinkConfig | None = None,
+        on_change: Callable[[PresenceChange], None] | None = None,
+        on_fault: Callable[[p.Fault], None] | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.url = url
+        self.config = config or LinkConfig()
+        self.changes: queue.Queue[PresenceChange] = queue.Queue()
+        self._on_change = on_change or self.changes.put
+        self._on_fault = on_fault
+        self._clock = clock
+        self._lock = threading.RLock()
+        self._stop = threading.Event()
+        self._synced = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._actions: queue.SimpleQueue[str] = queue.SimpleQueue()
+        self._port: serial.SerialBase | None = None
+        self._decoder = p.FrameDecoder()
+        self.counters: Counter[str] = Counter()
+        self._faults: deque[p.Fault] = deque(maxlen=16)
+        self._error: Exception | None = None
+        self._state = "stopped"
+        self._model: set[tuple[int, str]] = set()
+        self._hello: p.Hello | None = None
+        self._boot_id: int | None = None
+        self._expected = 0
+        self._buffer: dict[int, p.Message] = {}
+        self._gap_since: float | None = None
+        self._assembly: _Assembly | None = None
+        self._need_inventory = True
+        self._inventory_due: float | None = None
+        self._host_seq = 0
+        self._pending: dict[int, _Pending] = {}
+        self._last_heartbeat: float | None = None
+        self._last_frame: float | None = None
+        self._handshake_deadline = 0.0
+        self._handshake_tries = 0
+        self._next_open = 0.0
+        self._backoff = self.config.reopen_backoff_min
+        self._last_log: dict[str, float] = {}
+
+    # -- public API -------------------------------------------------------------
+    def start(self) -> BridgeLink:
+        if self._thread is not None:
+            raise RuntimeError("link already started")
+        self._stop.clear()
+        self._state = "opening"
+        self._thread = threading.Thread(target=self._run, name=f"bridge-link {self.url}", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self, timeout: float = 2.0) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+            self._thread = None
+        self._close()
+        if self._error is None:
+            self._state = "stopped"
+
+    def __enter__(self) -> BridgeLink:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def wait_synced(self, timeout: float | None = None) -> bool:
+        """Block until the model matches the device (handshake + inventory done).
+
+        Raises :class:`IncompatibleDeviceError` if the device was refused.
+        """
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            if self._error is not None:
+                raise self._error
+            remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
+            if self._synced.wait(0.05 if remaining is None else min(0.05, remaining)):
+                return True
+            if remaining is not None and remaining <= 0:
+                return False
+
+    def request_inventory(self) -> None:
+        """Ask for a full snapshot and reconcile (thread-safe)."""
+        self._actions.put("inventory")
+
+    def reboot_device(self) -> None:
+        """Send REBOOT (thread-safe); the link resynchronises after the device's HELLO."""
+        self._actions.put("reboot")
+
+    def presence(self) -> dict[int, frozenset[str]]:
+        """The current model: antenna -> UIDs present."""
+        with self._lock:
+            out: dict[int, set[str]] = {}
+            for antenna, uid in self._model:
+                out.setdefault(antenna, set()).add(uid)
+        return {a: frozenset(u) for a, u in sorted(out.items())}
+
+    @property
+    def error(self) -> Exception | None:
+        return self._error
+
+    def health(self) -> LinkHealth:
+        now = self._clock()
+        with self._lock:
+            hello = self._hello
+            return LinkHealth(
+                state=self._state,
+                connected=self._port is not None,
+                synced=self._synced.is_set(),
+                url=self.url,
+                boot_id=self._boot_id,
+                firmware_version=".".join(map(str, hello.firmware_version)) if hello else None,
+                antenna_count=hello.antenna_count if hello else None,
+                last_heartbeat_age=None if self._last_heartbeat is None else now - self._last_heartbeat,
+                last_frame_age=None if self._last_frame is None else now - self._last_frame,
+                present=len(self._model),
+                counters=dict(self.counters),
+                recent_faults=tuple(self._faults),
+                error=None if self._error is None else str(self._error),
+            )
+
+    # -- thread -------------------------------------------------------------------
+    def _run(self) -> None:
+        try:
+            while not self._stop.is_set():
+                now = self._clock()
+                if self._port is None:
+                    if now < self._next_open:
+                        self._stop.wait(min(self._next_open - now, 0.1))
+                        continue
+                    self._open(now)
+                    continue
+                data = self._read()
+                now = self._clock()
+                if data is None:
+                    continue
+                if data:
+                    for item in self._decoder.feed(data):
+                        self._handle(item, now)
+                        if self._port is None:
+                            break
+                if self._port is not None:
+                    self._do_actions(now)
+                    self._timers(now)
+        except IncompatibleDeviceError as exc:
+            self._error = exc
+            self._state = "incompatible"
+            log.error(str(exc), extra={"event": "bridge_incompatible", "url": self.url})
+            self._close()
+        except Exception as exc:  # a bug: make it visible in health rather than dying silently
+            self._error = exc
+            self._state = "failed"
+            log.exception("bridge link thread crashed", extra={"event": "bridge_crash", "url": self.url})
+            self._close()
+
+    def _open(self, now: float) -> None:
+        cfg = self.config
+        try:
+            port = serial.serial_for_url(
+                self.url, baudrate=cfg.baudrate, timeout=0, write_timeout=cfg.write_timeout
+            )
+        except (OSError, ValueError) as exc:
+            self.counters["open_failures"] += 1
+            self._state = "waiting_for_device"
+            self._schedule_reopen(now, f"open failed: {exc}")
+            return
+        with self._lock:
+            self._port = port
+        self.counters["opens"] += 1
+        self._backoff = cfg.reopen_backoff_min
+        self._decoder.reset()
+        self._state = "handshake"
+        self._need_inventory = True
+        self._inventory_due = None
+        self._assembly = None
+        self._buffer.clear()
+        self._gap_since = None
+        self._last_heartbeat = now
+        self._handshake_tries = 1
+        self._handshake_deadline = now + cfg.handshake_timeout
+        log.info("bridge port open", extra={"event": "bridge_open", "url": self.url})
+        self._write(b"\x00")  # flush any partial frame the device's parser holds
+        self._send(p.HelloAck(0), now)
+
+    def _schedule_reopen(self, now: float, reason: str) -> None:
+        log.warning(
+            "bridge port unavailable, retrying in %.2fs: %s", self._backoff, reason,
+            extra={"event": "bridge_reopen_wait", "url": self.url, "reason": reason,
+                   "backoff": self._backoff},
+        )
+        self._next_open = now + self._backoff
+        self._backoff = min(self._backoff * 2, self.config.reopen_backoff_max)
+
+    def _close(self) -> None:
+        with self._lock:
+            port, self._port = self._port, None
+        if port is not None:
+            try:
+                port.close()
+            except (OSError, serial.SerialException):
+                pass
+
+    def _lost(self, reason: str) -> None:
+        """The port failed (unplugged, hung device): close it, keep the model, reopen later."""
+        if self._port is None:
+            return
+        self.counters["disconnects"] += 1
+        self._close()
+        self._synced.clear()
+        self._state = "waiting_for_device"
+        self._pending.clear()
+        self._schedule_reopen(self._clock(), reason)
+
+    def _read(self) -> bytes | None:
+        port = self._port
+        assert port is not None
+        try:
+            try:
+                ready, _, _ = select.select([port.fileno()], [], [], self.config.poll_interval)
+            except (AttributeError, NotImplementedError, ValueError):
+                ready = [True]  # a URL handler without a file descriptor: poll
+                time.sleep(0.001)
+            return port.read(65536) if ready else b""
+        except (OSError, serial.SerialException, TypeError) as exc:
+            self._lost(f"read failed: {exc}")
+            return None
+
+    def _write(self, data: bytes) -> None:
+        port = self._port
+        if port is None:
+            return
+        try:
+            port.write(data)
+        except (OSError, serial.SerialException, serial.SerialTimeoutException) as exc:
+            self._lost(f"write failed: {exc}")
+
+    def _send(self, msg: p.Message, now: float, track: bool = False) -> p.Message:
+        msg = dataclasses.replace(msg, seq=self._host_seq)
+        self._host_seq = (self._host_seq + 1) % SEQ_MOD
+        if track:
+            self._pending[msg.seq] = _Pending(msg, now)
+        self._write(p.encode(msg))
+        return msg
+
+    def _do_actions(self, now: float) -> None:
+        while True:
+            try:
+                action = self._actions.get_nowait()
+            except queue.Empty:
+                return
+            if action == "inventory":
+                self._request_inventory(now, "requested")
+            elif action == "reboot":
+                self._send(p.Reboot(), now)
+
+    # -- frame handling ---------------------------------------------------------
+    def _handle(self, item: p.Message | p.FrameError, now: float) -> None:
+        if isinstance(item, p.FrameError):
+            self._corrupt(item, now)
+            return
+        self.counters["frames"] += 1
+        self._last_frame = now
+        if isinstance(item, p.Hello):
+            self._on_hello(item, now)
+            return
+        if self._boot_id is None:
+            self.counters["ignored_before_hello"] += 1
+            return
+        if isinstance(item, p.Heartbeat | p.Inventory) and item.boot_id != self._boot_id:
+            first = item.seq - (item.part - 1) if isinstance(item, p.Inventory) else item.seq
+            self._new_boot(item.boot_id, first % SEQ_MOD, now, via=type(item).__name__.lower())
+            if isinstance(item, p.Heartbeat):
+                self._request_inventory(now, "reset detected by heartbeat")
+        if isinstance(item, p.Heartbeat):
+            self._last_heartbeat = now
+        if isinstance(item, p.Inventory):
+            self._on_inventory_part(item, now)
+        else:
+            self._sequenced(item, now)
+
+    def _corrupt(self, err: p.FrameError, now: float) -> None:
+        self.counters["corrupt_frames"] += 1
+        self.counters[f"corrupt_{err.reason}"] += 1
+        extra = {"event": "bridge_corrupt_frame", "url": self.url, "reason": err.reason, "size": err.size,
+                 "detail": err.detail, "total": self.counters["corrupt_frames"]}
+        if now - self._last_log.get(err.reason, -1e9) >= self.config.log_interval:
+            self._last_log[err.reason] = now
+            log.warning("corrupt frame dropped (%s)", err.reason, extra=extra)
+        else:
+            log.debug("corrupt frame dropped (%s)", err.reason, extra=extra)
+
+    def _on_hello(self, hello: p.Hello, now: float) -> None:
+        if hello.protocol_version != p.PROTOCOL_VERSION:
+            fw = ".".join(map(str, hello.firmware_version))
+            raise IncompatibleDeviceError(
+                f"device at {self.url} speaks bridge protocol v{hello.protocol_version} (firmware {fw}), "
+                f"this host speaks v{p.PROTOCOL_VERSION}; flash matching firmware or upgrade the host"
+            )
+        with self._lock:
+            self._hello = hello
+        self._last_heartbeat = now
+        if self._state == "handshake":
+            self._state = "syncing"
+            log.info(
+                "device hello", extra={"event": "bridge_hello", "url": self.url, "boot_id": hello.boot_id,
+                                       "firmware": hello.firmware_version, "antennas": hello.antenna_count},
+            )
+            if self.config.device is not None:
+                self._send(self.config.device, now, track=True)
+        if hello.boot_id != self._boot_id:
+            self._new_boot(hello.boot_id, (hello.seq + 1) % SEQ_MOD, now, via="hello")
+        else:
+            self._sequenced(hello, now)
+        if self._need_inventory and self._inventory_due is None:
+            self._inventory_due = now + self.config.inventory_timeout
+        self._send(p.HelloAck(hello.boot_id), now)
+
+    def _new_boot(self, boot_id: int, next_seq: int, now: float, via: str) -> None:
+        if self._boot_id is not None:
+            self.counters["device_resets"] += 1
+            log.warning(
+                "device reset detected", extra={"event": "bridge_device_reset", "url": self.url, "via": via,
+                                                "old_boot_id": self._boot_id, "boot_id": boot_id},
+            )
+            if self.config.device is not None and self._state != "syncing":
+                self._send(self.config.device, now, track=True)
+        self._boot_id = boot_id
+        self._expected = next_seq
+        self._buffer.clear()
+        self._gap_since = None
+        self._assembly = None
+        self._need_inventory = True
+        self._synced.clear()
+        # The device sends an inventory right after its HELLO; ask only if it does not come.
+        self._inventory_due = now + self.config.inventory_timeout
+
+    def _sequenced(self, msg: p.Message, now: float) -> None:
+        d = seq_distance(msg.seq, self._expected)
+        if d == 0:
+            self._apply(msg, now)
+            self._expected = (self._expected + 1) % SEQ_MOD
+            self._drain(now)
+        elif d > 0:
+            if msg.seq in self._buffer:
+                self.counters["duplicates"] += 1
+                return
+            self.counters["out_of_order"] += 1
+            self._buffer[msg.seq] = msg
+            if len(self._buffer) > self.config.max_reorder:
+                oldest = min(self._buffer, key=lambda s: seq_distance(s, self._expected))
+                del self._buffer[oldest]
+                self.counters["reorder_overflow"] += 1
+                self._request_inventory(now, "reorder buffer overflow")
+            if self._gap_since is None:
+                self._gap_since = now
+        else:
+            self.counters["duplicates"] += 1
+
+    def _drain(self, now: float) -> None:
+        progressed = False
+        while self._expected in self._buffer:
+            msg = self._buffer.pop(self._expected)
+            self._apply(msg, now)
+            self._expected = (self._expected + 1) % SEQ_MOD
+            progressed = True
+        if not self._buffer:
+            self._gap_since = None
+        elif progressed or self._gap_since is None:
+            self._gap_since = now
+
+    def _apply(self, msg: p.Message, now: float) -> None:
+        if isinstance(msg, p.TagArrive):  # TagLeave is a subclass
+            key = (msg.antenna, msg.uid.hex().upper())
+            arrived = not isinstance(msg, p.TagLeave)
+            with self._lock:
+                if (key in self._model) == arrived:
+                    self.counters["redundant_reports"] += 1
+                    return
+                (self._model.add if arrived else self._model.discard)(key)
+            self._emit(PresenceChange(key[0], key[1], arrived, now, "event", msg.seq, self._boot_id))
+        elif isinstance(msg, p.Heartbeat):
+            self.counters["heartbeats"] += 1
+            if not self._need_inventory and msg.present != len(self._model):
+                self.counters["consistency_mismatches"] += 1
+                reason = f"heartbeat counts {msg.present} tags, model has {len(self._model)}"
+                self._request_inventory(now, reason)
+        elif isinstance(msg, p.Fault):
+            self.counters["faults"] += 1
+            self._faults.append(msg)
+            log.warning(
+                "device fault", extra={"event": "bridge_fault", "url": self.url, "source": msg.source,
+                                       "code": msg.code, "detail": msg.detail},
+            )
+            if self._on_fault is not None:
+                self._on_fault(msg)
+        elif isinstance(msg, p.Ack):
+            pending = self._pending.pop(msg.cmd_seq, None)
+            if msg.status != p.AckStatus.OK:
+                self.counters["command_errors"] += 1
+                log.warning(
+                    "device refused command", extra={"event": "bridge_nak", "url": self.url,
+                                                     "cmd_type": msg.cmd_type, "status": msg.status},
+                )
+            elif pending is not None:
+                self.counters["commands_acked"] += 1
+
+    def _on_inventory_part(self, inv: p.Inventory, now: float) -> None:
+        first = (inv.seq - (inv.part - 1)) % SEQ_MOD
+        if seq_distance(first, self._expected) < 0:
+            self.counters["stale_inventory_parts"] += 1
+            return
+        key = (inv.boot_id, inv.snapshot, first, inv.parts)
+        if self._assembly is None or self._assembly.key != key:
+            self._assembly = _Assembly(key)
+        self._assembly.parts[inv.part] = inv.entries
+        if len(self._assembly.parts) < inv.parts:
+            return
+        parts, self._assembly = self._assembly.parts, None
+        snapshot = {(a, uid.hex().upper()) for entries in parts.values() for a, uid in entries}
+        with self._lock:
+            gone = sorted(self._model - snapshot)
+            new = sorted(snapshot - self._model)
+            self._model = snapshot
+        for antenna, uid in gone:
+            self._emit(PresenceChange(antenna, uid, False, now, "inventory", None, self._boot_id))
+        for antenna, uid in new:
+            self._emit(PresenceChange(antenna, uid, True, now, "inventory", None, self._boot_id))
+        self.counters["inventories"] += 1
+        self.counters["reconciled_changes"] += len(gone) + len(new)
+        if gone or new:
+            log.info(
+                "inventory reconciled", extra={"event": "bridge_reconciled", "url": self.url,
+                                               "left": len(gone), "arrived": len(new)},
+            )
+        self._expected = (first + inv.parts) % SEQ_MOD
+        for s in [s for s in self._buffer if seq_distance(s, self._expected) < 0]:
+            del self._buffer[s]
+        self._need_inventory = False
+        self._inventory_due = None
+        self._gap_since = None
+        self._drain(now)
+        self._state = "ready"
+        self._synced.set()
+
+    def _request_inventory(self, now: float, reason: str) -> None:
+        self._need_inventory = True
+        self.counters["inventory_requests"] += 1
+        log.info("requesting inventory: %s", reason,
+                 extra={"event": "bridge_inventory_request", "url": self.url, "reason": reason})
+        self._inventory_due = now + self.config.inventory_timeout
+        self._send(p.RequestInventory(), now)
+
+    def _emit(self, change: PresenceChange) -> None:
+        self.counters["changes"] += 1
+        log.debug(
+            "presence change",
+            extra={"event": "bridge_presence", "antenna": change.antenna, "uid": change.uid,
+                   "arrived": change.arrived, "source": change.source},
+        )
+        self._on_change(change)
+
+    # -- timers ---------------------------------------------------------------------
+    def _heartbeat_timeout(self) -> float:
+        if self.config.heartbeat_timeout is not None:
+            return self.config.heartbeat_timeout
+        period_ms = self.config.device.heartbeat_ms if self.config.device else None
+        if period_ms is None:
+            period_ms = self._hello.heartbeat_ms if self._hello else 500
+        return max(1.0, 4 * period_ms / 1000)
+
+    def _timers(self, now: float) -> None:
+        cfg = self.config
+        if self._state == "handshake":
+            if now >= self._handshake_deadline:
+                if self._handshake_tries >= cfg.handshake_retries:
+                    self.counters["handshake_failures"] += 1
+                    self._lost("no HELLO from device")
+                    return
+                self._handshake_tries += 1
+                self._handshake_deadline = now + cfg.handshake_timeout
+                self._send(p.HelloAck(0), now)
+            return
+        if self._last_heartbeat is not None and now - self._last_heartbeat > self._heartbeat_timeout():
+            self.counters["watchdog_trips"] += 1
+            log.error(
+                "no heartbeat for %.1fs: reader hung, rebooting it and reopening the port",
+                now - self._last_heartbeat, extra={"event": "bridge_watchdog", "url": self.url},
+            )
+            if cfg.reboot_on_watchdog:
+                self._send(p.Reboot(), now)
+            self._lost("heartbeat watchdog")
+            return
+        if self._gap_since is not None and now - self._gap_since >= cfg.reorder_window:
+            self.counters["gaps"] += 1
+            log.info("sequence gap", extra={"event": "bridge_gap", "url": self.url,
+                                            "expected": self._expected, "buffered": len(self._buffer)})
+            self._gap_since = None
+            if self._inventory_due is None:
+                self._request_inventory(now, "sequence gap")
+        if self._inventory_due is not None and now >= self._inventory_due:
+            self._request_inventory(now, "inventory overdue")
+        for seq, pending in list(self._pending.items()):
+            if now - pending.sent_at >= cfg.ack_timeout:
+                del self._pending[seq]
+                if pending.tries >= cfg.command_retries:
+                    self.counters["commands_unacked"] += 1
+                    continue
+                sent = self._send(pending.msg, now, track=True)
+                self._pending[sent.seq].tries = pending.tries + 1
