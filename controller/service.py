@@ -44,8 +44,9 @@ from controller.events import (
     UnseatPlayer,
 )
 from controller.games import GameError
+from controller.mqtt_contract import alert_from_ruling, public_cards
 from controller.profiles import ProfileError
-from controller.rulings import IRREGULARITY, MISDEAL, VOID, Ruling, make_ruling
+from controller.rulings import IRREGULARITY, MISDEAL, Ruling, make_ruling
 from controller.table import Table, TableError
 
 log = logging.getLogger("controller.service")
@@ -71,36 +72,14 @@ class Output:
 class Alert:
     id: str
     hand_id: int | None
-    ruling: dict[str, Any]
+    data: dict[str, Any]  # the alert payload of docs/mqtt.md
     severity: str
     requires_ack: bool
     seq: int
     ts: float
 
     def payload(self) -> dict[str, Any]:
-        r = self.ruling
-        return {
-            "id": self.id,
-            "hand_id": self.hand_id,
-            "seq": self.seq,
-            "ts": self.ts,
-            "ruling": r["ruling"],
-            "reason": r["reason"],
-            "remedy": r.get("remedy"),
-            "message": r["message"],
-            "steps": list(r.get("steps", [])),
-            "citations": list(r.get("citations", [])),
-            "seat": r.get("seat"),
-            "card": r.get("card") if r.get("public_card") else None,
-            "severity": self.severity,
-            "requires_ack": self.requires_ack,
-        }
-
-
-# A ruling's card identity is shown only when the card is public anyway.
-_PUBLIC_CARD_REASONS = frozenset({
-    "exposed_card", "exposed_on_draw", "stud_holecard_exposed", "boxed_card", "joker", "foreign_card",
-})
+        return dict(self.data)
 
 
 @dataclass
@@ -215,12 +194,16 @@ class TableService:
         self._hand_first_seq = self.seq
         self._hand_closed = False
         self.last_hand_misdeal = False
-        s = self.engine.setup
-        out.append(Output("hand_start", {
-            "hand_id": self.hand_id, "game": s.game, "rules": s.rules, "event": s.event,
-            "structure": self.engine.structure, "button": s.button, "small_blind": self.engine.small_blind,
-            "big_blind": self.engine.big_blind, "seats": list(s.seats), "redeal": redeal, "source": ev.source,
-        }))
+        out.append(self._hand_start())
+
+    def _hand_start(self) -> Output:
+        e = self.engine
+        assert e is not None
+        s = e.setup
+        return Output("hand_start", {
+            "game": s.game, "rules": s.rules, "event": s.event, "structure": e.structure, "button": s.button,
+            "blinds": {"small": e.small_blind, "big": e.big_blind}, "seats": list(e.order),
+        })
 
     def _apply_start_hand(self, ev: StartHand, out: list[Output], at: float) -> None:
         """A hand with an explicit setup (replays, scenarios and the console's override)."""
@@ -229,12 +212,7 @@ class TableService:
         self.hand_id += 1
         self._hand_first_seq = self.seq
         self._hand_closed = False
-        s = ev.setup
-        out.append(Output("hand_start", {
-            "hand_id": self.hand_id, "game": s.game, "rules": s.rules, "event": s.event,
-            "structure": self.engine.structure, "button": s.button, "small_blind": self.engine.small_blind,
-            "big_blind": self.engine.big_blind, "seats": list(s.seats), "redeal": False, "source": "setup",
-        }))
+        out.append(self._hand_start())
 
     def _hand_event(self, ev: Event, out: list[Output], at: float) -> None:
         engine = self.engine
@@ -245,13 +223,11 @@ class TableService:
         rulings = engine.apply(ev)
         self._describe(ev, out, board_before)
         if street != (engine.street_i, engine.phase) and engine.phase in (Phase.BET, Phase.BOARD, Phase.DRAW):
-            out.append(Output("street", {"hand_id": self.hand_id, "street": engine.street.name,
-                                         "phase": engine.phase.value}))
+            out.append(Output("street", {"name": engine.street.name}))
         for r in rulings:
             self._alert(r, out, at)
         if isinstance(ev, Deal | Discard | Expose):
-            out.append(Output("holecards", {"hand_id": self.hand_id, "seats": _str_keys(engine.hole_cards())},
-                              secret=True))
+            out.append(Output("holecards", {"seats": _str_keys(engine.hole_cards())}, secret=True))
         if engine.over:
             self._close_hand(out)
 
@@ -305,34 +281,43 @@ class TableService:
     def _describe(self, ev: Event, out: list[Output], board_before: int) -> None:
         engine = self.engine
         assert engine is not None
-        h = self.hand_id
         if isinstance(ev, Deal):
             held = next((x for x in reversed(engine.hands.get(ev.seat, [])) if x.card == ev.card), None)
             if held is not None:
                 up = held.up
-                out.append(Output("card", {"hand_id": h, "seat": ev.seat, "face": "up" if up else "down",
+                out.append(Output("card", {"seat": ev.seat, "face": "up" if up else "down",
                                            "card": held.card.label(engine.setup.deck) if up else None,
                                            "source": ev.source}))
+        elif isinstance(ev, Expose):
+            held = next((x for x in engine.hands.get(ev.seat, []) if x.card == ev.card), None)
+            if held is not None and held.up:
+                out.append(Output("card", {"seat": ev.seat, "face": "up", "card": held.card.label(engine.setup.deck),
+                                           "source": ev.source, "exposed": True}))
         elif isinstance(ev, Burn):
-            out.append(Output("burn", {"hand_id": h, "count": len(engine.burns)}))
+            out.append(Output("burn", {"count": 1, "source": ev.source}))
         elif isinstance(ev, BoardCards):
             board = [c.label(engine.setup.deck) for c in engine.board if c not in engine.premature]
-            out.append(Output("board", {"hand_id": h, "cards": board}))
+            if board:
+                out.append(Output("board", {"cards": board[-5:], "source": ev.source}))
         elif isinstance(ev, Act):
-            out.append(Output("action", {"hand_id": h, "seat": ev.seat, "action": ev.action, "all_in": ev.all_in,
+            out.append(Output("action", {"seat": ev.seat, "action": ev.action, "all_in": ev.all_in,
                                          "amount": ev.amount}))
         elif isinstance(ev, Discard):
-            out.append(Output("draw", {"hand_id": h, "seat": ev.seat, "count": ev.count}))
+            out.append(Output("draw", {"seat": ev.seat, "count": ev.count}))
 
     def _alert(self, r: Ruling, out: list[Output], at: float, severity: str | None = None) -> None:
+        """Every ruling is an alert the dealer acknowledges.  Its card is named only when the card
+        is public (face up, on the board); otherwise the words are rebuilt without it."""
         self._alert_count += 1
-        ruling = r.to_dict()
-        ruling["public_card"] = r.reason in _PUBLIC_CARD_REASONS
-        sev = severity or (r.ruling if r.ruling in (MISDEAL, VOID) else "irregularity")
-        alert = Alert(f"a{self._alert_count}", self.hand_id if self.engine else None, ruling, sev,
-                      requires_ack=True, seq=self.seq, ts=at)
+        public = public_cards(self.engine.snapshot()) if self.engine is not None else set()
+        hand_id = self.hand_id if self.engine is not None else None
+        payload = alert_from_ruling(r, id=f"a{self._alert_count}", seq=self.seq, ts=round(at, 3), hand_id=hand_id,
+                                    public=public)
+        if severity == "fault":
+            payload["ruling"], payload["severity"] = None, "fault"
+        alert = Alert(payload["id"], hand_id, payload, payload["severity"], True, self.seq, at)
         self.alerts.append(alert)
-        out.append(Output("alert", alert.payload()))
+        out.append(Output("alert", payload))
 
     def _active_id(self) -> str | None:
         return self.alerts[0].id if self.alerts else None
@@ -345,19 +330,31 @@ class TableService:
         ended = [r for r in engine.rulings if r.ends_hand]
         self.last_hand_misdeal = bool(ended and ended[-1].ruling == MISDEAL)
         award = engine.showdown()
-        result: dict[str, Any] = {
-            "hand_id": self.hand_id,
-            "outcome": ended[-1].ruling if ended else ("showdown" if award else "uncontested"),
-            "winner": engine.winner,
-            "rulings": [{"ruling": r.ruling, "reason": r.reason, "remedy": r.remedy} for r in engine.rulings],
-        }
-        if award is not None:
-            result["showdown"] = award.describe()
-            result["hands"] = _str_keys(engine.hole_cards())  # tabled at showdown: public now
+        winners: list[dict[str, Any]] = []
+        shown = None
+        summary = None
+        if ended:
+            result_kind = ended[-1].ruling
+        elif award is not None:
+            result_kind = "showdown"
+            for part in award.parts:
+                for seat in part.winners:
+                    value = part.values.get(seat)
+                    winners.append({"seat": seat, "part": part.part, "hand": value.name if value else "",
+                                    "share": part.shares.get(seat)})
+            shown = _str_keys(engine.hole_cards())  # tabled at the showdown: public now
+            summary = award.describe()
+        else:
+            result_kind = "uncontested"
+            if engine.winner is not None:
+                winners.append({"seat": engine.winner, "part": "pot", "share": None})
+        result: dict[str, Any] = {"result": result_kind, "winners": winners, "shown": shown, "summary": summary}
         out.append(Output("hand_end", result))
         if self.journal is not None and hasattr(self.journal, "record_hand"):
             try:
-                self.journal.record_hand(self.hand_id, engine.setup, self._hand_first_seq, self.seq, result)
+                record = dict(result, rulings=[{"ruling": r.ruling, "reason": r.reason, "remedy": r.remedy}
+                                               for r in engine.rulings])
+                self.journal.record_hand(self.hand_id, engine.setup, self._hand_first_seq, self.seq, record)
             except Exception:  # a history write must never stop the table
                 log.exception("could not record hand %s", self.hand_id)
 
