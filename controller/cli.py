@@ -103,6 +103,30 @@ def cmd_enroll(args: argparse.Namespace) -> int:
     return enroll_cli(args, line_reads(sys.stdin), console)
 
 
+# ---------------------------------------------------------------------- run
+def cmd_run(args: argparse.Namespace) -> int:
+    """The daemon (systemd runs this): config errors name the key and change nothing."""
+    from controller.config import ConfigError, load_config
+    from controller.logs import setup_logging
+
+    setup_logging(args.log)
+    try:
+        config = load_config(args.config)
+    except ConfigError as exc:
+        _console(stderr=True).print(f"[red]configuration error[/red]\n{exc}")
+        return 2
+    from controller.daemon import Daemon
+    from controller.decks import DeckRegistry, RegistryError
+    from controller.paths import registry_path
+
+    try:
+        registry = DeckRegistry.load(args.registry or registry_path())
+    except RegistryError as exc:
+        _console(stderr=True).print(f"[red]deck registry error[/red]: {exc}")
+        return 2
+    return Daemon(config, registry=registry, serial_url=args.serial).run_forever()
+
+
 # ---------------------------------------------------------------------- demo
 def cmd_demo(args: argparse.Namespace) -> int:
     from controller.demo import run_console_demo
@@ -131,6 +155,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--cards", type=int, default=None, help="bridge: cards to move")
     p.add_argument("--seed", type=int, default=1)
     p.set_defaults(func=cmd_bench)
+
+    p = sub.add_parser("run", help="the daemon: serve the table from a config file")
+    p.add_argument("--config", required=True, help="the table's TOML config")
+    p.add_argument("--registry", default=None, help="deck registry (default: the state directory's decks.json)")
+    p.add_argument("--serial", default=None, help="override the serial port (e.g. socket://127.0.0.1:7000)")
+    p.add_argument("--log", default="auto", choices=["auto", "journald", "json", "console"])
+    p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("demo", help="a simulated table: realistic hands with the occasional dealer mistake")
     p.add_argument("--hands", type=int, default=20, help="hands to deal (0: until Ctrl-C)")

@@ -915,6 +915,10 @@ class HandEngine:
         return award_pot(self.game.showdown, hands, board, pot, profile=self.profile.name, button=self.button,
                          table_size=self.size, stud=self.game.family is Family.STUD)
 
+    def placements(self) -> dict[Card, str]:
+        """Where each card of this hand lies: ``seat:N``, ``board``, ``burn``, ``muck``, ``aside``, ``boxed``."""
+        return dict(self.where)
+
     def hole_cards(self) -> dict[int, list[str]]:
         """Hole-card identities: secret, only for the protected broadcast topic."""
         return {s: [h.card.label(self.setup.deck) for h in self.hands[s] if not h.scrap] for s in self.order}

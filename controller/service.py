@@ -46,7 +46,7 @@ from controller.events import (
 from controller.games import GameError
 from controller.mqtt_contract import alert_from_ruling, public_cards
 from controller.profiles import ProfileError
-from controller.rulings import IRREGULARITY, MISDEAL, Ruling, make_ruling
+from controller.rulings import IRREGULARITY, MISDEAL, Ruling, kind_of, make_ruling
 from controller.table import Table, TableError
 
 log = logging.getLogger("controller.service")
@@ -138,6 +138,10 @@ class TableService:
             self._try(lambda t: t.change_game(event.game, event.rules, event.structure))
             if event.event not in (None, "cash", "tournament"):
                 raise Rejected(f"event must be cash or tournament, got {event.event!r}")
+        elif isinstance(event, CallMisdeal) and not _is_misdeal_reason(event.reason):
+            raise Rejected(f"{event.reason!r} is not a misdeal reason code")
+        elif isinstance(event, Report) and not _is_reason(event.reason):
+            raise Rejected(f"{event.reason!r} is not a reason code")
         elif isinstance(event, HAND_EVENTS + (CallMisdeal,)):
             if self.engine is None or self.engine.over:
                 raise Rejected(f"no hand in progress for {event.kind}")
@@ -374,6 +378,18 @@ class TableService:
 
     def hole_cards(self) -> dict[str, list[str]]:
         return _str_keys(self.engine.hole_cards()) if self.engine is not None else {}
+
+
+def _is_reason(code: str) -> bool:
+    try:
+        kind_of(code)
+    except (KeyError, ValueError):
+        return False
+    return True
+
+
+def _is_misdeal_reason(code: str) -> bool:
+    return _is_reason(code) and kind_of(code) == MISDEAL
 
 
 def _str_keys(d: dict) -> dict[str, Any]:

@@ -88,6 +88,11 @@ class Fusion:
         self._last_dest.clear()
         return out
 
+    def remember(self, placements: dict[Card, str]) -> None:
+        """Seed where cards already are (zone names), e.g. from the engine after a restart, so a
+        tag the device re-reports at its place is not dealt a second time."""
+        self._last_dest.update(placements)
+
     def feed(self, change: ZoneChange) -> list[FusionOutput]:
         now = self._clock()
         out = self.poll(now)
@@ -182,6 +187,10 @@ class RfidPipeline:
     def new_hand(self) -> None:
         with self._lock:
             self._deliver(self.fusion.new_hand())
+
+    def remember(self, placements: dict[Card, str]) -> None:
+        with self._lock:
+            self.fusion.remember(placements)
 
     def run(self, changes: queue.Queue[PresenceChange], stop: threading.Event, tick: float = 0.05) -> None:
         """Pump ``changes`` (e.g. ``BridgeLink.changes``) until ``stop`` is set."""

@@ -1,0 +1,424 @@
+"""The daemon: event sources -> one engine owner -> outputs.
+
+* Sources run in their own threads and only *post* events: the serial RFID bridge
+  (link -> zones -> fusion), the GPIO panel (shuffler, dealer buttons), NFC readers,
+  and the dealer's console over MQTT requests.
+* One owner thread takes events off a queue one at a time, journals each one before
+  applying it (:class:`TableService`), and hands the outputs to the MQTT publisher and
+  the panel's LED/buzzer.
+* A restart replays the journal (even after ``kill -9``) and republishes whatever the
+  broker never acknowledged (the journal keeps the delivered cursor).
+* systemd: READY once serving, WATCHDOG only while the owner, MQTT and serial loops are
+  alive, STOPPING on SIGTERM.
+
+Hardware factories are injectable so the demo and the tests run the very same daemon
+on an emulator, gpiozero's mock pins and a scripted NFC frontend.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import signal
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import Future
+from dataclasses import dataclass
+from typing import Any
+
+from controller.config import Config
+from controller.decks import DeckRegistry
+from controller.events import (
+    Acknowledge,
+    Act,
+    CallMisdeal,
+    ChangeGame,
+    Event,
+    NewHand,
+    SeatPlayer,
+    SetButton,
+    ShufflerFault,
+    UnknownTagRead,
+    UnseatPlayer,
+)
+from controller.journal import Journal
+from controller.mqtt_contract import RequestError, Topics, parse_request, request_transaction, response_payload
+from controller.mqtt_link import MqttLink, MqttSettings
+from controller.publisher import Publisher
+from controller.sdnotify import Notifier, watchdog_interval
+from controller.service import Output, Rejected, TableService
+from controller.table import Table
+
+log = logging.getLogger("controller.daemon")
+
+
+@dataclass
+class _Item:
+    event: Event
+    source: str
+    future: Future | None
+    posted: float
+
+
+def request_event(name: str, fields: dict[str, Any]) -> Event:
+    """A validated console request (see :func:`parse_request`) as a table event."""
+    if name == "new_hand":
+        return NewHand(source="console")
+    if name == "set_button":
+        return SetButton(int(fields["seat"]))
+    if name == "seat":
+        return SeatPlayer(int(fields["seat"]), str(fields["name"]), bool(fields.get("post", False)))
+    if name == "unseat":
+        return UnseatPlayer(int(fields["seat"]))
+    if name == "action":
+        amount = fields.get("amount")
+        return Act(int(fields["seat"]), str(fields["action"]), bool(fields.get("all_in", False)),
+                   int(amount) if amount is not None else None)
+    if name == "acknowledge":
+        return Acknowledge(fields.get("alert"))
+    if name == "misdeal":
+        return CallMisdeal(str(fields["reason"]))
+    if name == "change_game":
+        return ChangeGame(str(fields["game"]), fields.get("rules"), fields.get("structure"), fields.get("event"))
+    raise RequestError(f"unknown request {name!r}")
+
+
+class Daemon:
+    """One table: journal, engine owner, MQTT, hardware sources."""
+
+    def __init__(
+        self,
+        config: Config,
+        *,
+        registry: DeckRegistry | None = None,
+        mqtt_username: str | None = None,
+        mqtt_password: str | None = None,
+        serial_url: str | None = None,
+        panel_factory: Callable[[Callable[[Any], None]], Any] | None = None,
+        nfc_factory: Callable[..., Any] | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.config = config
+        self.registry = registry or DeckRegistry()
+        self.clock = clock
+        self.serial_url = serial_url or (config.serial.port if config.serial.enabled else None)
+        self.panel_factory = panel_factory
+        self.nfc_factory = nfc_factory
+        self.mqtt_username = mqtt_username or config.mqtt.username
+        self.mqtt_password = mqtt_password or config.mqtt.read_password()
+        self.topics = Topics(config.mqtt.base_topic, config.table.id)
+        self.inbox: queue.Queue[_Item | None] = queue.Queue()
+        self.notifier = Notifier()
+        self.journal: Journal | None = None
+        self.service: TableService | None = None
+        self.link: MqttLink | None = None
+        self.publisher: Publisher | None = None
+        self.bridge: Any = None
+        self.pipeline: Any = None
+        self.panel: Any = None
+        self.nfc_readers: list[Any] = []
+        self._threads: list[threading.Thread] = []
+        self._stop = threading.Event()
+        self._owner: threading.Thread | None = None
+        self.owner_beat = time.monotonic()
+        self.listeners: list[Callable[[list[Output]], None]] = []
+        self.started = threading.Event()
+
+    # ------------------------------------------------------------------ lifecycle
+    def start(self) -> Daemon:
+        cfg = self.config
+        self.journal = Journal(cfg.journal.path)
+        self.service = TableService(Table(**cfg.table_kwargs()), journal=self.journal, clock=self.clock)
+        replayed = self.service.replay(self.journal.entries())
+        log.info("journal replayed", extra={"events": self.journal.last_seq, "hand_id": self.service.hand_id,
+                                             "table_id": cfg.table.id})
+        m = cfg.mqtt
+        tls = m.tls
+        settings = MqttSettings(
+            url=f"{'mqtts' if m.secure else 'mqtt'}://{m.host}:{m.effective_port}",
+            username=self.mqtt_username, password=self.mqtt_password,
+            client_id=f"tablectl-{cfg.table.id}", keepalive=min(m.keepalive, 30),
+            ca_file=str(tls.ca_file) if tls and tls.ca_file else None,
+            certfile=str(tls.certfile) if tls and tls.certfile else None,
+            keyfile=str(tls.keyfile) if tls and tls.keyfile else None,
+        )
+        self.link = MqttLink(settings, self.topics.availability, request_filter=self.topics.requests,
+                             on_request=self._on_request, on_delivered=self._delivered)
+        self.publisher = Publisher(self.link, self.topics, cfg.table.id, cfg.broadcast.delay, clock=self.clock)
+        published = self.journal.published_seq
+        unsent = [o for o in replayed if o.seq > published]
+        if unsent:
+            log.info("republishing what the broker never acknowledged", extra={"outputs": len(unsent)})
+        self.publisher.publish(unsent, self.service)
+        self.link.start()
+        self._start_sources()
+        self._owner = threading.Thread(target=self._run, name="engine-owner", daemon=True)
+        self._owner.start()
+        self.started.set()
+        self.notifier.ready(f"table {cfg.table.id}: hand {self.service.hand_id}")
+        return self
+
+    def stop(self) -> None:
+        if self._stop.is_set():
+            return
+        self.notifier.stopping()
+        self._stop.set()
+        self.inbox.put(None)
+        if self._owner is not None:
+            self._owner.join(5)
+        for reader in self.nfc_readers:
+            try:
+                reader.stop()
+            except Exception:
+                log.exception("nfc reader stop failed")
+        if self.bridge is not None:
+            self.bridge.stop()
+        for t in self._threads:
+            t.join(2)
+        if self.panel is not None:
+            try:
+                self.panel.close()
+            except Exception:
+                log.exception("panel close failed")
+        if self.link is not None:
+            self.link.stop()
+        if self.journal is not None:
+            self.journal.close()
+
+    def __enter__(self) -> Daemon:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def run_forever(self) -> int:
+        """``tablectl run``: serve until SIGTERM/SIGINT, feeding the systemd watchdog."""
+        stop = threading.Event()
+
+        def _signal(signum, frame):  # noqa: ARG001
+            log.info("signal %s: stopping", signum)
+            stop.set()
+
+        signal.signal(signal.SIGTERM, _signal)
+        signal.signal(signal.SIGINT, _signal)
+        if not self.started.is_set():
+            self.start()
+        period = watchdog_interval() or 2.0
+        while not stop.wait(period):
+            if self.healthy():
+                self.notifier.watchdog()
+            else:
+                log.warning("unhealthy: watchdog not fed", extra={"health": self.health()})
+        self.stop()
+        return 0
+
+    # ------------------------------------------------------------------ inputs
+    def post(self, event: Event, source: str = "") -> None:
+        """Hardware threads: hand an event to the owner and return at once."""
+        self.inbox.put(_Item(event, source, None, time.monotonic()))
+
+    def submit(self, event: Event, source: str = "console", timeout: float = 10.0) -> list[Output]:
+        """Apply an event through the owner thread and wait: returns the outputs or raises
+        :class:`Rejected` (nothing changed)."""
+        fut: Future = Future()
+        self.inbox.put(_Item(event, source, fut, time.monotonic()))
+        return fut.result(timeout)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self.owner_beat = time.monotonic()
+            try:
+                item = self.inbox.get(timeout=0.25)
+            except queue.Empty:
+                continue
+            if item is None:
+                break
+            self._apply(item)
+
+    def _apply(self, item: _Item) -> None:
+        assert self.service is not None and self.publisher is not None
+        try:
+            outputs = self.service.submit(item.event, source=item.source)
+        except Rejected as exc:
+            log.info("rejected %s: %s", item.event.kind, exc, extra={"source": item.source})
+            if item.future is not None:
+                item.future.set_exception(exc)
+            return
+        except Exception as exc:  # never lose the owner thread to one bad event
+            log.exception("failed to apply %s", item.event.kind)
+            if item.future is not None:
+                item.future.set_exception(exc)
+            return
+        self.publisher.publish(outputs, self.service)
+        self._after(outputs)
+        if item.future is not None:
+            item.future.set_result(outputs)
+
+    def _after(self, outputs: list[Output]) -> None:
+        for out in outputs:
+            if out.kind == "hand_start" and self.pipeline is not None:
+                self.pipeline.new_hand()
+            if self.panel is not None:
+                if out.kind == "alert":
+                    self.panel.alert(out.payload["severity"])
+                elif out.kind == "alert_cleared" and self.service is not None and not self.service.alerts:
+                    self.panel.clear()
+        for listener in self.listeners:
+            try:
+                listener(outputs)
+            except Exception:
+                log.exception("listener failed")
+
+    def _delivered(self, seq: int) -> None:
+        if self.journal is not None and seq <= self.journal.last_seq:
+            try:
+                self.journal.mark_published(seq)
+            except Exception:
+                log.exception("could not store the delivered cursor")
+
+    # ------------------------------------------------------------------ console requests
+    def _on_request(self, name: str, payload: bytes, response_topic: str | None, correlation: bytes | None) -> None:
+        """paho's thread: parse, hand to the owner, answer.  An invalid request changes nothing."""
+        transaction = request_transaction(payload)
+        try:
+            fields = parse_request(name, payload)
+            event = request_event(name, fields)
+        except RequestError as exc:
+            self._respond(response_topic, correlation, response_payload(exc.transaction or transaction, False,
+                                                                        str(exc)))
+            return
+        fut: Future = Future()
+        fut.add_done_callback(lambda f: self._answer(f, response_topic, correlation, transaction))
+        self.inbox.put(_Item(event, "console", fut, time.monotonic()))
+
+    def _answer(self, fut: Future, response_topic: str | None, correlation: bytes | None,
+                transaction: str | None) -> None:
+        exc = fut.exception()
+        if exc is not None:
+            self._respond(response_topic, correlation, response_payload(transaction, False, str(exc)))
+            return
+        outputs = fut.result()
+        result = {"seq": outputs[0].seq if outputs else None, "outputs": [o.kind for o in outputs]}
+        self._respond(response_topic, correlation, response_payload(transaction, True, result=result))
+
+    def _respond(self, response_topic: str | None, correlation: bytes | None, payload: dict) -> None:
+        if self.link is None:
+            return
+        if response_topic:
+            self.link.respond(response_topic, correlation, payload)
+        else:
+            self.link.publish(self.topics.response, payload)
+
+    # ------------------------------------------------------------------ hardware sources
+    def _start_sources(self) -> None:
+        if self.serial_url:
+            self._start_bridge(self.serial_url)
+        if self.panel_factory is not None or self.config.gpio.enabled:
+            self._start_panel()
+        for reader in self.config.nfc.readers:
+            self._start_nfc(reader.zone, reader.path)
+
+    def _start_bridge(self, url: str) -> None:
+        from firmware_bridge.fusion import Fusion, RfidPipeline, UnknownTag
+        from firmware_bridge.link import BridgeLink, LinkConfig
+        from firmware_bridge.zones import ZoneMap, ZoneTracker
+
+        zones = ZoneTracker(ZoneMap.from_dict(self.config.zone_map()))
+        fusion = Fusion(self.registry)
+
+        def sink(item: Any) -> None:
+            if isinstance(item, UnknownTag):
+                self.post(UnknownTagRead(str(item.zone), item.uid), source="rfid")
+            else:
+                self.post(item, source="rfid")
+
+        self.pipeline = RfidPipeline(zones, fusion, sink)
+        engine = self.service.engine if self.service is not None else None
+        if engine is not None and not engine.over:
+            # After a restart the device re-reports every tag on the table: cards the journal
+            # already placed must not be dealt twice.
+            self.pipeline.remember(engine.placements())
+        self.bridge = BridgeLink(url, LinkConfig(baudrate=self.config.serial.baudrate)).start()
+        t = threading.Thread(target=self.pipeline.run, args=(self.bridge.changes, self._stop), name="rfid-pipeline",
+                             daemon=True)
+        t.start()
+        self._threads.append(t)
+
+    def _start_panel(self) -> None:
+        def on_signal(sig: Any) -> None:
+            kind = sig.kind
+            if kind in ("deck_ready", "new_hand"):
+                # TDA 21: a hand begins on the push of the shuffler button or the dealer's push.
+                self.post(NewHand(source="shuffler" if kind == "deck_ready" else "button"), source="gpio")
+            elif kind == "call_misdeal":
+                self.post(CallMisdeal("called_misdeal"), source="gpio")
+            elif kind == "acknowledge":
+                self.post(Acknowledge(), source="gpio")
+            elif kind == "shuffler_fault":
+                self.post(ShufflerFault("shuffler fault line"), source="gpio")
+
+        if self.panel_factory is not None:
+            self.panel = self.panel_factory(on_signal)
+        else:
+            from hw.gpio import TablePanel
+
+            self.panel = TablePanel(self.config.gpio.panel_config(), on_signal)
+
+    def _start_nfc(self, zone: str, path: str) -> None:
+        from controller.decks import RegistryError
+
+        def on_tag(read: Any) -> None:
+            try:
+                ident = self.registry.lookup(read.uid)
+            except RegistryError:
+                return
+            if ident.card is None:
+                self.post(UnknownTagRead(zone, ident.uid), source="nfc")
+            elif zone == "muck":
+                from controller.events import Muck
+
+                self.post(Muck(ident.card, source="rfid"), source="nfc")
+
+        if self.nfc_factory is not None:
+            reader = self.nfc_factory(zone, path, on_tag)
+        else:
+            from hw.nfc import NfcReader, NfcReaderConfig
+
+            reader = NfcReader(NfcReaderConfig(zone, path=path), on_tag)
+        reader.start()
+        self.nfc_readers.append(reader)
+
+    # ------------------------------------------------------------------ health
+    def health(self) -> dict[str, Any]:
+        now = time.monotonic()
+        out: dict[str, Any] = {
+            "owner_alive": bool(self._owner and self._owner.is_alive()),
+            "owner_beat_age": round(now - self.owner_beat, 3),
+            "inbox": self.inbox.qsize(),
+        }
+        if self.link is not None:
+            out["mqtt"] = {"connected": self.link.connected, "backlog": self.link.backlog,
+                           "outbox_age": round(now - self.link.last_loop, 3),
+                           "paho_alive": self.link.client._thread is not None
+                           and self.link.client._thread.is_alive(),  # noqa: SLF001
+                           "counters": dict(self.link.counters)}
+        if self.bridge is not None:
+            out["serial"] = self.bridge.health().to_dict()
+            out["serial_thread_alive"] = all(t.is_alive() for t in self._threads)
+        if self.panel is not None:
+            out["gpio"] = {"alert": getattr(self.panel, "alert_level", None),
+                           "fault_latched": getattr(self.panel, "fault_latched", None)}
+        return out
+
+    def healthy(self) -> bool:
+        """The watchdog's test: every loop is turning (not: every peer is reachable)."""
+        h = self.health()
+        if not h["owner_alive"] or h["owner_beat_age"] > 5:
+            return False
+        mqtt = h.get("mqtt")
+        if mqtt is not None and (mqtt["outbox_age"] > 5 or not mqtt["paho_alive"]):
+            return False
+        if "serial" in h and not h["serial_thread_alive"]:
+            return False
+        return True

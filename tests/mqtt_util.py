@@ -1,0 +1,101 @@
+"""Real paho-mqtt v2 clients for tests that talk to a real Mosquitto."""
+
+from __future__ import annotations
+
+import json
+import secrets
+import threading
+import time
+from collections.abc import Callable
+
+import paho.mqtt.client as mqtt
+from paho.mqtt.client import CallbackAPIVersion, MQTTMessage
+from paho.mqtt.reasoncodes import ReasonCode
+
+from controller.broker import Broker
+
+TIMEOUT = 5.0
+
+
+def wait_until(cond: Callable[[], bool], timeout: float = TIMEOUT, what: str = "condition") -> None:
+    deadline = time.monotonic() + timeout
+    while not cond():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+        time.sleep(0.01)
+
+
+class Client:
+    """A paho v2 MQTTv5 client that records what it receives."""
+
+    def __init__(self, broker: Broker, user: str | None, password: str | None, *, name: str = "",
+                 transport: str = "tcp", port: int | None = None, will: tuple[str, str] | None = None) -> None:
+        self.name = name or user or "anonymous"
+        self.c = mqtt.Client(callback_api_version=CallbackAPIVersion.VERSION2, protocol=mqtt.MQTTv5,
+                             client_id=f"{self.name}-{secrets.token_hex(3)}", transport=transport)
+        if user is not None:
+            self.c.username_pw_set(user, password)
+        if will:
+            self.c.will_set(will[0], will[1], qos=1, retain=True)
+        self.c.reconnect_delay_set(min_delay=0.1, max_delay=0.5)  # type: ignore[arg-type]  # fast tests
+        self.lock = threading.Lock()
+        self.messages: list[MQTTMessage] = []
+        self.connacks: list[ReasonCode] = []
+        self.subacks: dict[int, list[ReasonCode]] = {}
+        self.pubacks: dict[int, ReasonCode] = {}
+        self.c.on_connect = lambda c, u, f, rc, p: self._add(self.connacks, rc)
+        self.c.on_message = lambda c, u, m: self._add(self.messages, m)
+        self.c.on_subscribe = lambda c, u, mid, rcs, p: self._set(self.subacks, mid, rcs)
+        self.c.on_publish = lambda c, u, mid, rc, p: self._set(self.pubacks, mid, rc)
+        self.c.connect_async(broker.host, port or broker.port, keepalive=5)
+        self.c.loop_start()
+
+    def _add(self, seq: list, item) -> None:
+        with self.lock:
+            seq.append(item)
+
+    def _set(self, d: dict, key, value) -> None:
+        with self.lock:
+            d[key] = value
+
+    # ------------------------------------------------------------------ helpers
+    def wait_connack(self, n: int = 1) -> ReasonCode:
+        wait_until(lambda: len(self.connacks) >= n, what=f"{self.name} CONNACK")
+        return self.connacks[n - 1]
+
+    def connected(self) -> Client:
+        rc = self.wait_connack()
+        assert not rc.is_failure, f"{self.name} refused: {rc}"
+        return self
+
+    def subscribe(self, topic: str) -> list[ReasonCode]:
+        _, mid = self.c.subscribe(topic, qos=1)
+        wait_until(lambda: mid in self.subacks, what=f"{self.name} SUBACK for {topic}")
+        return self.subacks[mid]
+
+    def publish(self, topic: str, payload: str | bytes, retain: bool = False) -> ReasonCode:
+        info = self.c.publish(topic, payload, qos=1, retain=retain)
+        wait_until(lambda: info.mid in self.pubacks, what=f"{self.name} PUBACK for {topic}")
+        return self.pubacks[info.mid]
+
+    def topics(self) -> set[str]:
+        with self.lock:
+            return {m.topic for m in self.messages}
+
+    def got(self, topic: str, payload: bytes | None = None) -> bool:
+        with self.lock:
+            return any(m.topic == topic and (payload is None or m.payload == payload) for m in self.messages)
+
+    def wait_for(self, topic: str, payload: bytes | None = None) -> None:
+        wait_until(lambda: self.got(topic, payload), what=f"{self.name} to receive {topic} {payload!r}")
+
+    def close(self) -> None:
+        self.c.disconnect()
+        self.c.loop_stop()
+
+    def payloads(self, topic: str) -> list[bytes]:
+        with self.lock:
+            return [m.payload for m in self.messages if m.topic == topic]
+
+    def json(self, topic: str) -> list[dict]:
+        return [json.loads(p) for p in self.payloads(topic) if p]
