@@ -64,6 +64,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     runners: dict[str, Callable[[argparse.Namespace], dict]] = {
         "engine": _bench_engine,
         "bridge": _bench_bridge,
+        "latency": _bench_latency,
     }
     result = runners[args.what](args)
     if args.json:
@@ -81,6 +82,12 @@ def _bench_engine(args: argparse.Namespace) -> dict:
 
 def _bench_bridge(args: argparse.Namespace) -> dict:
     from firmware_bridge.bench import run_bench
+
+    return run_bench(cards=args.cards or 10000)
+
+
+def _bench_latency(args: argparse.Namespace) -> dict:
+    from controller.bench_latency import run_bench
 
     return run_bench(cards=args.cards or 10000)
 
@@ -148,7 +155,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_scenario)
 
     p = sub.add_parser("bench", help="benchmarks printing JSON")
-    p.add_argument("what", choices=["engine", "bridge"])
+    p.add_argument("what", choices=["engine", "bridge", "latency"])
     p.add_argument("--json", action="store_true", help="plain JSON on stdout")
     p.add_argument("--compact", action="store_true", help="one-line JSON")
     p.add_argument("--hands", type=int, default=None, help="engine: hands in the session")

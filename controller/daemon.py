@@ -20,6 +20,7 @@ from __future__ import annotations
 import logging
 import queue
 import signal
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -128,6 +129,9 @@ class Daemon:
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> Daemon:
         cfg = self.config
+        # Several I/O threads hand each card along (serial, engine owner, outbox, paho): a short GIL
+        # switch interval lets the next one run as soon as the previous one is done.
+        sys.setswitchinterval(0.0005)
         self.journal = Journal(cfg.journal.path)
         self.service = TableService(Table(**cfg.table_kwargs()), journal=self.journal, clock=self.clock)
         replayed = self.service.replay(self.journal.entries())
@@ -339,11 +343,20 @@ class Daemon:
             # After a restart the device re-reports every tag on the table: cards the journal
             # already placed must not be dealt twice.
             self.pipeline.remember(engine.placements())
-        self.bridge = BridgeLink(url, LinkConfig(baudrate=self.config.serial.baudrate)).start()
-        t = threading.Thread(target=self.pipeline.run, args=(self.bridge.changes, self._stop), name="rfid-pipeline",
-                             daemon=True)
+        # Presence changes go through zones and fusion on the link's own thread (one thread hop
+        # less per card); a small timer thread closes debounce windows and board groups.
+        self.bridge = BridgeLink(url, LinkConfig(baudrate=self.config.serial.baudrate),
+                                 on_change=lambda change: self.pipeline.feed(change)).start()
+        t = threading.Thread(target=self._poll_pipeline, name="rfid-timer", daemon=True)
         t.start()
         self._threads.append(t)
+
+    def _poll_pipeline(self) -> None:
+        while not self._stop.wait(0.02):
+            try:
+                self.pipeline.poll()
+            except Exception:
+                log.exception("rfid pipeline poll failed")
 
     def _start_panel(self) -> None:
         def on_signal(sig: Any) -> None:

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from controller.cards import Card
+from controller.evaluate import HandError
 from controller.events import (
     Act,
     Aside,
@@ -147,6 +148,7 @@ class HandEngine:
         self.board_target = 0
         self.flop_overfull = False
         self.winner: int | None = None
+        self.showdown_reached = False  # the last betting round ended with two or more players
         self._start_street()
 
     # ------------------------------------------------------------------ setup
@@ -323,6 +325,7 @@ class HandEngine:
             self._finish()
             return
         if self.street_i + 1 >= len(self.game.streets):
+            self.showdown_reached = True
             self._finish()
             return
         self.street_i += 1
@@ -906,14 +909,17 @@ class HandEngine:
     def showdown(self, pot: int = 0) -> Award | None:
         """Cards speak (RRoP s3 Showdown; TDA 18): who wins each part of the pot, once the hand
         has reached a showdown with every live hand known."""
-        if self.phase is not Phase.DONE or len(self.active) < 2:
+        if self.phase is not Phase.DONE or len(self.active) < 2 or not self.showdown_reached:
             return None
         hands = {s: [h.card for h in self.hands[s] if not h.scrap] for s in sorted(self.active)}
         if any(self.unknown_discards.get(s) for s in hands):
             return None  # a discard we never identified is still counted in the hand
         board = [c for c in self.board if c not in self.premature and not c.is_joker]
-        return award_pot(self.game.showdown, hands, board, pot, profile=self.profile.name, button=self.button,
-                         table_size=self.size, stud=self.game.family is Family.STUD)
+        try:
+            return award_pot(self.game.showdown, hands, board, pot, profile=self.profile.name, button=self.button,
+                             table_size=self.size, stud=self.game.family is Family.STUD)
+        except HandError:
+            return None  # a hand the sensors saw incompletely: no automatic award
 
     def placements(self) -> dict[Card, str]:
         """Where each card of this hand lies: ``seat:N``, ``board``, ``burn``, ``muck``, ``aside``, ``boxed``."""

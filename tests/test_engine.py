@@ -203,3 +203,13 @@ def test_no_decision_left_when_everyone_else_is_all_in() -> None:
         e.apply(Deal(seat, c(card)))
     e.apply(Act(2, "raise", all_in=True))  # a raise all in: the big blind must still decide
     assert e.to_act == 1
+
+
+def test_end_hand_before_showdown_awards_nothing() -> None:
+    from controller.events import EndHand
+
+    e = _holdem()
+    for i in range(8):
+        e.apply(Deal(i % 4 + 1, Card("23456789TJQKA"[i], "cdhs"[i % 4])))
+    e.apply(EndHand())
+    assert e.phase.value == "done" and e.showdown() is None
