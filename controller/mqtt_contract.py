@@ -34,13 +34,13 @@ MAX_REQUEST_BYTES = 16 * 1024
 
 EVENT_KINDS = ("hand_start", "card", "burn", "board", "street", "action", "draw", "ruling", "hand_end")
 REQUEST_NAMES = ("new_hand", "set_button", "seat", "unseat", "action", "acknowledge", "misdeal", "change_game")
-BROADCAST_NAMES = ("holecards", "state", "equity")
+BROADCAST_NAMES = ("holecards", "state", "hand_end", "equity")
 CARD_SOURCES = ("rfid", "camera", "dealer", "script")
 
 #: Payload schemas by name (``load_schema``/``validate``).
 SCHEMA_NAMES = (
     "availability", "state", "event", "alert", "alert_active", "private_holecards", "broadcast_holecards",
-    "broadcast_state", "response", *(f"request_{n}" for n in REQUEST_NAMES),
+    "broadcast_state", "broadcast_hand_end", "response", *(f"request_{n}" for n in REQUEST_NAMES),
 )
 
 #: Topic suffixes a ``display`` may read (the broker ACL enforces it; see systemd/mosquitto/acl).

@@ -62,6 +62,7 @@ class Publisher:
                 self._hand_id = hand_id
                 self._held.clear()
             elif kind == "hand_end":
+                self._broadcast("hand_end", msg, retain=False)
                 self._end_broadcast(service, hand_id or 1, seq, now)
         elif kind == "alert":
             self.link.publish(t.alert, p, seq=seq)

@@ -1,0 +1,486 @@
+// Dealer display and console: the public table (retained `state` + `event/*`), full-screen
+// rulings (`alert`, retained `alert/active`), and console requests (`request/<name>` with an
+// MQTT v5 response topic and correlation data).  It never sees a face-down card: the broker's
+// ACL gives the display and console users public topics only (docs/mqtt.md).
+
+import { cardBack, cardFace } from "../common/cards.js";
+import { connect, loadConfig, parsePayload, topicRoot } from "../common/config.js";
+
+const $ = (sel) => document.querySelector(sel);
+
+const GAMES = {
+  holdem: "Hold'em", omaha: "Omaha", omaha8: "Omaha hi-lo", stud: "Seven-card stud", razz: "Razz",
+  stud8: "Stud hi-lo", lowball_a5: "A-5 lowball", lowball_27: "2-7 lowball", draw_high: "Five-card draw",
+  jacks_or_better: "Jacks or better",
+};
+const ACTIONS = ["fold", "check", "call", "bet", "raise", "complete", "bring_in"];
+const ACTION_WORDS = { fold: "folds", check: "checks", call: "calls", bet: "bets", raise: "raises",
+  complete: "completes", bring_in: "brings it in" };
+// Causes the sensors cannot see; the controller rules on them (misdeal or void) and cites the rule.
+const MISDEAL_REASONS = [
+  ["button_out_of_position", "Button out of position"],
+  ["wrong_card_count", "Wrong number of cards"],
+  ["seat_dealt_out", "A seat was passed over"],
+  ["out_of_sequence", "Card dealt out of order"],
+  ["extra_cards", "Extra cards dealt"],
+  ["early_card_exposed", "First/second card face up"],
+  ["two_cards_exposed", "Two downcards exposed"],
+  ["called_misdeal", "Other (dealer's call)"],
+];
+const SEVERITY_TITLE = { misdeal: "Misdeal", void: "Void hand", irregularity: "Irregularity", fault: "Hard stop" };
+const REQUEST_TIMEOUT_MS = 6000;
+
+const ui = {
+  cfg: null,
+  client: null,
+  clientId: "",
+  root: "",
+  responseTopic: "",
+  state: null, // last `state` payload
+  activeAlert: null, // payload shown full-screen, or null
+  alertSource: "none", // which topic last decided the alert: "active" (retained) wins over state.alert
+  shown: null, // {hand_id, seats} cards tabled at the showdown (public then)
+  result: null, // {hand_id, text}
+  pending: new Map(), // transaction -> {name, timer}
+  txCount: 0,
+  toastTimer: 0,
+};
+
+// ---------------------------------------------------------------- connection
+
+async function main() {
+  ui.cfg = await loadConfig("display");
+  document.body.dataset.role = ui.cfg.user === "display" ? "display" : "console";
+  ui.root = topicRoot(ui.cfg);
+  const { client, clientId } = connect(ui.cfg, "display", setConn);
+  ui.client = client;
+  ui.clientId = clientId;
+  ui.responseTopic = `${ui.root}/response/${clientId}`;
+  client.on("connect", () => {
+    const subs = [`${ui.root}/availability`, `${ui.root}/state`, `${ui.root}/event/#`, `${ui.root}/alert`,
+      `${ui.root}/alert/active`];
+    if (document.body.dataset.role === "console") subs.push(ui.responseTopic, `${ui.root}/response`);
+    client.subscribe(subs, { qos: 1 });
+  });
+  client.on("message", onMessage);
+  wireConsole();
+  render();
+}
+
+function setConn(state, detail) {
+  const el = $("#conn");
+  el.dataset.state = state;
+  el.textContent = state === "error" ? `error: ${detail || ""}`.slice(0, 40) : state;
+  document.body.dataset.conn = state;
+}
+
+function onMessage(topic, bytes, packet) {
+  const rel = topic.startsWith(ui.root + "/") ? topic.slice(ui.root.length + 1) : topic;
+  if (rel === "availability") {
+    const text = new TextDecoder().decode(bytes);
+    const el = $("#availability");
+    el.dataset.state = text === "online" ? "online" : "offline";
+    el.textContent = text === "online" ? "controller online" : "controller OFFLINE";
+    return;
+  }
+  const data = parsePayload(bytes);
+  if (data === undefined) return;
+  if (rel === "state") {
+    if (!data) return;
+    ui.state = data;
+    if (ui.alertSource !== "active") setAlert(data.alert, "state");
+    render();
+  } else if (rel === "alert/active") {
+    setAlert(data, "active");
+  } else if (rel === "alert") {
+    if (data && data.requires_ack !== false) setAlert(data, "active");
+    else if (data) toast(data.message, false);
+  } else if (rel.startsWith("event/")) {
+    onEvent(rel.slice(6), data);
+  } else if (rel === "response" || topic === ui.responseTopic) {
+    onResponse(data, packet);
+  }
+}
+
+function onEvent(kind, ev) {
+  if (!ev) return;
+  if (kind === "hand_start") {
+    ui.shown = null;
+    ui.result = null;
+    $("#last-action").textContent = "";
+  } else if (kind === "card") {
+    flashSeat(ev.seat);
+  } else if (kind === "action") {
+    const words = ACTION_WORDS[ev.action] || ev.action;
+    const amount = ev.amount != null ? ` ${ev.amount}` : "";
+    $("#last-action").textContent = `Seat ${ev.seat} ${words}${amount}${ev.all_in ? " (all in)" : ""}`;
+  } else if (kind === "hand_end") {
+    if (ev.shown) ui.shown = { hand_id: ev.hand_id, seats: ev.shown };
+    ui.result = { hand_id: ev.hand_id, text: resultText(ev) };
+    render();
+  }
+}
+
+function resultText(ev) {
+  if (ev.result === "misdeal") return "Misdeal \u2013 redeal";
+  if (ev.result === "void") return "Hand void";
+  const winners = (ev.winners || []).map((w) => {
+    const part = w.part && w.part !== "pot" && w.part !== "high" ? ` (${w.part})` : "";
+    return `Seat ${w.seat}${part}${w.hand ? ` \u2013 ${w.hand}` : ""}`;
+  });
+  if (!winners.length) return ev.result === "showdown" ? "Showdown" : "Hand over";
+  return `Pot: ${winners.join(", ")}`;
+}
+
+// ---------------------------------------------------------------- rendering
+
+function render() {
+  const s = ui.state;
+  const table = s ? s.table : null;
+  const hand = s ? s.hand : null;
+  $("#game").textContent = table
+    ? `${s.table_id} \u00b7 ${GAMES[(hand || table).game] || (hand || table).game}` +
+      `${hand && hand.structure ? ` ${hand.structure.replace("_", " ")}` : ""} \u00b7 ${table.rules} ${table.event}`
+    : ui.cfg ? `${ui.cfg.table} \u00b7 waiting for the table\u2026` : "";
+  $("#hand-id").textContent = s && s.hand_id != null ? `hand ${s.hand_id}` : "no hand";
+  const street = $("#street");
+  street.textContent = hand ? hand.street : "";
+  street.dataset.street = hand ? hand.street : "";
+  $("#phase").textContent = hand ? hand.phase : "";
+  const burns = $("#burns");
+  burns.dataset.count = String(hand ? hand.burns : 0);
+  burns.textContent = hand ? `Burns: ${hand.burns}` : "";
+  const board = $("#board");
+  board.replaceChildren(...(hand ? hand.board.map((c) => cardFace(c)) : []));
+  board.dataset.count = String(hand ? hand.board.length : 0);
+  renderSeats(table, hand);
+  const next = hand ? hand.next_seat : null;
+  const toAct = hand ? hand.to_act : null;
+  $("#next").dataset.seat = next ?? "";
+  $("#next-seat").textContent = next != null ? `Seat ${next}${playerName(next) ? ` \u00b7 ${playerName(next)}` : ""}` : "\u2013";
+  $("#to-act").dataset.seat = toAct ?? "";
+  $("#to-act-seat").textContent = toAct != null ? `Seat ${toAct}${playerName(toAct) ? ` \u00b7 ${playerName(toAct)}` : ""}` : "\u2013";
+  const result = $("#result");
+  const showResult = ui.result && s && ui.result.hand_id === s.hand_id;
+  result.hidden = !showResult;
+  result.textContent = showResult ? ui.result.text : "";
+  const inHand = hand && !["done", "dead"].includes(hand.phase);
+  $("#btn-new-hand").disabled = Boolean(inHand);
+  $("#btn-button").disabled = Boolean(inHand);
+  $("#btn-action").disabled = !inHand;
+  $("#btn-misdeal").disabled = !inHand;
+}
+
+function playerName(seat) {
+  const p = ui.state && ui.state.table.players[String(seat)];
+  return p ? p.name : "";
+}
+
+function seatPositions(size) {
+  // The dealer sits at the bottom centre; seat 1 is on the dealer's left and the seats go
+  // clockwise (as seen from above) up the left side, across the top and down the right.
+  const out = {};
+  for (let i = 1; i <= size; i++) {
+    const theta = ((30 + ((i - 1) * 300) / Math.max(1, size - 1)) * Math.PI) / 180;
+    out[i] = { x: 50 - 41 * Math.sin(theta), y: 50 + 37 * Math.cos(theta) };
+  }
+  return out;
+}
+
+function renderSeats(table, hand) {
+  const box = $("#seats");
+  if (!table) {
+    box.replaceChildren();
+    return;
+  }
+  const pos = seatPositions(table.size);
+  const seats = [];
+  const marks = hand || table;
+  for (let n = 1; n <= table.size; n++) {
+    const key = String(n);
+    const player = table.players[key];
+    const hs = hand ? hand.seats[key] : null;
+    const el = document.createElement("div");
+    el.className = "seat";
+    el.dataset.seat = key;
+    el.dataset.empty = String(!player && !hs);
+    el.dataset.inHand = String(Boolean(hs));
+    el.dataset.next = String(Boolean(hand && hand.next_seat === n));
+    el.dataset.toAct = String(Boolean(hand && hand.to_act === n));
+    el.dataset.folded = String(Boolean(hs && hs.folded));
+    el.dataset.dead = String(Boolean(hs && hs.dead));
+    el.dataset.allIn = String(Boolean(hs && hs.all_in));
+    el.dataset.cards = String(hs ? hs.cards : 0);
+    el.style.left = `${pos[n].x}%`;
+    el.style.top = `${pos[n].y}%`;
+    const top = document.createElement("div");
+    top.className = "top";
+    const num = document.createElement("span");
+    num.className = "num";
+    num.textContent = key;
+    top.append(num);
+    if (player) {
+      const name = document.createElement("span");
+      name.className = "name";
+      name.textContent = player.name;
+      top.append(name);
+    }
+    el.append(top);
+    const badges = document.createElement("div");
+    badges.className = "badges";
+    const badge = (cls, text) => {
+      const b = document.createElement("span");
+      b.className = `badge ${cls}`;
+      b.textContent = text;
+      badges.append(b);
+    };
+    if (marks.button === n) badge("button", "D");
+    if (marks.small_blind === n) badge("sb", "SB");
+    if (marks.big_blind === n) badge("bb", "BB");
+    if (hand && hand.bring_in === n) badge("bring-in", "BRING-IN");
+    if (badges.childElementCount) el.append(badges);
+    if (hs) {
+      const cards = document.createElement("div");
+      cards.className = "cards";
+      const shown = ui.shown && ui.state && ui.shown.hand_id === ui.state.hand_id ? ui.shown.seats[key] : null;
+      if (shown && shown.length) {
+        cards.classList.add("shown");
+        for (const c of shown) cards.append(cardFace(c));
+      } else {
+        const backs = Math.max(0, hs.cards - hs.up.length);
+        for (let i = 0; i < backs; i++) cards.append(cardBack());
+        for (const c of hs.up) cards.append(cardFace(c, "up"));
+      }
+      el.append(cards);
+      const st = hs.folded ? "folded" : hs.dead ? "dead hand" : hs.all_in ? "all in" : "";
+      if (st) {
+        const stateEl = document.createElement("div");
+        stateEl.className = "state";
+        stateEl.textContent = st;
+        el.append(stateEl);
+      }
+    } else if (player && (player.waiting_for_big_blind || player.sitting_out)) {
+      const stateEl = document.createElement("div");
+      stateEl.className = "state";
+      stateEl.textContent = player.sitting_out ? "sitting out" : "waits for BB";
+      el.append(stateEl);
+    }
+    seats.push(el);
+  }
+  box.replaceChildren(...seats);
+}
+
+function flashSeat(seat) {
+  const el = document.querySelector(`.seat[data-seat="${seat}"]`);
+  if (!el) return;
+  el.classList.add("flash");
+  setTimeout(() => el.classList.remove("flash"), 400);
+}
+
+// ---------------------------------------------------------------- alert
+
+function setAlert(payload, source) {
+  ui.alertSource = source === "active" ? "active" : ui.alertSource;
+  ui.activeAlert = payload && payload.requires_ack !== false ? payload : null;
+  const box = $("#alert");
+  const a = ui.activeAlert;
+  if (!a) {
+    box.hidden = true;
+    box.dataset.reason = "";
+    box.dataset.severity = "";
+    box.dataset.id = "";
+    return;
+  }
+  const severity = a.severity || a.ruling || "irregularity";
+  box.dataset.reason = a.reason || "";
+  box.dataset.severity = severity;
+  box.dataset.ruling = a.ruling || "";
+  box.dataset.id = a.id || "";
+  const seat = a.seat != null ? ` \u00b7 seat ${a.seat}` : "";
+  $("#alert-title").textContent = `${SEVERITY_TITLE[severity] || severity}${seat}`;
+  $("#alert-message").textContent = a.message || a.reason || "";
+  const steps = (a.steps || []).map((text) => {
+    const li = document.createElement("li");
+    li.textContent = text;
+    return li;
+  });
+  $("#alert-steps").replaceChildren(...steps);
+  $("#alert-citations").textContent = (a.citations || []).join(" \u00b7 ");
+  const ack = $("#ack");
+  ack.disabled = false;
+  ack.textContent = "Acknowledge";
+  box.hidden = false;
+}
+
+// ---------------------------------------------------------------- console requests
+
+function request(name, fields = {}) {
+  if (!ui.client || !ui.client.connected) {
+    toast("Not connected to the table", false);
+    return null;
+  }
+  ui.txCount += 1;
+  const transaction = `${ui.clientId}-${Date.now().toString(36)}-${ui.txCount}`;
+  const body = JSON.stringify({ ...fields, transaction });
+  const opts = {
+    qos: 1,
+    properties: { responseTopic: ui.responseTopic, correlationData: new TextEncoder().encode(transaction) },
+  };
+  const timer = setTimeout(() => {
+    if (ui.pending.delete(transaction)) toast(`${label(name)}: no answer from the controller`, false);
+    if (name === "acknowledge") resetAck();
+  }, REQUEST_TIMEOUT_MS);
+  ui.pending.set(transaction, { name, timer });
+  ui.client.publish(`${ui.root}/request/${name}`, body, opts, (err) => {
+    if (err) {
+      clearTimeout(timer);
+      ui.pending.delete(transaction);
+      toast(`${label(name)}: not sent (${err.message || err})`, false);
+      if (name === "acknowledge") resetAck();
+    }
+  });
+  return transaction;
+}
+
+function label(name) {
+  return { new_hand: "New hand", set_button: "Move button", action: "Action", acknowledge: "Acknowledge",
+    misdeal: "Misdeal" }[name] || name;
+}
+
+function onResponse(data, packet) {
+  if (!data || typeof data !== "object") return;
+  let tx = data.transaction;
+  const corr = packet && packet.properties && packet.properties.correlationData;
+  if (!tx && corr) tx = new TextDecoder().decode(corr);
+  const pending = tx ? ui.pending.get(tx) : null;
+  if (!pending) return; // another console's answer
+  clearTimeout(pending.timer);
+  ui.pending.delete(tx);
+  toast(data.ok ? `${label(pending.name)}: OK` : `${label(pending.name)}: ${data.error || "refused"}`, data.ok);
+  if (pending.name === "acknowledge" && !data.ok) resetAck();
+}
+
+function resetAck() {
+  const ack = $("#ack");
+  ack.disabled = false;
+  ack.textContent = "Acknowledge";
+}
+
+function toast(text, ok) {
+  const el = $("#toast");
+  el.textContent = text;
+  el.dataset.ok = String(Boolean(ok));
+  el.hidden = false;
+  clearTimeout(ui.toastTimer);
+  ui.toastTimer = setTimeout(() => {
+    el.hidden = true;
+  }, ok ? 2500 : 5000);
+}
+
+// ---------------------------------------------------------------- dialogs
+
+function openDialog(title, build) {
+  $("#dialog-title").textContent = title;
+  const body = $("#dialog-body");
+  body.replaceChildren();
+  build(body);
+  $("#dialog").hidden = false;
+}
+
+function closeDialog() {
+  $("#dialog").hidden = true;
+  $("#dialog-body").replaceChildren();
+}
+
+function button(text, cls, onClick, attrs = {}) {
+  const b = document.createElement("button");
+  b.type = "button";
+  b.className = cls;
+  b.textContent = text;
+  for (const [k, v] of Object.entries(attrs)) b.dataset[k] = v;
+  b.addEventListener("click", onClick);
+  return b;
+}
+
+function sectionLabel(text) {
+  const d = document.createElement("div");
+  d.className = "section-label";
+  d.textContent = text;
+  return d;
+}
+
+function seatChoices(seats, selected, onPick) {
+  const grid = document.createElement("div");
+  grid.className = "grid";
+  for (const n of seats) {
+    const name = playerName(n);
+    const b = button(name ? `${n} ${name}` : String(n), "choice", () => {
+      for (const x of grid.children) x.setAttribute("aria-pressed", "false");
+      b.setAttribute("aria-pressed", "true");
+      onPick(n);
+    }, { pickSeat: String(n) });
+    b.setAttribute("aria-pressed", String(n === selected));
+    grid.append(b);
+  }
+  return grid;
+}
+
+function wireConsole() {
+  $("#dialog-close").addEventListener("click", closeDialog);
+  $("#ack").addEventListener("click", () => {
+    const a = ui.activeAlert;
+    const ack = $("#ack");
+    ack.disabled = true;
+    ack.textContent = "Acknowledging\u2026";
+    if (!request("acknowledge", a && a.id ? { alert: a.id } : {})) resetAck();
+  });
+  $("#btn-new-hand").addEventListener("click", () => request("new_hand"));
+  $("#btn-misdeal").addEventListener("click", () => openDialog("Call a misdeal \u2013 why?", (body) => {
+    const grid = document.createElement("div");
+    grid.className = "grid wide";
+    for (const [code, words] of MISDEAL_REASONS) {
+      grid.append(button(words, "choice", () => {
+        closeDialog();
+        request("misdeal", { reason: code });
+      }, { reason: code }));
+    }
+    body.append(grid);
+  }));
+  $("#btn-button").addEventListener("click", () => openDialog("Move the button to seat\u2026", (body) => {
+    const table = ui.state ? ui.state.table : null;
+    const seats = table ? Object.keys(table.players).map(Number).sort((a, b) => a - b) : [];
+    body.append(seatChoices(seats, table ? table.button : null, (n) => {
+      closeDialog();
+      request("set_button", { seat: n });
+    }));
+  }));
+  $("#btn-action").addEventListener("click", () => openDialog("Enter an action", (body) => {
+    const hand = ui.state ? ui.state.hand : null;
+    const seats = hand ? Object.keys(hand.seats).map(Number) : [];
+    let seat = hand && hand.to_act != null ? hand.to_act : null;
+    let allIn = false;
+    body.append(sectionLabel("Seat"), seatChoices(seats, seat, (n) => { seat = n; }));
+    body.append(sectionLabel("Action"));
+    const grid = document.createElement("div");
+    grid.className = "grid";
+    for (const act of ACTIONS) {
+      grid.append(button(act.replace("_", " "), "choice go", () => {
+        if (seat == null) {
+          toast("Pick a seat first", false);
+          return;
+        }
+        closeDialog();
+        request("action", { seat, action: act, all_in: allIn });
+      }, { action: act }));
+    }
+    const allInBtn = button("all in", "choice", () => {
+      allIn = !allIn;
+      allInBtn.setAttribute("aria-pressed", String(allIn));
+    }, { allIn: "toggle" });
+    allInBtn.setAttribute("aria-pressed", "false");
+    grid.append(allInBtn);
+    body.append(grid);
+  }));
+}
+
+main();
