@@ -134,6 +134,73 @@ def cmd_run(args: argparse.Namespace) -> int:
     return Daemon(config, registry=registry, serial_url=args.serial).run_forever()
 
 
+# ---------------------------------------------------------------------- replay / export
+def _load_config_or_exit(path: str):
+    from controller.config import ConfigError, load_config
+
+    try:
+        return load_config(path)
+    except ConfigError as exc:
+        _console(stderr=True).print(f"[red]configuration error[/red]\n{exc}")
+        raise SystemExit(2) from None
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    """Rebuild the table from its journal, exactly as a restart does, and show the hands."""
+    from controller.journal import Journal, JournalError
+    from controller.service import TableService
+    from controller.table import Table
+
+    config = _load_config_or_exit(args.config)
+    path = args.journal or config.journal.path
+    try:
+        journal = Journal(path)
+    except JournalError as exc:
+        _console(stderr=True).print(f"[red]journal error[/red]: {exc}")
+        return 2
+    with journal:
+        service = TableService(Table(**config.table_kwargs()))
+        alerts = []
+        try:
+            for out in service.replay(journal.entries()):
+                if out.kind == "alert":
+                    alerts.append(out.payload)
+        except JournalError as exc:
+            _console(stderr=True).print(f"[red]journal error[/red]: {exc}")
+            return 2
+        hands = journal.hands()
+        if args.json:
+            print(json.dumps({"events": journal.last_seq, "hands": [
+                {"hand_id": h.hand_id, "game": h.setup.game, "rules": h.setup.rules, "seq": [h.first_seq, h.last_seq],
+                 "outcome": h.outcome} for h in hands], "state": service.public_state()}, default=str))
+            return 0
+        out = _console()
+        out.print(f"{journal.last_seq} events, {len(hands)} completed hands, {len(alerts)} rulings")
+        for h in hands:
+            rulings = ", ".join(r["reason"] for r in h.outcome.get("rulings", [])) or "clean"
+            out.print(f"hand {h.hand_id:>4}  {h.setup.game:<16} {h.outcome.get('result', '?'):<12} {rulings}")
+        state = service.public_state()
+        if state["hand"] is not None and state["hand"]["phase"] not in ("done", "dead"):
+            out.print(f"in progress: hand {state['hand_id']}, street {state['hand']['street']}, "
+                      f"next card to seat {state['hand']['next_seat']}, to act {state['hand']['to_act']}")
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from controller.journal import Journal
+    from controller.phh import export_phh
+
+    config = _load_config_or_exit(args.config)
+    with Journal(args.journal or config.journal.path) as journal:
+        target = sys.stdout if args.output == "-" else args.output
+        result = export_phh(journal, config.stakes, target, table=config.table.id)
+    err = _console(stderr=True)
+    err.print(f"{len(result.exported)} hands exported, {len(result.skipped)} skipped")
+    for hand_id, reason in result.skipped:
+        err.print(f"  hand {hand_id}: {reason}")
+    return 0
+
+
 # ---------------------------------------------------------------------- demo
 def cmd_demo(args: argparse.Namespace) -> int:
     from controller.demo import run_console_demo
@@ -169,6 +236,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--serial", default=None, help="override the serial port (e.g. socket://127.0.0.1:7000)")
     p.add_argument("--log", default="auto", choices=["auto", "journald", "json", "console"])
     p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser("replay", help="rebuild the table from its journal and list the hands")
+    p.add_argument("--config", required=True)
+    p.add_argument("--journal", default=None, help="default: the config's journal path")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_replay)
+
+    p = sub.add_parser("export", help="export completed hands as hand histories")
+    p.add_argument("--phh", action="store_true", required=True, help="PHH format (PokerKit reads it)")
+    p.add_argument("--config", required=True)
+    p.add_argument("--journal", default=None)
+    p.add_argument("output", help="a folder (one .phh per hand), a .phhs file, or - for stdout")
+    p.set_defaults(func=cmd_export)
 
     p = sub.add_parser("demo", help="a simulated table: realistic hands with the occasional dealer mistake")
     p.add_argument("--hands", type=int, default=20, help="hands to deal (0: until Ctrl-C)")

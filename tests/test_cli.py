@@ -51,3 +51,67 @@ def test_scenario_json_is_parseable(repo: Path) -> None:
     proc = _tablectl("scenario", "--check", "--json", str(repo / "tests" / "scenarios" / "holdem_joker_scrap.yaml"))
     obj = json.loads(proc.stdout)
     assert obj["passed"] and obj["rulings"][0]["reason"] == "joker"
+
+
+def _journal_with_a_hand(tmp_path: Path) -> Path:
+    from controller.cards import Card
+    from controller.events import Act, BoardCards, Deal, NewHand, SeatPlayer, SetButton
+    from controller.journal import Journal
+    from controller.service import TableService
+    from controller.table import Table
+
+    cfg = tmp_path / "table.toml"
+    cfg.write_text('[table]\nid = "t1"\nsize = 6\ngame = "holdem"\n\n[stakes]\nsmall_blind = 1\nbig_blind = 2\n\n'
+                   f'[journal]\npath = "{tmp_path / "journal.sqlite"}"\n')
+    with Journal(tmp_path / "journal.sqlite") as journal:
+        svc = TableService(Table(size=6), journal=journal)
+        for seat in (1, 2):
+            svc.submit(SeatPlayer(seat, f"p{seat}"))
+        svc.submit(SetButton(2))
+        svc.submit(NewHand())
+        for seat, card in ((1, "Ah"), (2, "Kd"), (1, "As"), (2, "Kh")):
+            svc.submit(Deal(seat, Card.parse(card)))
+        svc.submit(Act(2, "call", amount=1))
+        svc.submit(Act(1, "check"))
+        for board in (("2c", "7d", "9s"), ("Jc",), ("3h",)):
+            svc.submit(BoardCards(tuple(Card.parse(x) for x in board)))
+            svc.submit(Act(1, "check"))
+            svc.submit(Act(2, "check"))
+        svc.submit(NewHand())
+        svc.submit(Deal(1, Card.parse("Qs")))  # hand 2 in progress: the wrong seat starts it
+    return cfg
+
+
+def test_replay_lists_hands_and_the_hand_in_progress(tmp_path: Path) -> None:
+    cfg = _journal_with_a_hand(tmp_path)
+    proc = _tablectl("replay", "--config", str(cfg))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "hand    1  holdem" in proc.stdout and "showdown" in proc.stdout
+    # Heads-up the button moved from seat 2 to seat 1; dealing from seat 1 deals as if it had not.
+    assert "button_out_of_position" in proc.stdout
+    data = json.loads(_tablectl("replay", "--config", str(cfg), "--json").stdout)
+    assert data["hands"][0]["outcome"]["result"] == "showdown"
+    assert data["hands"][0]["outcome"]["winners"][0]["seat"] == 1
+
+
+def test_export_phh_readable_by_pokerkit(tmp_path: Path) -> None:
+    from pokerkit import HandHistory
+
+    cfg = _journal_with_a_hand(tmp_path)
+    out = tmp_path / "hands"
+    out.mkdir()
+    proc = _tablectl("export", "--phh", "--config", str(cfg), str(out))
+    assert proc.returncode == 0, proc.stderr
+    files = sorted(out.glob("*.phh"))
+    assert len(files) == 1
+    hh = HandHistory.loads(files[0].read_text())
+    states = list(hh)
+    assert states[-1].status is False  # the hand ran to its end in PokerKit
+
+
+def test_run_with_a_broken_config_names_the_key(tmp_path: Path) -> None:
+    cfg = tmp_path / "bad.toml"
+    cfg.write_text('[table]\nid = "t 1"\nsize = 42\n')
+    proc = _tablectl("run", "--config", str(cfg))
+    assert proc.returncode == 2
+    assert "table.size" in proc.stderr and "table.id" in proc.stderr
