@@ -8,6 +8,7 @@ Pipeline, one module per step so each can be tested alone:
 * ``fusion``    - zone changes -> engine events (``controller.events``);
 * ``emulator``  - a software microcontroller on a pty or TCP, with fault injection;
 * ``firmware/`` - the reference MicroPython firmware (its protocol core also runs the emulator);
+* ``table_sim`` - a physical table on the emulated antennas: hands played as card movements;
 * ``bench``     - decode throughput and end-to-end latency.
 
 ``controller/`` never imports this package's hardware code; this package may import pyserial.

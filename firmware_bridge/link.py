@@ -581,10 +581,8 @@ class BridgeLink:
             gone = sorted(self._model - snapshot)
             new = sorted(snapshot - self._model)
             self._model = snapshot
-        for antenna, uid in gone:
-            self._emit(PresenceChange(antenna, uid, False, now, "inventory", None, self._boot_id))
-        for antenna, uid in new:
-            self._emit(PresenceChange(antenna, uid, True, now, "inventory", None, self._boot_id))
+        for antenna, uid, arrived in self._reconcile_order(gone, new, first):
+            self._emit(PresenceChange(antenna, uid, arrived, now, "inventory", None, self._boot_id))
         self.counters["inventories"] += 1
         self.counters["reconciled_changes"] += len(gone) + len(new)
         if gone or new:
@@ -601,6 +599,24 @@ class BridgeLink:
         self._drain(now)
         self._state = "ready"
         self._synced.set()
+
+    def _reconcile_order(
+        self, gone: list[tuple[int, str]], new: list[tuple[int, str]], first: int
+    ) -> list[tuple[int, str, bool]]:
+        """A snapshot's differences in the order they most likely happened on the table.
+
+        Frames buffered after a gap and older than the snapshot say when their own change
+        happened.  The other differences come from the frames lost in the gap, which were sent
+        before the frames that revealed it, so they go first (leaves, then arrivals); the
+        explained ones follow in sequence order.  Without buffered frames: leaves, then arrivals.
+        """
+        when: dict[tuple[int, str, bool], int] = {}
+        for seq, msg in self._buffer.items():
+            if seq_distance(seq, first) < 0 and isinstance(msg, p.TagArrive):  # TagLeave is a subclass
+                change = (msg.antenna, msg.uid.hex().upper(), not isinstance(msg, p.TagLeave))
+                when[change] = max(when.get(change, -1), seq_distance(seq, self._expected))
+        diffs = [(a, u, False) for a, u in gone] + [(a, u, True) for a, u in new]
+        return sorted(diffs, key=lambda change: when.get(change, -1))  # stable: lost changes keep their order
 
     def _request_inventory(self, now: float, reason: str) -> None:
         self._need_inventory = True
