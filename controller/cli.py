@@ -203,9 +203,17 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 # ---------------------------------------------------------------------- demo
 def cmd_demo(args: argparse.Namespace) -> int:
-    from controller.demo import run_console_demo
+    from controller.broker import mosquitto_available
+    from controller.demo import run_console_demo, run_table_demo
 
-    stats = run_console_demo(hands=args.hands, seed=args.seed, delay=args.delay, mistake_rate=args.mistakes)
+    if args.console or not mosquitto_available():
+        if not args.console:
+            _console(stderr=True).print("mosquitto is not installed (scripts/bootstrap installs it): "
+                                        "running the terminal demo without broker and displays")
+        stats = run_console_demo(hands=args.hands, seed=args.seed, delay=args.delay, mistake_rate=args.mistakes)
+    else:
+        stats = run_table_demo(hands=args.hands, seed=args.seed, pace=args.pace, mistake_rate=args.mistakes,
+                               ws_port=args.ws_port, http_port=args.http_port, broadcast_delay=args.broadcast_delay)
     return 0 if stats.caught == stats.mistakes else 1
 
 
@@ -251,10 +259,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_export)
 
     p = sub.add_parser("demo", help="a simulated table: realistic hands with the occasional dealer mistake")
-    p.add_argument("--hands", type=int, default=20, help="hands to deal (0: until Ctrl-C)")
+    p.add_argument("--hands", type=int, default=0, help="hands to deal (0: until Ctrl-C)")
     p.add_argument("--seed", type=int, default=None)
-    p.add_argument("--delay", type=float, default=0.15, help="seconds between events (0: as fast as possible)")
     p.add_argument("--mistakes", type=float, default=0.25, help="share of hands with a dealer mistake")
+    p.add_argument("--pace", type=float, default=0.4, help="seconds between the dealer's moves")
+    p.add_argument("--ws-port", type=int, default=9001, help="the broker's websockets port for the pages (0: any)")
+    p.add_argument("--http-port", type=int, default=8080, help="the web pages' port (0: any)")
+    p.add_argument("--broadcast-delay", type=int, default=5, help="seconds before the overlay may show a hand")
+    p.add_argument("--console", action="store_true", help="terminal only: the engine without broker or pages")
+    p.add_argument("--delay", type=float, default=0.15, help="--console: seconds between events")
     p.set_defaults(func=cmd_demo)
 
     p = sub.add_parser("enroll", help="register an RFID deck by scanning its 52 cards in order")

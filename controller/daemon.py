@@ -98,6 +98,7 @@ class Daemon:
         serial_url: str | None = None,
         panel_factory: Callable[[Callable[[Any], None]], Any] | None = None,
         nfc_factory: Callable[..., Any] | None = None,
+        zone_map: Any = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.config = config
@@ -106,6 +107,7 @@ class Daemon:
         self.serial_url = serial_url or (config.serial.port if config.serial.enabled else None)
         self.panel_factory = panel_factory
         self.nfc_factory = nfc_factory
+        self.zone_map = zone_map  # firmware_bridge.zones.ZoneMap; default: the config's [antennas]
         self.mqtt_username = mqtt_username or config.mqtt.username
         self.mqtt_password = mqtt_password or config.mqtt.read_password()
         self.topics = Topics(config.mqtt.base_topic, config.table.id)
@@ -328,7 +330,7 @@ class Daemon:
         from firmware_bridge.link import BridgeLink, LinkConfig
         from firmware_bridge.zones import ZoneMap, ZoneTracker
 
-        zones = ZoneTracker(ZoneMap.from_dict(self.config.zone_map()))
+        zones = ZoneTracker(self.zone_map or ZoneMap.from_dict(self.config.zone_map()))
         fusion = Fusion(self.registry)
 
         def sink(item: Any) -> None:

@@ -114,3 +114,166 @@ def run_console_demo(hands: int = 0, seed: int | None = None, delay: float = 0.1
     console.print(f"{stats.hands} hands, {stats.events} events, {stats.mistakes} dealer mistakes, "
                   f"{stats.caught} caught; rulings: {dict(stats.rulings)}")
     return stats
+
+
+# ---------------------------------------------------------------------- the whole table
+CONSOLE_KINDS = frozenset({"act", "discard", "report", "expose"})
+RFID_MISTAKES = (
+    "first_card_wrong_seat", "card_to_empty_seat", "seat_dealt_out", "extra_card", "two_extra_cards",
+    "premature_flop", "premature_turn", "premature_river", "four_card_flop",
+)
+
+
+def run_table_demo(hands: int = 0, seed: int | None = None, pace: float = 0.4, mistake_rate: float = 0.25,
+                   ws_port: int = 0, http_port: int = 0, broadcast_delay: int = 5,
+                   console: Console | None = None) -> DemoStats:
+    """The real daemon on simulated hardware: a Mosquitto it starts, the antenna emulator on a
+    pty, a dealer who moves tags on the antennas and presses the console's buttons, the web
+    pages.  Prints the topics and the display URLs, then deals until ``hands`` are done."""
+    import secrets
+    import tempfile
+    from pathlib import Path
+
+    from controller.broker import Broker
+    from controller.config import validate_config
+    from controller.daemon import Daemon
+    from controller.decks import DeckRegistry
+    from controller.events import Acknowledge, ChangeGame, EndHand, SeatPlayer, UnseatPlayer
+    from controller.service import Rejected
+    from controller.webserver import WebServer
+    from firmware_bridge.emulator import Emulator
+    from firmware_bridge.table_sim import Console as ConsoleStep
+    from firmware_bridge.table_sim import Movement, TableLayout, TableSim, enroll_deck
+
+    console = console or Console(highlight=False)
+    rng = random.Random(seed)
+    repo = Path(__file__).resolve().parent.parent
+    conf = (repo / "systemd" / "mosquitto" / "poker-table.conf").read_text()
+    acl = (repo / "systemd" / "mosquitto" / "acl").read_text()
+    passwords = {role: secrets.token_urlsafe(9) for role in ("controller", "display", "console", "overlay")}
+    work = Path(tempfile.mkdtemp(prefix="tablectl-demo-"))
+    deck = enroll_deck("A", seed=0)
+    registry = DeckRegistry([deck])
+    layout = TableLayout.for_games(GAMES, seats=10)
+    stats = DemoStats(rulings=Counter())
+    with Broker.start(users=passwords, acl_text=acl, websockets_port=ws_port or 0, config_template=conf) as broker:
+        config = validate_config({
+            "table": {"id": "demo", "size": 10, "game": "holdem"},
+            "stakes": {"small_blind": 1, "big_blind": 2, "ante": 0},
+            "mqtt": {"url": f"mqtt://127.0.0.1:{broker.port}"},
+            "broadcast": {"delay": broadcast_delay},
+            "journal": {"path": str(work / "journal.sqlite")},
+        })
+        emulator = Emulator(layout.antenna_count, link_path=str(work / "ttyEMU")).start()
+        daemon = Daemon(config, registry=registry, mqtt_username="controller", mqtt_password=passwords["controller"],
+                        serial_url=str(work / "ttyEMU"), zone_map=layout.zone_map)
+        daemon.start()
+        ws = f"ws://127.0.0.1:{broker.websockets_port}"
+        web = WebServer(root=repo / "web", port=http_port, config={
+            "ws": ws, "table": "demo", "base": "poker",
+            "display": {"user": "console", "pass": passwords["console"]},
+            "overlay": {"user": "overlay", "pass": passwords["overlay"]},
+        })
+        try:
+            console.rule("poker-table-controller demo")
+            console.print(f"broker      mqtt://127.0.0.1:{broker.port}  (websockets {ws})")
+            console.print(f"topics      {daemon.topics.root}/#  (state, event/+, alert, alert/active, "
+                          "private/holecards, broadcast/+, request/+)")
+            console.print(f"users       display/{passwords['display']}  console/{passwords['console']}  "
+                          f"overlay/{passwords['overlay']}")
+            console.print(f"[bold]dealer display[/]    {web.page_url('display')}")
+            console.print(f"[bold]broadcast overlay[/] {web.page_url('overlay')}   (delay {broadcast_delay} s)")
+            console.print(f"journal     {work / 'journal.sqlite'}")
+            console.print("Ctrl-C stops.")
+            sim = TableSim(layout, deck)
+            rfid = Counter()
+            post = daemon.post
+
+            def counting_post(event, source=""):
+                if source == "rfid":
+                    rfid["posted"] += 1
+                post(event, source)
+
+            daemon.post = counting_post  # type: ignore[method-assign]
+
+            def settle(cards: int, timeout: float = 5.0) -> None:
+                """Wait until the antennas' reports of ``cards`` cards reached the engine."""
+                deadline = time.monotonic() + timeout
+                while time.monotonic() < deadline:
+                    if rfid["posted"] - rfid["hand_start"] >= cards and daemon.inbox.empty():
+                        return
+                    time.sleep(0.02)
+
+            n = 0
+            seated: set[int] = set()
+            while hands == 0 or n < hands:
+                game = list(GAMES)[n % len(GAMES)]
+                data = dealer_sim.legal_hand(rng, game=game)
+                mistake = rng.random() < mistake_rate
+                if mistake:
+                    bad = dealer_sim.corrupt(rng, data, kind=rng.choice(RFID_MISTAKES))
+                    if bad is None:
+                        mistake = False
+                    else:
+                        data = bad
+                try:
+                    plan = sim.plan(data)
+                except (KeyError, ValueError) as exc:  # a mistake the antennas cannot stage
+                    console.print(f"[dim]skipped a hand the antennas cannot stage: {exc}[/]")
+                    continue
+                setup = plan.setup
+                for seat in sorted(seated - set(setup.seats)):
+                    daemon.submit(UnseatPlayer(seat))
+                for seat in sorted(set(setup.seats) - seated):
+                    daemon.submit(SeatPlayer(seat, f"Player {seat}"))
+                seated = set(setup.seats)
+                daemon.submit(ChangeGame(setup.game, setup.rules, setup.structure, setup.event))
+                daemon.submit(StartHand(setup), source="demo")
+                n += 1
+                stats.hands += 1
+                stats.mistakes += mistake
+                console.rule(f"hand {n}: {GAMES[setup.game].title}, {setup.rules} {setup.event}, "
+                             f"seats {list(setup.seats)}" + (f", button {setup.button}" if setup.button else ""))
+                before = len(daemon.service.alerts) if daemon.service else 0
+                raised = 0
+                rfid["hand_start"] = rfid["posted"]
+                for action in plan.actions:
+                    time.sleep(pace)
+                    if isinstance(action, Movement):
+                        action.apply(emulator)
+                        stats.events += 1
+                    elif isinstance(action, ConsoleStep):
+                        # The dealer acts on what the table shows: the cards already pitched count.
+                        settle(sum(1 for e in plan.expected[: action.index] if e.kind not in CONSOLE_KINDS))
+                        try:
+                            outputs = daemon.submit(action.event, source="console")
+                        except Rejected:
+                            continue
+                        stats.events += 1
+                        raised += sum(1 for o in outputs if o.kind == "alert")
+                time.sleep(max(pace, 0.5))
+                svc = daemon.service
+                if svc is not None and svc.engine is not None and not svc.engine.over:
+                    daemon.submit(EndHand(), source="console")  # the dealer pushes the pot
+                if svc is not None:
+                    for alert in list(svc.alerts)[before:]:
+                        a = alert.payload()
+                        stats.rulings[a["reason"]] += 1
+                        label = a["ruling"] or "fault"
+                        console.print(f"  [{'red' if label in ('misdeal', 'void') else 'yellow'}]{label}: "
+                                      f"{a['message']}[/]  [dim]{'; '.join(a['citations'])}[/]")
+                    if mistake and len(svc.alerts) > before:
+                        stats.caught += 1
+                    time.sleep(2.0)  # the dealer reads the alert, then acknowledges it
+                    while svc.alerts:
+                        daemon.submit(Acknowledge())
+        except KeyboardInterrupt:
+            pass
+        finally:
+            web.stop()
+            daemon.stop()
+            emulator.stop()
+    console.rule("demo over")
+    console.print(f"{stats.hands} hands, {stats.mistakes} dealer mistakes, {stats.caught} caught; "
+                  f"rulings: {dict(stats.rulings)}")
+    return stats
