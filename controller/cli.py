@@ -65,6 +65,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         "engine": _bench_engine,
         "bridge": _bench_bridge,
         "latency": _bench_latency,
+        "alert": _bench_alert,
     }
     result = runners[args.what](args)
     if args.json:
@@ -90,6 +91,12 @@ def _bench_latency(args: argparse.Namespace) -> dict:
     from controller.bench_latency import run_bench
 
     return run_bench(cards=args.cards or 10000)
+
+
+def _bench_alert(args: argparse.Namespace) -> dict:
+    from controller.bench_alert import run_bench
+
+    return run_bench(runs=args.runs or 30)
 
 
 # ---------------------------------------------------------------------- enroll
@@ -230,11 +237,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_scenario)
 
     p = sub.add_parser("bench", help="benchmarks printing JSON")
-    p.add_argument("what", choices=["engine", "bridge", "latency"])
+    p.add_argument("what", choices=["engine", "bridge", "latency", "alert"])
     p.add_argument("--json", action="store_true", help="plain JSON on stdout")
     p.add_argument("--compact", action="store_true", help="one-line JSON")
     p.add_argument("--hands", type=int, default=None, help="engine: hands in the session")
     p.add_argument("--cards", type=int, default=None, help="bridge: cards to move")
+    p.add_argument("--runs", type=int, default=None, help="alert: repeated runs")
     p.add_argument("--seed", type=int, default=1)
     p.set_defaults(func=cmd_bench)
 
