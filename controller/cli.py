@@ -66,6 +66,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         "bridge": _bench_bridge,
         "latency": _bench_latency,
         "alert": _bench_alert,
+        "equity": _bench_equity,
     }
     result = runners[args.what](args)
     if args.json:
@@ -97,6 +98,12 @@ def _bench_alert(args: argparse.Namespace) -> dict:
     from controller.bench_alert import run_bench
 
     return run_bench(runs=args.runs or 30)
+
+
+def _bench_equity(args: argparse.Namespace) -> dict:
+    from controller.bench_equity import run_bench
+
+    return run_bench()
 
 
 # ---------------------------------------------------------------------- enroll
@@ -237,7 +244,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_scenario)
 
     p = sub.add_parser("bench", help="benchmarks printing JSON")
-    p.add_argument("what", choices=["engine", "bridge", "latency", "alert"])
+    p.add_argument("what", choices=["engine", "bridge", "latency", "alert", "equity"])
     p.add_argument("--json", action="store_true", help="plain JSON on stdout")
     p.add_argument("--compact", action="store_true", help="one-line JSON")
     p.add_argument("--hands", type=int, default=None, help="engine: hands in the session")

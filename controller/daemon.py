@@ -187,6 +187,8 @@ class Daemon:
                 self.panel.close()
             except Exception:
                 log.exception("panel close failed")
+        if self.publisher is not None:
+            self.publisher.close()
         if self.link is not None:
             self.link.stop()
         if self.journal is not None:

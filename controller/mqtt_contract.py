@@ -40,7 +40,7 @@ CARD_SOURCES = ("rfid", "camera", "dealer", "script")
 #: Payload schemas by name (``load_schema``/``validate``).
 SCHEMA_NAMES = (
     "availability", "state", "event", "alert", "alert_active", "private_holecards", "broadcast_holecards",
-    "broadcast_state", "broadcast_hand_end", "response", *(f"request_{n}" for n in REQUEST_NAMES),
+    "broadcast_state", "broadcast_hand_end", "broadcast_equity", "response", *(f"request_{n}" for n in REQUEST_NAMES),
 )
 
 #: Topic suffixes a ``display`` may read (the broker ACL enforces it; see systemd/mosquitto/acl).

@@ -30,8 +30,15 @@ class Publisher:
     table_id: str
     broadcast_delay: float | str = END_OF_HAND
     clock: Callable[[], float] = time.time
+    live_equity: bool = True
     _held: list[tuple[str, dict[str, Any], bool]] = field(default_factory=list)  # end_of_hand buffer
     _hand_id: int | None = None
+    _equity: Any = None
+
+    def close(self) -> None:
+        if self._equity is not None:
+            self._equity.stop()
+            self._equity = None
 
     @property
     def delay_label(self) -> float | str:
@@ -43,10 +50,14 @@ class Publisher:
         now = round(self.clock(), 3)
         seq = service.seq
         hand_id = service.hand_id if service.engine is not None else None
+        kinds = set()
         for out in outputs:
             seq = out.seq or seq
+            kinds.add(out.kind)
             self._one(out, service, hand_id, now)
         self.publish_state(service, seq, now)
+        if kinds & {"holecards", "board", "street", "action"}:
+            self._request_equity(service, seq)
 
     def _one(self, out: Output, service: TableService, hand_id: int | None, now: float) -> None:
         kind, p, seq = out.kind, out.payload, out.seq
@@ -76,6 +87,29 @@ class Publisher:
             secret = {"schema": SCHEMA_VERSION, "seq": seq, "ts": now, "hand_id": hand_id or 1, "seats": p["seats"]}
             self.link.publish(t.private_holecards, secret, seq=seq)
             self._broadcast("holecards", dict(secret, delay=self.delay_label), retain=True)
+
+    def _request_equity(self, service: TableService, seq: int) -> None:
+        """Win percentages for the overlay whenever hole cards or the board change (off-thread).
+        With the end-of-hand delay nothing of a hand may leave before it is over, so no live odds."""
+        engine = service.engine
+        if not self.live_equity or self.broadcast_delay == END_OF_HAND or engine is None or engine.over:
+            return
+        if engine.phase.value not in ("bet", "board"):
+            return  # mid-deal: wait until the street's cards are out
+        from controller.equity_worker import EquityRequest, EquityWorker
+
+        def cards(seat: int) -> tuple:
+            return tuple(h.card for h in engine.hands.get(seat, []) if not h.scrap and not h.card.is_joker)
+
+        live = {s: cards(s) for s in sorted(engine.active) if cards(s)}
+        dead = tuple(c for s in sorted(engine.folded) for c in cards(s))
+        board = tuple(c for c in engine.board if c not in engine.premature and not c.is_joker)
+        req = EquityRequest(service.hand_id, seq, engine.game.name, live, board, dead,
+                            after_draw=engine.street.draw)
+        if self._equity is None:
+            self._equity = EquityWorker(lambda payload: self._broadcast("equity", payload, retain=True),
+                                        clock=self.clock)
+        self._equity.submit(req)
 
     def _active_alert(self, service: TableService, seq: int) -> None:
         active = service.alerts[0].payload() if service.alerts else None
