@@ -47,8 +47,10 @@ def passwords() -> dict[str, str]:
     return {role: secrets.token_urlsafe(12) for role in ROLES}
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def broker(passwords) -> Iterator[Broker]:
+    """A broker per test: two daemons of one table id must never share one (their client ids
+    would take each other's session over)."""
     with Broker.start(users=passwords, acl_text=ACL, config_template=CONF) as b:
         yield b
 
@@ -194,16 +196,17 @@ fuzz_daemon_seen = [0]
 
 
 @pytest.fixture(scope="module")
-def fuzz_daemon(tmp_path_factory, broker, passwords):
+def fuzz_daemon(tmp_path_factory, passwords):
     tmp = tmp_path_factory.mktemp("fuzz")
-    d = Daemon(_config(tmp, broker), mqtt_username="controller", mqtt_password=passwords["controller"])
-    d.start()
-    assert d.link.connected_event.wait(10)
-    console = _client(broker, passwords, "console")
-    console.subscribe(T.response)
-    yield d, console
-    console.close()
-    d.stop()
+    with Broker.start(users=passwords, acl_text=ACL, config_template=CONF) as broker:
+        d = Daemon(_config(tmp, broker), mqtt_username="controller", mqtt_password=passwords["controller"])
+        d.start()
+        assert d.link.connected_event.wait(10)
+        console = _client(broker, passwords, "console")
+        console.subscribe(T.response)
+        yield d, console
+        console.close()
+        d.stop()
 
 
 def test_broker_outage_loses_nothing(tmp_path, broker, passwords) -> None:
