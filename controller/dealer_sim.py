@@ -24,19 +24,9 @@ from typing import Any
 import yaml
 
 from controller.cards import Card, standard_deck
+from controller.games import GAMES as _GAME_DEFS
 
-GAMES = (
-    "holdem",
-    "omaha",
-    "omaha8",
-    "stud",
-    "razz",
-    "stud8",
-    "lowball_a5",
-    "lowball_27",
-    "draw_high",
-    "jacks_or_better",
-)
+GAMES = tuple(_GAME_DEFS)  # every game of controller.games, in its order
 BOARD_GAMES = frozenset({"holdem", "omaha", "omaha8"})
 STUD_GAMES = frozenset({"stud", "razz", "stud8"})
 DRAW_GAMES = frozenset({"lowball_a5", "lowball_27", "draw_high", "jacks_or_better"})

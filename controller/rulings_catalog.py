@@ -30,22 +30,13 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from controller.games import GAMES as _GAME_DEFS
+
 DATA_PATH = Path(__file__).parent / "data" / "rulings.toml"
 
 PROFILES = ("robert", "tda")
 RULING_KINDS = ("misdeal", "void", "irregularity")
-GAMES = (
-    "holdem",
-    "omaha",
-    "omaha8",
-    "stud",
-    "razz",
-    "stud8",
-    "lowball_a5",
-    "lowball_27",
-    "draw_high",
-    "jacks_or_better",
-)
+GAMES = tuple(_GAME_DEFS)  # every game of controller.games, in its order
 # A game without its own citation override uses its parent's, as the rulebook says:
 # RRoP s6 Omaha 1, s7 Omaha High-Low 1, s9 Razz 1, s10 Seven-Card Stud High-Low 1,
 # s11 Deuce-to-Seven Lowball ("the same as those for ace-to-five lowball, except ..."),
