@@ -68,7 +68,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
         "alert": _bench_alert,
         "equity": _bench_equity,
     }
-    result = runners[args.what](args)
+    with _console(stderr=True).status(f"tablectl bench {args.what}: measuring (the JSON follows on stdout)"):
+        result = runners[args.what](args)
     if args.json:
         print(json.dumps(result, indent=None if args.compact else 2))
     else:
