@@ -1,0 +1,279 @@
+"""Finding cards in a frame: a whiteness mask, contours, a quadrilateral per card, a warp.
+
+Cards are light, unsaturated rectangles of aspect about 1.4 on a darker or coloured
+felt.  The mask is the per-pixel minimum of B, G, R (white stock is bright in all three,
+felt is dark in at least one), thresholded with Otsu inside bounds.  Each outer contour
+of plausible size and shape gives four corners: a polygon fit, then each side re-fitted
+to the contour points along it (rounded corners and small covers do not bend it), then
+the sides intersected.  The warp maps the card upright (portrait) without mirroring; it
+may come out upside down, which is fine because indices sit in two opposite corners.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import combinations
+
+import cv2
+import numpy as np
+
+WARP_W, WARP_H = 200, 280
+ASPECT = 88 / 63
+
+
+@dataclass(frozen=True)
+class DetectParams:
+    """Knobs of the card finder (pixel sizes are of the full-resolution frame)."""
+
+    work_width: int = 640  # frames wider than this are searched at reduced size
+    min_card_px: int = 60  # shortest side of a card, at least
+    max_card_frac: float = 0.95  # longest side of a card, at most this fraction of the frame side
+    thresh_lo: int = 70  # bounds for the Otsu threshold of min(B, G, R)
+    thresh_hi: int = 190
+    min_fill: float = 0.60  # white pixels in the contour's convex hull, at least this fraction
+    aspect_lo: float = 1.12
+    aspect_hi: float = 1.80
+    max_chroma: int = 70  # max(B, G, R) - min(B, G, R) of card stock, at most
+    min_edge_contrast: float = 35.0  # min(B, G, R) just inside the outline minus just outside
+
+
+def _line_intersection(l1: np.ndarray, l2: np.ndarray) -> np.ndarray | None:
+    vx1, vy1, x1, y1 = l1
+    vx2, vy2, x2, y2 = l2
+    det = vx1 * (-vy2) - vy1 * (-vx2)
+    if abs(det) < 1e-6:
+        return None
+    t = ((x2 - x1) * (-vy2) - (y2 - y1) * (-vx2)) / det
+    return np.array([x1 + t * vx1, y1 + t * vy1], np.float32)
+
+
+def order_quad(quad: np.ndarray) -> np.ndarray:
+    """Corners clockwise (image coordinates) starting where a short side begins."""
+    q = np.asarray(quad, np.float32).reshape(4, 2)
+    area = sum(q[i, 0] * q[(i + 1) % 4, 1] - q[(i + 1) % 4, 0] * q[i, 1] for i in range(4))
+    if area < 0:
+        q = q[::-1]
+    sides = [np.linalg.norm(q[(i + 1) % 4] - q[i]) for i in range(4)]
+    start = 0 if sides[0] + sides[2] <= sides[1] + sides[3] else 1
+    # of the two short sides, start from the one nearer the image top (stable between frames)
+    if q[(start + 2) % 4].sum() + q[(start + 3) % 4].sum() < q[start].sum() + q[(start + 1) % 4].sum():
+        start = (start + 2) % 4
+    return np.roll(q, -start, axis=0)
+
+
+def _refine(contour: np.ndarray, quad: np.ndarray) -> np.ndarray:
+    """Re-fit each side of ``quad`` to the contour points along it; intersect the sides."""
+    pts = contour.reshape(-1, 2).astype(np.float32)
+    peri = float(sum(np.linalg.norm(quad[(i + 1) % 4] - quad[i]) for i in range(4)))
+    tol = max(2.0, 0.02 * peri)
+    lines = []
+    for i in range(4):
+        a, b = quad[i], quad[(i + 1) % 4]
+        d = b - a
+        n = float(np.linalg.norm(d))
+        if n < 1:
+            return quad
+        u = d / n
+        rel = pts - a
+        t = rel @ u
+        dist = np.abs(rel[:, 0] * u[1] - rel[:, 1] * u[0])
+        sel = pts[(t > 0.15 * n) & (t < 0.85 * n) & (dist < tol)]
+        if len(sel) < 5:
+            return quad
+        lines.append(cv2.fitLine(sel, cv2.DIST_HUBER, 0, 0.01, 0.01).ravel())
+    out = []
+    for i in range(4):
+        p = _line_intersection(lines[i - 1], lines[i])
+        if p is None or np.linalg.norm(p - quad[i]) > 0.08 * peri:
+            return quad
+        out.append(p)
+    return np.array(out, np.float32)
+
+
+def _hull_quad(hull: np.ndarray) -> np.ndarray:
+    """Four corners from a convex hull.
+
+    An unobstructed card is a 4-gon.  A cover over a corner or an edge cuts the hull: then
+    every choice of four of the polygon's sides is extended and intersected, and the
+    smallest card-shaped quadrilateral that contains the whole hull wins (the card's own
+    sides, extended, meet where its hidden corners are).
+    """
+    peri = cv2.arcLength(hull, True)
+    poly = None
+    for f in (0.012, 0.02, 0.03):
+        poly = cv2.approxPolyDP(hull, f * peri, True).reshape(-1, 2).astype(np.float32)
+        if len(poly) <= 9:
+            break
+    assert poly is not None
+    box = cv2.boxPoints(cv2.minAreaRect(hull)).astype(np.float32)
+    if len(poly) == 4:
+        return poly
+    if len(poly) < 4 or len(poly) > 9:
+        return box
+    n = len(poly)
+    lines = []
+    for i in range(n):
+        a, b = poly[i], poly[(i + 1) % n]
+        d = (b - a) / max(float(np.linalg.norm(b - a)), 1e-6)
+        lines.append(np.array([d[0], d[1], a[0], a[1]], np.float32))
+    hull_pts = hull.reshape(-1, 2).astype(np.float32)
+    best, best_area = box, float("inf")
+    for combo in combinations(range(n), 4):
+        pts = [_line_intersection(lines[combo[k - 1]], lines[combo[k]]) for k in range(4)]
+        if any(p is None for p in pts):
+            continue
+        quad = np.array(pts, np.float32)
+        if not cv2.isContourConvex(quad.reshape(-1, 1, 2)):
+            continue
+        area = abs(cv2.contourArea(quad))
+        if area >= best_area:
+            continue
+        sides = [float(np.linalg.norm(quad[(k + 1) % 4] - quad[k])) for k in range(4)]
+        a1, a2 = sides[0] + sides[2], sides[1] + sides[3]
+        aspect = max(a1, a2) / max(min(a1, a2), 1e-6)
+        if not 1.2 <= aspect <= 1.65:
+            continue
+        q = quad.reshape(-1, 1, 2)
+        if min(cv2.pointPolygonTest(q, (float(x), float(y)), True) for x, y in hull_pts) < -0.01 * peri:
+            continue
+        best, best_area = quad, area
+    return best
+
+
+def min_channel(img: np.ndarray) -> np.ndarray:
+    """Per-pixel minimum of the colour channels (fast path through OpenCV)."""
+    if img.ndim == 2:
+        return img
+    b, g, r = cv2.split(img)
+    return cv2.min(cv2.min(b, g), r)
+
+
+def max_channel(img: np.ndarray) -> np.ndarray:
+    if img.ndim == 2:
+        return img
+    b, g, r = cv2.split(img)
+    return cv2.max(cv2.max(b, g), r)
+
+
+def _contour_quad(c: np.ndarray, mask: np.ndarray, white: np.ndarray, params: DetectParams,
+                  min_side: float, max_side: float) -> np.ndarray | None:
+    """The card quadrilateral of one outer contour, or None when it is not card-shaped."""
+    _, _, bw, bh = cv2.boundingRect(c)
+    if len(c) < 8 or bw * bh < min_side * min_side * ASPECT * 0.6:
+        return None
+    (_, _), (rw, rh), _ = cv2.minAreaRect(c)
+    short, long_ = min(rw, rh), max(rw, rh)
+    if short < min_side or long_ > max_side:
+        return None
+    hull = cv2.convexHull(c)
+    # white inside the hull; or a closed white outline (a card back's border) around it
+    if max(_fill(mask, hull), cv2.contourArea(c) / max(cv2.contourArea(hull), 1.0)) < params.min_fill:
+        return None
+    if not params.aspect_lo <= long_ / max(short, 1) <= params.aspect_hi:
+        return None
+    quad = _refine(c, order_quad(_hull_quad(hull)))
+    if _edge_contrast(white, quad) < params.min_edge_contrast:  # glare on felt has no edge
+        return None
+    return quad
+
+
+def _split_touching(c: np.ndarray, mask: np.ndarray, white: np.ndarray, params: DetectParams,
+                    min_side: float, max_side: float) -> list[np.ndarray]:
+    """Cards that touch make one blob: erode it until it falls apart, grow each part back."""
+    x, y, bw, bh = cv2.boundingRect(c)
+    if bw * bh < 1.8 * min_side * min_side * ASPECT:
+        return []
+    blob = np.zeros((bh + 2, bw + 2), np.uint8)
+    cv2.drawContours(blob, [c], -1, 255, -1, offset=(1 - x, 1 - y))
+    blob &= cv2.copyMakeBorder(mask[y:y + bh, x:x + bw], 1, 1, 1, 1, cv2.BORDER_CONSTANT, value=0)
+    kernel = np.ones((3, 3), np.uint8)
+    for k in (2, 4, 7):
+        parts, _ = cv2.findContours(cv2.erode(blob, kernel, iterations=k), cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
+        parts = [p for p in parts if cv2.contourArea(p) > 0.3 * min_side * min_side * ASPECT]
+        if len(parts) < 2:
+            continue
+        out = []
+        for p in parts:
+            one = np.zeros_like(blob)
+            cv2.drawContours(one, [p], -1, 255, -1)
+            one = cv2.dilate(one, kernel, iterations=k) & blob
+            cs, _ = cv2.findContours(one, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
+            if cs:
+                big = max(cs, key=cv2.contourArea) + np.array([x - 1, y - 1])
+                q = _contour_quad(big, mask, white, params, min_side, max_side)
+                if q is not None:
+                    out.append(q)
+        if out:
+            return out
+    return []
+
+
+def find_quads(frame: np.ndarray, params: DetectParams = DetectParams()) -> list[np.ndarray]:
+    """Card corners (4x2 float32, full-frame pixels, ordered by :func:`order_quad`) in a BGR frame."""
+    h, w = frame.shape[:2]
+    scale = min(1.0, params.work_width / max(w, 1))
+    small = cv2.resize(frame, (int(w * scale), int(h * scale)), interpolation=cv2.INTER_AREA) if scale < 1 else frame
+    white = min_channel(small)
+    t, _ = cv2.threshold(white, 0, 255, cv2.THRESH_BINARY | cv2.THRESH_OTSU)
+    t = float(np.clip(t, params.thresh_lo, params.thresh_hi))
+    mask = cv2.compare(white, t, cv2.CMP_GT)
+    if small.ndim == 3:  # white stock is unsaturated: skin, chips and glare on felt are not
+        mask &= cv2.compare(cv2.absdiff(max_channel(small), white), params.max_chroma, cv2.CMP_LT)
+    mask = cv2.morphologyEx(mask, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
+    contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
+    min_side = params.min_card_px * scale
+    max_side = params.max_card_frac * max(small.shape[:2])
+    quads = []
+    for c in contours:
+        q = _contour_quad(c, mask, white, params, min_side, max_side)
+        if q is None:  # touching cards (a blob of no card shape) may still come apart
+            quads += _split_touching(c, mask, white, params, min_side, max_side)
+        else:
+            quads.append(q)
+    quads = [order_quad(q / scale) for q in quads]
+    # a card's framed court picture can show up as a card of its own: keep the outer one
+    quads.sort(key=lambda q: -cv2.contourArea(q))
+    kept: list[np.ndarray] = []
+    for q in quads:
+        cx, cy = q.mean(0)
+        if not any(cv2.pointPolygonTest(k, (float(cx), float(cy)), False) >= 0 for k in kept):
+            kept.append(q)
+    return kept
+
+
+def _edge_contrast(white: np.ndarray, quad: np.ndarray, k: int = 12) -> float:
+    """Median brightness just inside the outline minus just outside it: a card has a sharp edge."""
+    c = quad.mean(0)
+    t = (np.arange(k) + 0.5) / k
+    vals = []
+    for f in (0.93, 1.07):
+        q = c + f * (quad - c)
+        pts = np.concatenate([q[i] + t[:, None] * (q[(i + 1) % 4] - q[i]) for i in range(4)])
+        xs = np.clip(pts[:, 0].round().astype(int), 0, white.shape[1] - 1)
+        ys = np.clip(pts[:, 1].round().astype(int), 0, white.shape[0] - 1)
+        vals.append(float(np.median(white[ys, xs])))
+    return vals[0] - vals[1]
+
+
+def _fill(mask: np.ndarray, hull: np.ndarray) -> float:
+    x, y, w, h = cv2.boundingRect(hull)
+    hm = np.zeros((h, w), np.uint8)
+    cv2.fillConvexPoly(hm, hull.reshape(-1, 2) - np.array([x, y]), 255)
+    inside = cv2.countNonZero(hm)
+    return cv2.countNonZero(cv2.bitwise_and(mask[y:y + h, x:x + w], hm)) / max(inside, 1)
+
+
+_DST = np.array([[0, 0], [WARP_W, 0], [WARP_W, WARP_H], [0, WARP_H]], np.float32)
+
+
+def warp(frame: np.ndarray, quad: np.ndarray) -> np.ndarray:
+    """The card at ``quad`` as an upright ``WARP_H`` x ``WARP_W`` image."""
+    M = cv2.getPerspectiveTransform(order_quad(quad), _DST)
+    return cv2.warpPerspective(frame, M, (WARP_W, WARP_H), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+
+
+def box_of(quad: np.ndarray) -> tuple[int, int, int, int]:
+    """Axis-aligned ``(x, y, w, h)`` around ``quad``."""
+    x0, y0 = np.floor(quad.min(0)).astype(int)
+    x1, y1 = np.ceil(quad.max(0)).astype(int)
+    return int(x0), int(y0), int(x1 - x0), int(y1 - y0)

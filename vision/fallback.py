@@ -1,0 +1,336 @@
+"""The camera as fallback and cross-check for RFID: a pure component with an injectable clock.
+
+The daemon feeds it two streams and acts on what it returns:
+
+* ``observe(detections)`` -- the recogniser's cards per zone for one frame
+  (:meth:`vision.recognizer.Recognizer.scan`);
+* ``tag_read(zone, card)`` -- a tag was read in ``zone`` (or ``note_events`` with the
+  Fusion outputs: ``Deal``/``BoardCards``/``Burn``/``Muck`` of source ``rfid``);
+* ``poll()`` -- on a tick, for the time-outs.
+
+Outputs:
+
+=====================  ==============================================================
+:class:`CameraCard`     a card lay in a zone for ``tag_timeout`` with no tag read and the
+                        camera read it: call ``Fusion.camera_identified(zone, card)``
+:class:`CameraMismatch` RFID and camera disagree about one card: alert (a mis-enrolled
+                        tag, or a card of another deck whose tag reads as ours)
+:class:`ExposedCard`    a face-up card where a face-down one belongs: ``to_event()`` gives
+                        ``Expose(seat, card)`` (the card was dealt) or ``Deal(face="up")``
+:class:`UnreadCard`     a card lay in a zone with no tag read and the camera cannot read it
+                        either (face down, or unknown): alert
+=====================  ==============================================================
+
+A physical card is followed from frame to frame as a *track* (same zone, centre within
+``match_radius`` pixels).  A camera identity needs ``min_votes`` confident readings that
+agree; a track not seen for ``lost_after`` seconds is dropped.  When a tag and a readable
+crop meet on one track, the crop is stored as a labelled example of the deck in play
+(``labels``), which is how the recogniser learns the real deck and how its accuracy on
+it is measured.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter, deque
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Protocol
+
+import numpy as np
+
+from controller.cards import Card
+from controller.events import BoardCards, Burn, Deal, Expose, Muck
+from firmware_bridge.zones import Zone
+
+from .recognizer import CameraLayout, Detection
+
+
+class _LabelSink(Protocol):
+    def add_labeled(self, frame_or_crop: np.ndarray, card: Card) -> bool: ...
+
+
+@dataclass(frozen=True)
+class CameraCard:
+    """The camera identified a card that no tag reported: feed ``Fusion.camera_identified``."""
+
+    kind: ClassVar[str] = "camera_card"
+    zone: Zone
+    card: Card
+    confidence: float
+    t: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "zone": self.zone.name, "card": self.card.label(),
+                "confidence": round(self.confidence, 4), "source": "camera"}
+
+
+@dataclass(frozen=True)
+class CameraMismatch:
+    """RFID says ``rfid``, the camera sees ``camera``: an alert, never a ruling."""
+
+    kind: ClassVar[str] = "camera_mismatch"
+    zone: Zone
+    rfid: Card
+    camera: Card
+    confidence: float
+    t: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "zone": self.zone.name, "rfid": self.rfid.label(),
+                "camera": self.camera.face, "confidence": round(self.confidence, 4),
+                "hint": "mis-enrolled tag, or a card from another deck"}
+
+
+@dataclass(frozen=True)
+class ExposedCard:
+    """A face-up card at a seat where cards lie face down."""
+
+    kind: ClassVar[str] = "exposed_card"
+    seat: int
+    card: Card
+    dealt: bool  # the card reached the seat before (a tag read it, or the camera did)
+    confidence: float
+    t: float = 0.0
+
+    def to_event(self) -> Expose | Deal:
+        """``Expose(seat, card)`` for a dealt card; ``Deal(seat, card, face="up")`` for one that
+        arrives face up with no tag read."""
+        if self.dealt:
+            return Expose(seat=self.seat, card=self.card, source="camera")
+        return Deal(seat=self.seat, card=self.card, face="up", source="camera")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "seat": self.seat, "card": self.card.label(), "dealt": self.dealt,
+                "confidence": round(self.confidence, 4)}
+
+
+@dataclass(frozen=True)
+class UnreadCard:
+    """A card lies in ``zone`` with no tag read, and the camera cannot name it."""
+
+    kind: ClassVar[str] = "unread_card"
+    zone: Zone
+    face: str
+    t: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "zone": self.zone.name, "face": self.face}
+
+
+FallbackOutput = CameraCard | CameraMismatch | ExposedCard | UnreadCard
+
+
+@dataclass
+class _Track:
+    id: int
+    zone: Zone
+    center: tuple[float, float]
+    first_seen: float
+    last_seen: float
+    votes: Counter[Card] = field(default_factory=Counter)
+    conf: dict[Card, float] = field(default_factory=dict)
+    faces: deque[str] = field(default_factory=lambda: deque(maxlen=8))  # recent frames, newest last
+    crop: np.ndarray | None = None
+    tag: Card | None = None
+    sent: Card | None = None  # what the camera reported for it (CameraCard / exposure deal)
+    resolved: bool = False
+    mismatch: bool = False
+    exposed: bool = False
+    labelled: bool = False
+
+
+class CameraFallback:
+    """Camera fallback and cross-check (see the module doc).  Pure: no I/O but ``labels``."""
+
+    def __init__(
+        self,
+        layout: CameraLayout | Iterable[Zone | str],
+        tag_timeout: float = 1.5,
+        min_votes: int = 2,
+        lost_after: float = 1.0,
+        match_radius: float = 80.0,
+        clock: Callable[[], float] = time.monotonic,
+        labels: _LabelSink | None = None,
+        expect_face: Mapping[Zone | str, str | None] | None = None,
+        deck: str = "A",
+    ) -> None:
+        if isinstance(layout, CameraLayout):
+            self.zones = set(layout.zones)
+            faces = {z: layout.expect_face(z) for z in self.zones}
+        else:
+            self.zones = {Zone.parse(z) if isinstance(z, str) else z for z in layout}
+            faces = {}
+        for z, f in (expect_face or {}).items():
+            faces[Zone.parse(z) if isinstance(z, str) else z] = f
+        self.expect_face: dict[Zone, str | None] = faces
+        self.tag_timeout = tag_timeout
+        self.min_votes = min_votes
+        self.lost_after = lost_after
+        self.match_radius = match_radius
+        self.labels = labels
+        self.deck = deck
+        self._clock = clock
+        self._tracks: list[_Track] = []
+        self._pending: dict[Zone, list[tuple[Card, float]]] = {}
+        self._next_id = 1
+        self.labelled = 0
+
+    # ------------------------------------------------------------------ inputs
+    def observe(self, detections: Mapping[Zone, Sequence[Detection]] | Sequence[Detection],
+                now: float | None = None) -> list[FallbackOutput]:
+        """One frame's cards.  A mapping lists every zone the frame covered (even empty ones);
+        a plain sequence uses each detection's ``zone``."""
+        now = self._clock() if now is None else now
+        if not isinstance(detections, Mapping):
+            grouped: dict[Zone, list[Detection]] = {}
+            for d in detections:
+                if d.zone is not None:
+                    grouped.setdefault(d.zone, []).append(d)
+            detections = grouped
+        out: list[FallbackOutput] = []
+        for zone, dets in detections.items():
+            if zone not in self.zones:
+                continue
+            free = [t for t in self._tracks if t.zone == zone]
+            for d in dets:
+                track = self._match(free, d.center)
+                if track is None:
+                    track = self._new_track(zone, d.center, now)
+                else:
+                    free.remove(track)
+                track.center, track.last_seen = d.center, now
+                track.faces.append(d.face)
+                if d.face == "up" and d.card is not None:
+                    card = Card(d.card.rank, d.card.suit, self.deck)
+                    track.votes[card] += 1
+                    track.conf[card] = max(track.conf.get(card, 0.0), float(d.confidence))
+                if d.face == "up" and d.crop is not None:
+                    track.crop = d.crop
+                out += self._check(track, now)
+        self._tracks = [t for t in self._tracks if now - t.last_seen <= self.lost_after]
+        return out + self.poll(now)
+
+    def tag_read(self, zone: Zone | str, card: Card, now: float | None = None) -> list[FallbackOutput]:
+        """A tag reported ``card`` in ``zone``."""
+        now = self._clock() if now is None else now
+        zone = Zone.parse(zone) if isinstance(zone, str) else zone
+        if zone not in self.zones:
+            return []
+        cands = [t for t in self._tracks if t.zone == zone and t.tag is None]
+        track = next((t for t in cands if self._identity(t) == card.face), None)
+        if track is None and cands:
+            track = min(cands, key=lambda t: t.first_seen)
+        if track is None:
+            self._pending.setdefault(zone, []).append((card, now))
+            return self.poll(now)
+        track.tag = card
+        return self._check(track, now) + self.poll(now)
+
+    def note_events(self, events: Iterable[Any], now: float | None = None) -> list[FallbackOutput]:
+        """Fusion outputs from RFID: each card's arrival becomes a ``tag_read``."""
+        out: list[FallbackOutput] = []
+        for ev in events:
+            if getattr(ev, "source", None) != "rfid":
+                continue
+            if isinstance(ev, Deal):
+                out += self.tag_read(Zone("seat", ev.seat), ev.card, now)
+            elif isinstance(ev, BoardCards):
+                for c in ev.cards:
+                    out += self.tag_read(Zone("board"), c, now)
+            elif isinstance(ev, Burn):
+                out += self.tag_read(Zone("burn"), ev.card, now)
+            elif isinstance(ev, Muck):
+                out += self.tag_read(Zone("muck"), ev.card, now)
+        return out
+
+    def poll(self, now: float | None = None) -> list[FallbackOutput]:
+        """Time-outs: cards that waited ``tag_timeout`` for a tag in vain."""
+        now = self._clock() if now is None else now
+        for zone in list(self._pending):
+            self._pending[zone] = [(c, t) for c, t in self._pending[zone] if now - t <= self.tag_timeout]
+            if not self._pending[zone]:
+                del self._pending[zone]
+        out: list[FallbackOutput] = []
+        for t in self._tracks:
+            if t.tag is not None or t.resolved or now - t.first_seen < self.tag_timeout:
+                continue
+            ident = self._identity(t)
+            face = self._face(t)
+            if ident is not None:
+                card = Card.parse(ident, self.deck)
+                t.resolved, t.sent = True, card
+                if face == "up" and self._down_zone(t.zone):
+                    assert t.zone.seat is not None
+                    t.exposed = True
+                    out.append(ExposedCard(t.zone.seat, card, False, t.conf.get(card, 0.0), now))
+                else:
+                    out.append(CameraCard(t.zone, card, t.conf.get(card, 0.0), now))
+            elif now - t.first_seen >= 2 * self.tag_timeout:
+                t.resolved = True
+                out.append(UnreadCard(t.zone, face or "up", now))
+        return out
+
+    def new_hand(self) -> None:
+        """Forget the tracks and pending tags (the daemon calls this at StartHand)."""
+        self._tracks.clear()
+        self._pending.clear()
+
+    def next_deadline(self) -> float | None:
+        times = [t.first_seen + self.tag_timeout for t in self._tracks if t.tag is None and not t.resolved]
+        return min(times, default=None)
+
+    # ------------------------------------------------------------------ internals
+    def _match(self, tracks: list[_Track], center: tuple[float, float]) -> _Track | None:
+        best, best_d = None, self.match_radius
+        for t in tracks:
+            d = float(np.hypot(t.center[0] - center[0], t.center[1] - center[1]))
+            if d <= best_d:
+                best, best_d = t, d
+        return best
+
+    def _new_track(self, zone: Zone, center: tuple[float, float], now: float) -> _Track:
+        t = _Track(self._next_id, zone, center, now, now)
+        self._next_id += 1
+        pend = self._pending.get(zone)
+        if pend:
+            t.tag = pend.pop(0)[0]
+        self._tracks.append(t)
+        return t
+
+    def _identity(self, t: _Track) -> str | None:
+        """The face the camera agrees on, or None."""
+        if not t.votes:
+            return None
+        (best, n), *rest = t.votes.most_common(2) + [(None, 0)]
+        runner = rest[0][1]
+        if n >= self.min_votes and n >= 2 * runner:
+            return best.face
+        return None
+
+    def _face(self, t: _Track) -> str | None:
+        """The face the last ``min_votes`` frames agree on (a card can be turned over)."""
+        last = list(t.faces)[-self.min_votes:]
+        return last[-1] if len(last) >= self.min_votes and len(set(last)) == 1 else None
+
+    def _down_zone(self, zone: Zone) -> bool:
+        return zone.kind == "seat" and self.expect_face.get(zone) == "down"
+
+    def _check(self, t: _Track, now: float) -> list[FallbackOutput]:
+        out: list[FallbackOutput] = []
+        ident = self._identity(t)
+        known = t.tag or t.sent
+        if t.tag is not None and ident is not None and ident != t.tag.face and not t.mismatch:
+            t.mismatch = True
+            cam = Card.parse(ident, self.deck)
+            out.append(CameraMismatch(t.zone, t.tag, cam, t.conf.get(cam, 0.0), now))
+        if (t.tag is not None and not t.labelled and t.crop is not None and self.labels is not None
+                and (ident is None or ident == t.tag.face)):
+            t.labelled = self.labels.add_labeled(t.crop, t.tag)
+            self.labelled += int(t.labelled)
+        if (known is not None and not t.exposed and self._down_zone(t.zone) and self._face(t) == "up"):
+            assert t.zone.seat is not None
+            t.exposed = True
+            cam = Card.parse(ident, self.deck) if ident else known
+            out.append(ExposedCard(t.zone.seat, known, True, t.conf.get(cam, 1.0), now))
+        return out
