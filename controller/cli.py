@@ -67,6 +67,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         "latency": _bench_latency,
         "alert": _bench_alert,
         "equity": _bench_equity,
+        "vision": _bench_vision,
     }
     with _console(stderr=True).status(f"tablectl bench {args.what}: measuring (the JSON follows on stdout)"):
         result = runners[args.what](args)
@@ -105,6 +106,53 @@ def _bench_equity(args: argparse.Namespace) -> dict:
     from controller.bench_equity import run_bench
 
     return run_bench()
+
+
+def _bench_vision(args: argparse.Namespace) -> dict:
+    from vision import run_bench
+
+    return run_bench()
+
+
+# ---------------------------------------------------------------------- camera
+def cmd_recognize(args: argparse.Namespace) -> int:
+    """One JSON line per card found: {"file", "card", "confidence", "box"}; card null when unknown."""
+    from vision import recognize_files
+
+    worst = 0
+    for found in recognize_files(args.images):
+        if "error" in found:
+            worst = 1
+        if args.json:
+            print(json.dumps(found), flush=True)
+        else:
+            card = found["card"] or "unknown"
+            _console().print(f"{found['file']}: {card} ({found['confidence']:.2f}) {found.get('box')}")
+    return worst
+
+
+def cmd_calibrate_camera(args: argparse.Namespace) -> int:
+    """Reference images of the deck in play: lay each card face up under the camera."""
+    from hw.camera import OpenCVCamera
+    from vision import LabelStore, Recognizer, capture_reference
+
+    camera = OpenCVCamera(args.device)
+    store = LabelStore(args.store)
+    console = _console()
+
+    def prompt(card) -> None:
+        console.print(f"Lay [bold]{card.face}[/] face up under the camera, then press Enter.")
+        if not args.no_wait:
+            input()
+
+    try:
+        result = capture_reference(camera.grab, store, prompt=prompt, shots=args.shots)
+    finally:
+        camera.close()
+    console.print(f"captured {sum(result['captured'].values())} crops; missing: {result['missing'] or 'none'}")
+    report = store.refine(Recognizer.stock())
+    console.print_json(json.dumps(report, default=str))
+    return 0 if not result["missing"] else 1
 
 
 # ---------------------------------------------------------------------- enroll
@@ -245,7 +293,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_scenario)
 
     p = sub.add_parser("bench", help="benchmarks printing JSON")
-    p.add_argument("what", choices=["engine", "bridge", "latency", "alert", "equity"])
+    p.add_argument("what", choices=["engine", "bridge", "latency", "alert", "equity", "vision"])
     p.add_argument("--json", action="store_true", help="plain JSON on stdout")
     p.add_argument("--compact", action="store_true", help="one-line JSON")
     p.add_argument("--hands", type=int, default=None, help="engine: hands in the session")
@@ -253,6 +301,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--runs", type=int, default=None, help="alert: repeated runs")
     p.add_argument("--seed", type=int, default=1)
     p.set_defaults(func=cmd_bench)
+
+    p = sub.add_parser("recognize", help="read the cards in image files (camera fallback)")
+    p.add_argument("images", nargs="+")
+    p.add_argument("--json", action="store_true", help="one JSON line per card found")
+    p.set_defaults(func=cmd_recognize)
+
+    p = sub.add_parser("calibrate-camera", help="capture reference images of the deck in play")
+    p.add_argument("--device", default="0", help="camera index or /dev/videoN")
+    p.add_argument("--store", default=None, help="label store folder (default: the state directory)")
+    p.add_argument("--shots", type=int, default=3)
+    p.add_argument("--no-wait", action="store_true", help="do not wait for Enter between cards")
+    p.set_defaults(func=cmd_calibrate_camera)
 
     p = sub.add_parser("run", help="the daemon: serve the table from a config file")
     p.add_argument("--config", required=True, help="the table's TOML config")

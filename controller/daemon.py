@@ -99,6 +99,7 @@ class Daemon:
         panel_factory: Callable[[Callable[[Any], None]], Any] | None = None,
         nfc_factory: Callable[..., Any] | None = None,
         zone_map: Any = None,
+        camera_factory: Callable[[], Any] | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.config = config
@@ -108,6 +109,11 @@ class Daemon:
         self.panel_factory = panel_factory
         self.nfc_factory = nfc_factory
         self.zone_map = zone_map  # firmware_bridge.zones.ZoneMap; default: the config's [antennas]
+        self.camera_factory = camera_factory  # () -> hw.camera.FrameSource; default: the config's camera
+        self.camera: Any = None
+        self.fallback: Any = None
+        self._fallback_lock = threading.Lock()
+        self._camera_pending: list[Any] = []
         self.mqtt_username = mqtt_username or config.mqtt.username
         self.mqtt_password = mqtt_password or config.mqtt.read_password()
         self.topics = Topics(config.mqtt.base_topic, config.table.id)
@@ -173,6 +179,8 @@ class Daemon:
         self.inbox.put(None)
         if self._owner is not None:
             self._owner.join(5)
+        if self.camera is not None:
+            self.camera.close()
         for reader in self.nfc_readers:
             try:
                 reader.stop()
@@ -267,6 +275,9 @@ class Daemon:
         for out in outputs:
             if out.kind == "hand_start" and self.pipeline is not None:
                 self.pipeline.new_hand()
+            if out.kind == "hand_start" and self.fallback is not None:
+                with self._fallback_lock:
+                    self.fallback.new_hand()
             if self.panel is not None:
                 if out.kind == "alert":
                     self.panel.alert(out.payload["severity"])
@@ -326,6 +337,8 @@ class Daemon:
             self._start_panel()
         for reader in self.config.nfc.readers:
             self._start_nfc(reader.zone, reader.path)
+        if self.camera_factory is not None or self.config.camera.enabled:
+            self._start_camera()
 
     def _start_bridge(self, url: str) -> None:
         from firmware_bridge.fusion import Fusion, RfidPipeline, UnknownTag
@@ -338,8 +351,13 @@ class Daemon:
         def sink(item: Any) -> None:
             if isinstance(item, UnknownTag):
                 self.post(UnknownTagRead(str(item.zone), item.uid), source="rfid")
-            else:
-                self.post(item, source="rfid")
+                return
+            if self.fallback is not None and getattr(item, "source", "") == "rfid":
+                # The camera cross-checks every tag it can see; its findings are acted on by the
+                # camera thread (never here: this runs inside the RFID pipeline's lock).
+                with self._fallback_lock:
+                    self._camera_pending.extend(self.fallback.note_events([item]))
+            self.post(item, source="rfid")
 
         self.pipeline = RfidPipeline(zones, fusion, sink)
         engine = self.service.engine if self.service is not None else None
@@ -361,6 +379,59 @@ class Daemon:
                 self.pipeline.poll()
             except Exception:
                 log.exception("rfid pipeline poll failed")
+
+    def _start_camera(self) -> None:
+        """The camera fallback: a card with no tag read in time is identified by the camera; a tag
+        and the camera disagreeing is an alert; a face-up card where a face-down one belongs is an
+        exposed card for the engine."""
+        from vision import CameraFallback, CameraLayout, Recognizer
+        from vision.synth import synthetic_layout
+
+        cam = self.config.camera
+        if self.camera_factory is not None:
+            self.camera = self.camera_factory()
+        else:
+            from hw.camera import OpenCVCamera
+
+            self.camera = OpenCVCamera(cam.device)
+        layout = CameraLayout.from_dict(cam.rois) if cam.rois else synthetic_layout("down")
+        self.fallback = CameraFallback(layout, tag_timeout=cam.tag_timeout)
+        recognizer = Recognizer.stock()
+        t = threading.Thread(target=self._camera_loop, args=(recognizer, layout, 1.0 / cam.fps), name="camera",
+                             daemon=True)
+        t.start()
+        self._threads.append(t)
+
+    def _camera_loop(self, recognizer: Any, layout: Any, period: float) -> None:
+        while not self._stop.wait(period):
+            try:
+                frame = self.camera.grab()
+                if frame is None:
+                    continue
+                found = recognizer.scan(frame, layout, keep_crops=False)
+                with self._fallback_lock:
+                    outs = self._camera_pending + self.fallback.observe(found) + self.fallback.poll()
+                    self._camera_pending = []
+                self._camera_outputs(outs)
+            except Exception:
+                log.exception("camera loop failed")
+
+    def _camera_outputs(self, outs: list[Any]) -> None:
+        from controller.events import CameraReport
+        from vision import CameraCard, CameraMismatch, ExposedCard, UnreadCard
+
+        for out in outs:
+            if isinstance(out, CameraCard):
+                log.info("camera filled in a card no tag reported", extra={"zone": str(out.zone)})
+                if self.pipeline is not None:
+                    self.pipeline.camera_identified(out.zone, out.card)
+            elif isinstance(out, CameraMismatch):
+                self.post(CameraReport("camera_mismatch", str(out.zone), out.camera.label(),
+                                       f"tag read {out.rfid.label()}"), source="camera")
+            elif isinstance(out, ExposedCard):
+                self.post(out.to_event(), source="camera")
+            elif isinstance(out, UnreadCard):
+                self.post(CameraReport("card_unread", str(out.zone)), source="camera")
 
     def _start_panel(self) -> None:
         def on_signal(sig: Any) -> None:

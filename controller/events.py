@@ -266,12 +266,24 @@ class UnknownTagRead(Event):
     uid: str
 
 
+@dataclass(frozen=True, slots=True)
+class CameraReport(Event):
+    """The camera disagrees with a tag (``camera_mismatch``) or sees a card it cannot read and no
+    tag reported (``card_unread``): the dealer identifies the card."""
+
+    kind: ClassVar[str] = "camera_report"
+    reason: str
+    zone: str
+    seen: str | None = None  # what the camera read, e.g. "Ah" (a public face-up card) or None
+    detail: str = ""
+
+
 EVENT_TYPES: dict[str, type[Event]] = {
     cls.kind: cls
     for cls in (
         StartHand, Deal, Burn, BoardCards, Stub, Muck, Aside, Boxed, Expose, Act, Discard, Report, EndHand,
         SeatPlayer, UnseatPlayer, SetButton, ChangeGame, NewHand, CallMisdeal, Acknowledge, ShufflerFault,
-        UnknownTagRead,
+        UnknownTagRead, CameraReport,
     )
 }
 
@@ -358,4 +370,5 @@ __all__ = [
     "Acknowledge",
     "ShufflerFault",
     "UnknownTagRead",
+    "CameraReport",
 ]

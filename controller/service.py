@@ -28,6 +28,7 @@ from controller.events import (
     BoardCards,
     Burn,
     CallMisdeal,
+    CameraReport,
     ChangeGame,
     Deal,
     Discard,
@@ -138,6 +139,8 @@ class TableService:
             self._try(lambda t: t.change_game(event.game, event.rules, event.structure))
             if event.event not in (None, "cash", "tournament"):
                 raise Rejected(f"event must be cash or tournament, got {event.event!r}")
+        elif isinstance(event, CameraReport) and event.reason not in ("camera_mismatch", "card_unread"):
+            raise Rejected(f"{event.reason!r} is not a camera report")
         elif isinstance(event, CallMisdeal) and not _is_misdeal_reason(event.reason):
             raise Rejected(f"{event.reason!r} is not a misdeal reason code")
         elif isinstance(event, Report) and not _is_reason(event.reason):
@@ -275,6 +278,11 @@ class TableService:
         r = make_ruling(IRREGULARITY, "shuffler_fault", "acknowledge", profile=self.table.rules,
                         game=self.table.game, detail=ev.detail or None)
         self._alert(r, out, at, severity="fault")
+
+    def _apply_camera_report(self, ev: CameraReport, out: list[Output], at: float) -> None:
+        r = make_ruling(IRREGULARITY, ev.reason, "identify_card", profile=self.table.rules, game=self.table.game,
+                        seat=ev.zone, card=ev.seen, detail=ev.detail or None)
+        self._alert(r, out, at)
 
     def _apply_unknown_tag(self, ev: UnknownTagRead, out: list[Output], at: float) -> None:
         r = make_ruling(IRREGULARITY, "unknown_tag", "identify_card", profile=self.table.rules,

@@ -24,6 +24,7 @@ from controller.events import (
     Boxed,
     Burn,
     CallMisdeal,
+    CameraReport,
     ChangeGame,
     Deal,
     Discard,
@@ -72,6 +73,7 @@ ONE_OF_EACH = [
     Acknowledge(alert="shuffler_fault"),
     ShufflerFault(detail="jam"),
     UnknownTagRead("seat:3", "04A1B2C3"),
+    CameraReport("camera_mismatch", "board", "Ah", "tag 04A1 says Kd"),
     Deal(3, C("joker")),
 ]
 

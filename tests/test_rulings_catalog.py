@@ -15,7 +15,8 @@ CONFORMANCE = Path(os.environ.get("CONFORMANCE_DIR", "/work/shared/conformance")
 SEEDS = Path(os.environ.get("RULEBOOK_DIR", "/work/shared/seeds"))
 FORMAT_MD = CONFORMANCE / "FORMAT.md"
 
-EXTRA_REASONS = {"shuffler_fault": "irregularity", "unknown_tag": "irregularity", "called_misdeal": "misdeal"}
+EXTRA_REASONS = {"shuffler_fault": "irregularity", "unknown_tag": "irregularity", "called_misdeal": "misdeal",
+                 "camera_mismatch": "irregularity", "card_unread": "irregularity"}
 EXTRA_REMEDIES = {"redeal", "void_hand", "identify_card", "acknowledge"}
 FULL_CONTEXT = {"seat": 4, "expected": 2, "card": "Ah", "count": 3, "street": "turn", "game": "lowball_a5"}
 
