@@ -20,6 +20,7 @@ from rich.panel import Panel
 from rich.table import Table as RichTable
 
 from controller import dealer_sim
+from controller.cards import Card
 from controller.events import StartHand
 from controller.games import GAMES
 from controller.scenario import Scenario
@@ -33,6 +34,7 @@ class DemoStats:
     events: int = 0
     mistakes: int = 0
     caught: int = 0
+    dead_tags: int = 0
     rulings: Counter | None = None
 
 
@@ -125,11 +127,13 @@ RFID_MISTAKES = (
 
 
 def run_table_demo(hands: int = 0, seed: int | None = None, pace: float = 0.4, mistake_rate: float = 0.25,
-                   ws_port: int = 0, http_port: int = 0, broadcast_delay: int = 5,
+                   ws_port: int = 0, http_port: int = 0, broadcast_delay: int = 5, dead_tags: float = 0.1,
                    console: Console | None = None) -> DemoStats:
     """The real daemon on simulated hardware: a Mosquitto it starts, the antenna emulator on a
-    pty, a dealer who moves tags on the antennas and presses the console's buttons, the web
-    pages.  Prints the topics and the display URLs, then deals until ``hands`` are done."""
+    pty, a synthetic camera over the board and seats 1-2, a dealer who moves tags on the
+    antennas and presses the console's buttons, the web pages.  A share ``dead_tags`` of the
+    board cards carry a dead tag: the camera fills them in.  Prints the topics and the display
+    URLs, then deals until ``hands`` are done."""
     import secrets
     import tempfile
     from pathlib import Path
@@ -158,6 +162,7 @@ def run_table_demo(hands: int = 0, seed: int | None = None, pace: float = 0.4, m
     stats = DemoStats(rulings=Counter())
     with Broker.start(users=passwords, acl_text=acl, websockets_port=ws_port or 0, config_template=conf) as broker:
         config = validate_config({
+            "camera": {"enabled": True, "fps": 6, "tag_timeout": 1.2},
             "table": {"id": "demo", "size": 10, "game": "holdem"},
             "stakes": {"small_blind": 1, "big_blind": 2, "ante": 0},
             "mqtt": {"url": f"mqtt://127.0.0.1:{broker.port}"},
@@ -165,8 +170,30 @@ def run_table_demo(hands: int = 0, seed: int | None = None, pace: float = 0.4, m
             "journal": {"path": str(work / "journal.sqlite")},
         })
         emulator = Emulator(layout.antenna_count, link_path=str(work / "ttyEMU")).start()
+        card_of = {bytes.fromhex(uid): card for uid, card in deck.tags.items()}
+        slot_of = {a: f"{s.zone.kind}/{s.index}" if s.zone.kind == "board" else f"seat:{s.zone.seat}/{s.index}"
+                   for a, s in layout.zone_map.antennas.items()
+                   if s.zone.kind == "board" or (s.zone.kind == "seat" and s.zone.seat in (1, 2) and s.index < 2)}
+        dead: dict[int, Card] = {}  # antenna -> a card lying there whose tag does not read
+
+        def camera_view() -> dict:
+            """What the synthetic camera sees: board cards face up, seats 1-2 hole cards face down."""
+            view: dict = {}
+            for antenna, uids in emulator.table().items():
+                if antenna in slot_of and uids:
+                    card = card_of.get(next(iter(uids)))
+                    if card is not None:
+                        view[slot_of[antenna]] = card if slot_of[antenna].startswith("board") else (card, "down")
+            for antenna, card in list(dead.items()):
+                if antenna in slot_of:
+                    view[slot_of[antenna]] = card
+            return view
+
+        from hw.camera import SyntheticTableCamera
+
         daemon = Daemon(config, registry=registry, mqtt_username="controller", mqtt_password=passwords["controller"],
-                        serial_url=str(work / "ttyEMU"), zone_map=layout.zone_map)
+                        serial_url=str(work / "ttyEMU"), zone_map=layout.zone_map,
+                        camera_factory=lambda: SyntheticTableCamera(camera_view, seed=rng.randrange(1000)))
         daemon.start()
         ws = f"ws://127.0.0.1:{broker.websockets_port}"
         web = WebServer(root=repo / "web", port=http_port, config={
@@ -184,6 +211,7 @@ def run_table_demo(hands: int = 0, seed: int | None = None, pace: float = 0.4, m
             console.print(f"[bold]dealer display[/]    {web.page_url('display')}")
             console.print(f"[bold]broadcast overlay[/] {web.page_url('overlay')}   (delay {broadcast_delay} s)")
             console.print(f"journal     {work / 'journal.sqlite'}")
+            console.print(f"camera      synthetic, over the board and seats 1-2; {dead_tags:.0%} of board tags dead")
             console.print("Ctrl-C stops.")
             sim = TableSim(layout, deck)
             rfid = Counter()
@@ -240,7 +268,15 @@ def run_table_demo(hands: int = 0, seed: int | None = None, pace: float = 0.4, m
                 for action in plan.actions:
                     time.sleep(pace)
                     if isinstance(action, Movement):
-                        action.apply(emulator)
+                        for antenna, uid in action.removes:
+                            emulator.remove(antenna, uid)
+                            dead.pop(antenna, None)
+                        for antenna, uid in action.places:
+                            if antenna in slot_of and slot_of[antenna].startswith("board") and rng.random() < dead_tags:
+                                dead[antenna] = card_of[uid]  # a dead tag: only the camera sees this card
+                                stats.dead_tags += 1
+                            else:
+                                emulator.place(antenna, uid)
                         stats.events += 1
                     elif isinstance(action, ConsoleStep):
                         # The dealer acts on what the table shows: the cards already pitched count.
@@ -274,6 +310,6 @@ def run_table_demo(hands: int = 0, seed: int | None = None, pace: float = 0.4, m
             daemon.stop()
             emulator.stop()
     console.rule("demo over")
-    console.print(f"{stats.hands} hands, {stats.mistakes} dealer mistakes, {stats.caught} caught; "
-                  f"rulings: {dict(stats.rulings)}")
+    console.print(f"{stats.hands} hands, {stats.mistakes} dealer mistakes, {stats.caught} caught, "
+                  f"{stats.dead_tags} dead tags filled in by the camera; rulings: {dict(stats.rulings)}")
     return stats

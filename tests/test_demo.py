@@ -20,7 +20,8 @@ def test_console_demo_catches_every_mistake() -> None:
 @pytest.mark.skipif(not mosquitto_available() and not os.environ.get("CI"), reason="needs mosquitto")
 def test_table_demo_deals_through_the_daemon_and_catches_mistakes() -> None:
     out = Console(record=True, width=200, file=open(os.devnull, "w"))
-    stats = run_table_demo(hands=2, seed=11, pace=0.3, mistake_rate=1.0, ws_port=0, http_port=0, console=out)
+    stats = run_table_demo(hands=2, seed=11, pace=0.3, mistake_rate=1.0, ws_port=0, http_port=0, dead_tags=0.5,
+                           console=out)
     text = out.export_text()
     assert "dealer display" in text and "/display/" in text and "/overlay/" in text
     assert stats.hands == 2 and stats.mistakes == 2 and stats.caught == 2
