@@ -239,9 +239,11 @@ def run_table_demo(hands: int = 0, seed: int | None = None, pace: float = 0.4, m
                 data = dealer_sim.legal_hand(rng, game=game)
                 mistake = rng.random() < mistake_rate
                 if mistake:
-                    bad = dealer_sim.corrupt(rng, data, kind=rng.choice(RFID_MISTAKES))
+                    kinds = list(RFID_MISTAKES)
+                    rng.shuffle(kinds)
+                    bad = next((b for k in kinds if (b := dealer_sim.corrupt(rng, data, kind=k)) is not None), None)
                     if bad is None:
-                        mistake = False
+                        mistake = False  # no mistake the antennas can see fits this hand
                     else:
                         data = bad
                 try:
