@@ -29,3 +29,17 @@ def test_ci_runs_the_readme_test_command() -> None:
 def test_ruff_clean() -> None:
     proc = subprocess.run([sys.executable, "-m", "ruff", "check", str(REPO)], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_controller_imports_no_hardware_library() -> None:
+    """The design card: ``controller/`` holds the core and never imports a hardware library."""
+    code = (
+        "import importlib, pkgutil, sys, controller\n"
+        "for m in pkgutil.iter_modules(controller.__path__):\n"
+        "    importlib.import_module('controller.' + m.name)\n"
+        "bad = [n for n in ('serial', 'gpiozero', 'nfc', 'cv2', 'playwright') if n in sys.modules]\n"
+        "print(','.join(bad))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "", f"controller imported {proc.stdout.strip()}"
