@@ -1259,19 +1259,19 @@ def _premature(rng, hand, t: Table, info: _Info, target: int):
     burn, cards = steps[b]["burn"], steps[bi]["board"]
     tail = steps[bi + 1 :]
     fresh = _fresh(rng, hand)
-    if target == 3:
-        # RRoP s5 Hold'em rule 3: the premature flop goes back into the stub; after the
-        # betting, reshuffle and turn a new flop without a burn.
+    if target in (3, 5):
+        # RRoP s5 Hold'em rules 3-4, TDA RP-5 A/C: a premature flop or river goes back into the
+        # stub; after the betting the stub is reshuffled and the cards turned again, no new burn.
         pool = cards + fresh
         rng.shuffle(pool)
         new = (
             steps[:cut]
             + [{"burn": burn}, {"board": cards}, {"stub": cards}]
             + steps[cut:b]
-            + [{"board": pool[:3]}]
+            + [{"board": pool[: len(cards)]}]
             + tail
         )
-        reason, remedy = "premature_flop", "redeal_flop"
+        reason, remedy = ("premature_flop", "redeal_flop") if target == 3 else ("premature_river", "reshuffle_river")
     elif target == 4:
         # RRoP s5 rule 4; TDA RP-5 B: the premature turn is set aside; after the betting burn
         # and turn the next card as the turn; reshuffle it into the stub for the river, no burn.
@@ -1297,19 +1297,6 @@ def _premature(rng, hand, t: Table, info: _Info, target: int):
             + river_part
         )
         reason, remedy = "premature_turn", "set_aside_turn"
-    else:
-        # RRoP s5 rule 4: a premature river goes back into the stub; after the betting the
-        # stub is reshuffled and the river turned without a new burn.
-        pool = cards + fresh
-        rng.shuffle(pool)
-        new = (
-            steps[:cut]
-            + [{"burn": burn}, {"board": cards}, {"stub": cards}]
-            + steps[cut:b]
-            + [{"board": pool[:1]}]
-            + tail
-        )
-        reason, remedy = "premature_river", "reshuffle_river"
     rulings = [_rule(cut + 2, "irregularity", reason, remedy)]
     return _finish(hand, reason, new, rulings, False)
 
