@@ -169,6 +169,15 @@ def cmd_enroll(args: argparse.Namespace) -> int:
 
         with NfcReader(NfcReaderConfig("enroll", path=args.nfc)) as reader:
             return enroll_cli(args, reader.reads(), console)
+    if args.serial:
+        from firmware_bridge.link import BridgeLink
+
+        with BridgeLink(args.serial) as link:
+            if not link.wait_synced(10):
+                console.print(f"[red]error:[/red] no antenna controller answered on {args.serial}")
+                return 2
+            console.print(f"Tap each card on antenna {args.antenna}, then lift it.")
+            return enroll_cli(args, _antenna_reads(link, args.antenna), console)
     console.print("Reading tag UIDs from standard input, one per line (a keyboard-wedge reader, or typed).")
     return enroll_cli(args, line_reads(sys.stdin), console)
 
@@ -280,6 +289,19 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return 0 if stats.caught == stats.mistakes else 1
 
 
+def _antenna_reads(link, antenna: int):
+    """Tag UIDs arriving on one antenna of the bridge, one per tap (until Ctrl-C)."""
+    import queue
+
+    while True:
+        try:
+            change = link.changes.get(timeout=0.5)
+        except queue.Empty:
+            continue
+        if change.arrived and change.antenna == antenna:
+            yield change.uid
+
+
 # ---------------------------------------------------------------------- parser
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tablectl", description="poker-table-controller command line")
@@ -352,6 +374,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--registry", default=None, help="deck registry file (default: the state directory)")
     p.add_argument("--replace", action="store_true", help="re-enroll a deck that is already registered")
     p.add_argument("--nfc", metavar="PATH", default=None, help="nfcpy reader path, e.g. usb or tty:USB0:pn532")
+    p.add_argument("--serial", metavar="PORT", default=None, help="the antenna controller's port (or socket://)")
+    p.add_argument("--antenna", type=int, default=0, help="with --serial: the antenna to tap the cards on")
     p.set_defaults(func=cmd_enroll)
 
     return parser

@@ -115,3 +115,36 @@ def test_run_with_a_broken_config_names_the_key(tmp_path: Path) -> None:
     proc = _tablectl("run", "--config", str(cfg))
     assert proc.returncode == 2
     assert "table.size" in proc.stderr and "table.id" in proc.stderr
+
+
+def test_enroll_on_an_antenna_of_the_bridge(tmp_path: Path) -> None:
+    """Tap the 52 cards on antenna 3 of the (emulated) antenna controller."""
+    import threading
+    import time
+
+    from firmware_bridge.emulator import Emulator
+
+    link = str(tmp_path / "ttyEMU")
+    uids = [f"04{i:02X}BEEF01" for i in range(52)]
+    with Emulator(8, link_path=link) as emu:
+        proc = subprocess.Popen([sys.executable, "-m", "controller.cli", "enroll", "--deck", "C", "--serial", link,
+                                 "--antenna", "3"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                env=dict(os.environ, TABLECTL_STATE_DIR=str(tmp_path)))
+
+        def tap() -> None:
+            time.sleep(1.5)
+            for uid in uids:
+                emu.place(3, uid)
+                if uid == uids[10]:
+                    emu.place(5, "04FFFF0000")  # a tag on another antenna is not enrolled
+                time.sleep(0.06)
+                emu.remove(3, uid)
+                time.sleep(0.06)
+
+        t = threading.Thread(target=tap)
+        t.start()
+        out, err = proc.communicate(timeout=60)
+        t.join()
+    assert proc.returncode == 0, out + err
+    registry = DeckRegistry.load(tmp_path / "decks.json")
+    assert [registry.lookup(u).card.face for u in uids] == [c.face for c in standard_deck()]
