@@ -122,7 +122,7 @@ def run_console_demo(hands: int = 0, seed: int | None = None, delay: float = 0.1
 CONSOLE_KINDS = frozenset({"act", "discard", "report", "expose"})
 RFID_MISTAKES = (
     "first_card_wrong_seat", "card_to_empty_seat", "seat_dealt_out", "extra_card", "two_extra_cards",
-    "premature_flop", "premature_turn", "premature_river", "four_card_flop",
+    "premature_flop", "premature_river", "four_card_flop",  # a premature turn is set aside: no antenna
 )
 
 
