@@ -308,9 +308,6 @@ class HandEngine:
                     self.next_down.discard(seat)
                     break
 
-    def _deal_complete(self) -> bool:
-        return not self.slots and not self.owed
-
     def _after_cards(self) -> None:
         """Called after a card reached a seat: open betting when the street's cards are out."""
         if self.phase is Phase.DEAL and not self.slots:

@@ -56,7 +56,7 @@ class ExpectedRuling:
     reasons: tuple[str, ...]
     remedies: tuple[str, ...] | None
 
-    def matches(self, after: int, r: Ruling) -> bool:
+    def matches(self, after: int, r: RaisedRuling | Ruling) -> bool:
         return (
             after == self.after
             and r.ruling == self.ruling
@@ -251,19 +251,17 @@ def run_scenario(scenario: Scenario) -> ScenarioResult:
     return result
 
 
-def _compare_rulings(expected: tuple[ExpectedRuling, ...], result: ResultLike) -> None:
+def _compare_rulings(expected: tuple[ExpectedRuling, ...], result: ScenarioResult) -> None:
     got = result.rulings
     for k in range(max(len(expected), len(got))):
         e = expected[k] if k < len(expected) else None
         g = got[k] if k < len(got) else None
-        if e is not None and g is not None and e.matches(g.after, g):  # type: ignore[arg-type]
+        if e is not None and g is not None and e.matches(g.after, g):
             continue
         want = e.describe() if e else "no more rulings"
         have = g.describe() if g else "none"
         result.failures.append(f"ruling {k + 1}: expected {want}; got {have}")
 
-
-ResultLike = ScenarioResult
 
 
 def find_scenarios(paths: Iterable[str | Path]) -> Iterator[Path]:
