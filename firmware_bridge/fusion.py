@@ -81,6 +81,7 @@ class Fusion:
         self._group: list[tuple[Card, str]] = []
         self._group_last = 0.0
         self.suppressed = 0
+        self.moved = 0
 
     def new_hand(self) -> list[FusionOutput]:
         """Forget which cards went where (call at StartHand); returns a pending group, flushed."""
@@ -133,10 +134,18 @@ class Fusion:
         return self._group_last + self.board_window if self._group else None
 
     def _card_to(self, zone: Zone, card: Card, source: str, now: float) -> list[FusionOutput]:
-        if self._last_dest.get(card) == zone.name:
+        last = self._last_dest.get(card)
+        if last == zone.name:
             self.suppressed += 1
             log.debug("card re-entered its zone", extra={"event": "fusion_reentry", "card": card.label(),
                                                           "zone": zone.name})
+            return []
+        if last is not None and last.startswith("seat:") and zone.kind == "seat":
+            # The same tag (the same physical card) slid from one seat to another: it did not come
+            # off the deck again, so it is no new deal (a Deal would read as a duplicate card).
+            self.moved += 1
+            log.warning("card moved between seats", extra={"event": "fusion_seat_move", "card": card.label(),
+                                                            "from": last, "to": zone.name})
             return []
         self._last_dest[card] = zone.name
         if zone.kind in _GROUPED:

@@ -200,3 +200,15 @@ def test_pipeline_end_to_end_with_debounce() -> None:
         Burn(Card.parse("7c"), source="rfid"),
         BoardCards(tuple(Card.parse(c) for c in ("2s", "Ts", "9h")), source="rfid"),
     ]
+
+
+def test_a_card_slid_to_another_seat_is_no_new_deal() -> None:
+    """The same tag arriving at another seat did not come off the deck: no second Deal, which the
+    engine would read as a duplicate card and void the hand."""
+    f = Fusion(registry(), clock=Clock())
+    assert f.feed(zc("0400", "seat:2")) == [Deal(seat=2, card=Card.parse("Ah"), face=None, source="rfid")]
+    assert f.feed(zc("0400", "seat:3")) == []
+    assert f.moved == 1
+    assert f.feed(zc("0400", "muck")) == [Muck(Card.parse("Ah"), source="rfid")]  # folded into the muck
+    f.new_hand()
+    assert f.feed(zc("0400", "seat:3")) == [Deal(seat=3, card=Card.parse("Ah"), face=None, source="rfid")]
