@@ -50,13 +50,14 @@ class Publisher:
         now = round(self.clock(), 3)
         seq = service.seq
         hand_id = service.hand_id if service.engine is not None else None
-        kinds = set()
+        changed = False  # the cards in play or who holds them changed: equities must follow
         for out in outputs:
             seq = out.seq or seq
-            kinds.add(out.kind)
+            changed = changed or out.kind in ("holecards", "board", "street") or (
+                out.kind == "action" and out.payload.get("action") == "fold")
             self._one(out, service, hand_id, now)
         self.publish_state(service, seq, now)
-        if kinds & {"holecards", "board", "street", "action"}:
+        if changed:
             self._request_equity(service, seq)
 
     def _one(self, out: Output, service: TableService, hand_id: int | None, now: float) -> None:

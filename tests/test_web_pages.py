@@ -396,7 +396,7 @@ def test_display_credential_never_sees_a_hole_card_before_showdown(broker, passw
         f.idle(10)
         last_seq = f.service.seq
         wait_until(lambda: any(json.loads(m.payload or b"{}").get("seq") == last_seq
-                               for m in display.on(t.state)), 5, "the display to read the last state")
+                               for m in display.on(t.state)), 20, "the display to read the last state")
     finally:
         display.close()
         controller.close()
