@@ -25,10 +25,6 @@ from controller.decks import DeckRegistry
 from controller.events import Acknowledge, NewHand, SeatPlayer, SetButton
 
 REPO = Path(__file__).resolve().parent.parent
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-
 _OBSERVER = """
 window.__alertShown = [];
 const box = document.querySelector('#alert');
@@ -40,12 +36,10 @@ new MutationObserver(() => {
 
 
 @contextmanager
-def table_rig(chromium: str = CHROMIUM) -> Iterator[dict[str, Any]]:
+def table_rig() -> Iterator[dict[str, Any]]:
     """Broker (shipped config and ACL) + daemon on the emulator + web server + the display page."""
-    from playwright.sync_api import sync_playwright
-
     from controller.daemon import Daemon
-    from controller.webserver import WebServer
+    from controller.webserver import WebServer, launch_chromium
     from firmware_bridge.emulator import Emulator
     from firmware_bridge.table_sim import TableLayout, enroll_deck
 
@@ -77,24 +71,19 @@ def table_rig(chromium: str = CHROMIUM) -> Iterator[dict[str, Any]]:
             feed(change)
 
         daemon.pipeline.feed = counting_feed  # type: ignore[method-assign]
-        pw = sync_playwright().start()
-        browser = pw.chromium.launch_persistent_context(tempfile.mkdtemp(prefix="tablectl-chromium-"),
-                                                        executable_path=chromium, args=CHROMIUM_ARGS,
-                                                        viewport={"width": 800, "height": 480})
         try:
-            page = browser.new_page()
-            page.goto(web.page_url("display"))
-            page.wait_for_selector("#street", state="attached", timeout=20000)
-            page.evaluate(f"() => {{ {_OBSERVER} }}")
-            for seat in range(1, 5):
-                daemon.submit(SeatPlayer(seat, f"p{seat}"))
-            daemon.submit(SetButton(4))
-            daemon.bridge.wait_synced(10)
-            yield {"daemon": daemon, "emulator": emu, "page": page, "layout": layout, "deck": deck,
-                   "frames": frames, "arrivals": arrivals, "web": web}
+            with launch_chromium({"width": 800, "height": 480}) as browser:
+                page = browser.new_page()
+                page.goto(web.page_url("display"))
+                page.wait_for_selector("#street", state="attached", timeout=20000)
+                page.evaluate(f"() => {{ {_OBSERVER} }}")
+                for seat in range(1, 5):
+                    daemon.submit(SeatPlayer(seat, f"p{seat}"))
+                daemon.submit(SetButton(4))
+                daemon.bridge.wait_synced(10)
+                yield {"daemon": daemon, "emulator": emu, "page": page, "layout": layout, "deck": deck,
+                       "frames": frames, "arrivals": arrivals, "web": web}
         finally:
-            browser.close()
-            pw.stop()
             web.stop()
             daemon.stop()
             emu.stop()

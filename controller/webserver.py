@@ -24,9 +24,13 @@ from __future__ import annotations
 
 import json
 import mimetypes
+import os
 import posixpath
+import shutil
+import tempfile
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from http import HTTPStatus
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -196,3 +200,33 @@ class WebServer:
 
 
 __all__ = ["CSP", "DEFAULT_ROOT", "WebServer", "page_config"]
+
+
+# ---------------------------------------------------------------------- a real browser
+#: Debian's Chromium, headless, with nothing that reaches out to the network on its own.
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+]
+
+
+@contextmanager
+def launch_chromium(viewport: dict[str, int] | None = None) -> Iterator[Any]:
+    """A Playwright persistent context on Debian's Chromium with a fresh, throwaway profile
+    (the page tests, the screenshots and ``tablectl bench alert`` share it)."""
+    from playwright.sync_api import sync_playwright
+
+    profile = tempfile.mkdtemp(prefix="tablectl-chromium-")
+    try:
+        with sync_playwright() as pw:
+            context = pw.chromium.launch_persistent_context(
+                profile, executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True,
+                viewport=viewport or {"width": 800, "height": 480}, service_workers="block",
+            )
+            try:
+                yield context
+            finally:
+                context.close()
+    finally:
+        shutil.rmtree(profile, ignore_errors=True)

@@ -12,9 +12,23 @@ import paho.mqtt.client as mqtt
 from paho.mqtt.client import CallbackAPIVersion, MQTTMessage
 from paho.mqtt.reasoncodes import ReasonCode
 
-from controller.broker import Broker
+from controller.broker import Broker, mosquitto_available
 
 TIMEOUT = 5.0
+
+
+def require_mosquitto() -> None:
+    """At a test module's top: skip without Mosquitto, but fail under CI (the secrecy and
+    durability tests must never be skipped silently)."""
+    import os
+
+    import pytest
+
+    if mosquitto_available():
+        return
+    if os.environ.get("CI"):
+        pytest.fail("mosquitto is required in CI: apt-get install -y mosquitto", pytrace=False)
+    pytest.skip("mosquitto not installed (apt-get install -y mosquitto)", allow_module_level=True)
 
 
 def wait_until(cond: Callable[[], bool], timeout: float = TIMEOUT, what: str = "condition") -> None:

@@ -6,22 +6,16 @@ import random
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import replace
 
 import pytest
 
 from firmware_bridge import protocol as p
 from firmware_bridge.emulator import Emulator, FaultConfig
 from firmware_bridge.link import BridgeLink, IncompatibleDeviceError, LinkConfig, PresenceChange, seq_distance
+from firmware_bridge.table_sim import FAST_LINK
 
-FAST = LinkConfig(
-    handshake_timeout=0.3,
-    heartbeat_timeout=0.6,
-    reorder_window=0.03,
-    inventory_timeout=0.25,
-    ack_timeout=0.2,
-    reopen_backoff_min=0.02,
-    reopen_backoff_max=0.2,
-)
+FAST = replace(FAST_LINK, inventory_timeout=0.25)  # the rig's fast timings, a little more patient
 
 
 class Recorder:

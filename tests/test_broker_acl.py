@@ -25,15 +25,12 @@ except ImportError:  # pragma: no cover - CI must have it
 from paho.mqtt.packettypes import PacketTypes  # noqa: E402
 from paho.mqtt.reasoncodes import ReasonCode  # noqa: E402
 
-from controller.broker import Broker, mosquitto_available  # noqa: E402
+from controller.broker import Broker  # noqa: E402
 from controller.mqtt_contract import Topics  # noqa: E402
 from tests.conftest import REPO  # noqa: E402
-from tests.mqtt_util import Client, wait_until  # noqa: E402
+from tests.mqtt_util import Client, require_mosquitto, wait_until  # noqa: E402
 
-if not mosquitto_available():
-    if os.environ.get("CI"):
-        pytest.fail("mosquitto is required in CI: apt-get install -y mosquitto", pytrace=False)
-    pytest.skip("mosquitto not installed (apt-get install -y mosquitto)", allow_module_level=True)
+require_mosquitto()
 
 CONF = (REPO / "systemd" / "mosquitto" / "poker-table.conf").read_text()
 ACL = (REPO / "systemd" / "mosquitto" / "acl").read_text()

@@ -7,7 +7,6 @@ tag never reported and the fusion turns it into the flop's third card (source ``
 
 from __future__ import annotations
 
-import os
 import tempfile
 import threading
 import time
@@ -17,7 +16,7 @@ import pytest
 
 pytest.importorskip("cv2")
 
-from controller.broker import Broker, mosquitto_available  # noqa: E402
+from controller.broker import Broker  # noqa: E402
 from controller.cards import Card  # noqa: E402
 from controller.config import validate_config  # noqa: E402
 from controller.daemon import Daemon  # noqa: E402
@@ -26,11 +25,9 @@ from controller.events import Act, Burn, NewHand, SeatPlayer, SetButton  # noqa:
 from firmware_bridge.emulator import Emulator  # noqa: E402
 from firmware_bridge.table_sim import TableLayout, enroll_deck  # noqa: E402
 from hw.camera import SyntheticTableCamera  # noqa: E402
+from tests.mqtt_util import require_mosquitto  # noqa: E402
 
-if not mosquitto_available():
-    if os.environ.get("CI"):
-        pytest.fail("mosquitto is required in CI", pytrace=False)
-    pytest.skip("mosquitto not installed", allow_module_level=True)
+require_mosquitto()
 
 
 def _wait(cond, timeout=20.0, what="condition"):

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
-from controller.broker import Broker, mosquitto_available
+from controller.broker import Broker
 from controller.cards import Card, standard_deck
 from controller.config import Config
 from controller.daemon import Daemon
@@ -28,12 +28,9 @@ from controller.decks import Deck, DeckRegistry
 from controller.events import Act, BoardCards, Burn, Deal, NewHand, SeatPlayer, SetButton
 from controller.mqtt_contract import REQUEST_NAMES, Topics, validate
 from tests.conftest import REPO
-from tests.mqtt_util import Client, wait_until
+from tests.mqtt_util import Client, require_mosquitto, wait_until
 
-if not mosquitto_available():
-    if os.environ.get("CI"):
-        pytest.fail("mosquitto is required in CI: apt-get install -y mosquitto", pytrace=False)
-    pytest.skip("mosquitto not installed", allow_module_level=True)
+require_mosquitto()
 
 CONF = (REPO / "systemd" / "mosquitto" / "poker-table.conf").read_text()
 ACL = (REPO / "systemd" / "mosquitto" / "acl").read_text()

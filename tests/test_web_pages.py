@@ -22,13 +22,13 @@ from typing import Any
 
 import pytest
 
-from controller.broker import mosquitto_available
 from controller.cards import Card
 from controller.events import Acknowledge, Deal, NewHand, SetButton
 from controller.mqtt_contract import Topics, public_cards, validate
 from controller.scenario import Scenario
 from controller.service import Rejected
 from controller.webserver import WebServer
+from tests.mqtt_util import require_mosquitto  # noqa: E402
 from tests.web_helpers import (
     REPO,
     WEB,
@@ -46,10 +46,7 @@ from tests.web_helpers import (
     watch_console,
 )
 
-if not mosquitto_available():
-    if os.environ.get("CI"):
-        pytest.fail("mosquitto is required in CI: apt-get install -y mosquitto", pytrace=False)
-    pytest.skip("mosquitto not installed (apt-get install -y mosquitto)", allow_module_level=True)
+require_mosquitto()
 
 MISSING = browser_missing()
 PLAYERS = {1: "Ann", 3: "Bob", 5: "Cy", 7: "Dee"}

@@ -12,16 +12,13 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
 import random
 import re
 import secrets
 import shutil
-import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -40,11 +37,8 @@ WEB = REPO / "web"
 CONF = (REPO / "systemd" / "mosquitto" / "poker-table.conf").read_text()
 ACL = (REPO / "systemd" / "mosquitto" / "acl").read_text()
 ROLES = ("controller", "display", "console", "overlay")
-CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-]
+from controller.webserver import CHROMIUM, CHROMIUM_ARGS, launch_chromium  # noqa: E402
+
 ARTIFACTS = REPO / "artifacts" / "screenshots"
 CARD_TOKEN = re.compile(r"(?<![A-Za-z0-9])([2-9TJQKA][hdcs])(?![A-Za-z0-9])")
 
@@ -72,24 +66,9 @@ def browser_missing() -> str | None:
     return None
 
 
-@contextmanager
-def launch_browser(viewport: dict[str, int] | None = None) -> Iterator[Any]:
+def launch_browser(viewport: dict[str, int] | None = None):
     """A Playwright persistent context on Debian's Chromium with a fresh, throwaway profile."""
-    from playwright.sync_api import sync_playwright
-
-    profile = tempfile.mkdtemp(prefix="tablectl-chromium-")
-    try:
-        with sync_playwright() as pw:
-            context = pw.chromium.launch_persistent_context(
-                profile, executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True,
-                viewport=viewport or {"width": 800, "height": 480}, service_workers="block",
-            )
-            try:
-                yield context
-            finally:
-                context.close()
-    finally:
-        shutil.rmtree(profile, ignore_errors=True)
+    return launch_chromium(viewport)
 
 
 def watch_console(page: Any) -> list[str]:
