@@ -93,7 +93,8 @@ def _bench_bridge(args: argparse.Namespace) -> dict:
 def _bench_latency(args: argparse.Namespace) -> dict:
     from controller.bench_latency import run_bench
 
-    return run_bench(cards=args.cards or 10000)
+    err = _console(stderr=True)
+    return run_bench(cards=args.cards or 10000, progress=lambda msg: err.print(f"[dim]bench latency: {msg}[/dim]"))
 
 
 def _bench_alert(args: argparse.Namespace) -> dict:

@@ -24,7 +24,7 @@ Sections (see ``examples/table.toml`` for a commented, complete example):
 ``[nfc]``        readers = [{zone, path}, ...]
 ``[mqtt]``       url (``mqtt://`` or ``mqtts://``), base_topic, credentials, ``[mqtt.tls]``, keepalive
 ``[broadcast]``  delay: seconds (int >= 0) or ``"end_of_hand"`` for hole cards
-``[journal]``    path
+``[journal]``    path, sync
 ``[camera]``     enabled
 """
 
@@ -424,6 +424,10 @@ class BroadcastSection(_Section):
 
 class JournalSection(_Section):
     path: Path = Field(default_factory=lambda: state_dir() / "journal.sqlite")
+    # "full": each event is on disk before it is applied (survives a power cut); "normal": each
+    # event is committed to SQLite's WAL first (survives a crash or kill -9 of the daemon, not a
+    # power cut), which saves a disk flush per card.  See controller.journal.SYNC_MODES.
+    sync: Literal["full", "normal"] = "full"
 
     @field_validator("path")
     @classmethod
@@ -539,7 +543,7 @@ class Config(_Section):
     @classmethod
     def default_demo(cls, table_id: str = "demo", *, size: int = 9, game: str = "holdem", rules: str = "robert",
                      journal: str | Path | None = None, mqtt_url: str = "mqtt://localhost:1883",
-                     broadcast_delay: int | str = 0) -> Config:
+                     broadcast_delay: int | str = 0, journal_sync: str = "full") -> Config:
         """A self-contained config for the demo: no serial link, panel or NFC; reference antennas."""
         fam = get_game(game).family
         stakes: dict[str, int] = {"ante": 0}
@@ -555,8 +559,9 @@ class Config(_Section):
             "mqtt": {"url": mqtt_url},
             "broadcast": {"delay": broadcast_delay},
         }
+        data["journal"] = {"sync": journal_sync}
         if journal is not None:
-            data["journal"] = {"path": str(journal)}
+            data["journal"]["path"] = str(journal)
         return validate_config(data)
 
 

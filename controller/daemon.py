@@ -3,9 +3,12 @@
 * Sources run in their own threads and only *post* events: the serial RFID bridge
   (link -> zones -> fusion), the GPIO panel (shuffler, dealer buttons), NFC readers,
   and the dealer's console over MQTT requests.
-* One owner thread takes events off a queue one at a time, journals each one before
-  applying it (:class:`TableService`), and hands the outputs to the MQTT publisher and
-  the panel's LED/buzzer.
+* One owner holds table state: a lock, taken to apply one event at a time.  Each event is
+  journaled before it is applied (:class:`TableService`) and its outputs go to the MQTT
+  publisher and the panel's LED/buzzer before the lock is let go.  Cards from the RFID
+  bridge are applied on the serial thread itself, under that lock (no thread hand-off on
+  the path a dealer waits on); everything else (console, panel, NFC, camera) is queued to
+  an owner thread that takes the same lock.
 * A restart replays the journal (even after ``kill -9``) and republishes whatever the
   broker never acknowledged (the journal keeps the delivered cursor).
 * systemd: READY once serving, WATCHDOG only while the owner, MQTT and serial loops are
@@ -52,6 +55,12 @@ from controller.service import Output, Rejected, TableService
 from controller.table import Table
 
 log = logging.getLogger("controller.daemon")
+
+#: The retained ``state`` snapshot follows a change this much later, one snapshot for a burst
+#: of changes (as zigbee2mqtt's ``debounce``): the event that a display reacts to goes out
+#: first, and encoding the whole table does not hold up its delivery.
+STATE_DEBOUNCE = 0.005
+_WAKE = object()  # an inbox item that only makes the owner thread look at the clock
 
 
 @dataclass
@@ -117,7 +126,13 @@ class Daemon:
         self.mqtt_username = mqtt_username or config.mqtt.username
         self.mqtt_password = mqtt_password or config.mqtt.read_password()
         self.topics = Topics(config.mqtt.base_topic, config.table.id)
-        self.inbox: queue.Queue[_Item | None] = queue.Queue()
+        self.inbox: queue.Queue[Any] = queue.Queue()
+        self._state_due: float | None = None
+        # The engine owner.  Re-entrant: applying a hand start resets the RFID pipeline, which
+        # runs under this same lock.
+        self.owner_lock = threading.RLock()
+        self._cursor = threading.Condition()
+        self._cursor_seq = 0
         self.notifier = Notifier()
         self.journal: Journal | None = None
         self.service: TableService | None = None
@@ -139,8 +154,8 @@ class Daemon:
         cfg = self.config
         # Several I/O threads hand each card along (serial, engine owner, outbox, paho): a short GIL
         # switch interval lets the next one run as soon as the previous one is done.
-        sys.setswitchinterval(0.0005)
-        self.journal = Journal(cfg.journal.path)
+        sys.setswitchinterval(float(__import__("os").environ.get("SWI", "0.0005")))
+        self.journal = Journal(cfg.journal.path, sync=cfg.journal.sync)
         self.service = TableService(Table(**cfg.table_kwargs()), journal=self.journal, clock=self.clock)
         replayed = self.service.replay(self.journal.entries())
         log.info("journal replayed", extra={"events": self.journal.last_seq, "hand_id": self.service.hand_id,
@@ -164,6 +179,9 @@ class Daemon:
             log.info("republishing what the broker never acknowledged", extra={"outputs": len(unsent)})
         self.publisher.publish(unsent, self.service)
         self.link.start()
+        t = threading.Thread(target=self._store_cursor, name="journal-cursor", daemon=True)
+        t.start()
+        self._threads.append(t)
         self._start_sources()
         self._owner = threading.Thread(target=self._run, name="engine-owner", daemon=True)
         self._owner.start()
@@ -176,6 +194,8 @@ class Daemon:
             return
         self.notifier.stopping()
         self._stop.set()
+        with self._cursor:
+            self._cursor.notify_all()
         self.inbox.put(None)
         if self._owner is not None:
             self._owner.join(5)
@@ -199,6 +219,7 @@ class Daemon:
             self.publisher.close()
         if self.link is not None:
             self.link.stop()
+        self._write_cursor()
         if self.journal is not None:
             self.journal.close()
 
@@ -234,6 +255,12 @@ class Daemon:
         """Hardware threads: hand an event to the owner and return at once."""
         self.inbox.put(_Item(event, source, None, time.monotonic()))
 
+    def apply_now(self, event: Event, source: str = "") -> None:
+        """Apply on the caller's thread, under the owner lock (the RFID pipeline: a card is
+        journaled, applied and published before the serial thread reads the next frame)."""
+        with self.owner_lock:
+            self._apply(_Item(event, source, None, time.monotonic()))
+
     def submit(self, event: Event, source: str = "console", timeout: float = 10.0) -> list[Output]:
         """Apply an event through the owner thread and wait: returns the outputs or raises
         :class:`Rejected` (nothing changed)."""
@@ -243,14 +270,28 @@ class Daemon:
 
     def _run(self) -> None:
         while not self._stop.is_set():
-            self.owner_beat = time.monotonic()
+            self.owner_beat = now = time.monotonic()
+            due = self._state_due
             try:
-                item = self.inbox.get(timeout=0.25)
+                item = self.inbox.get(timeout=0.25 if due is None else max(0.0, due - now))
             except queue.Empty:
-                continue
+                item = _WAKE
             if item is None:
                 break
-            self._apply(item)
+            if item is not _WAKE:
+                with self.owner_lock:
+                    self._apply(item)
+            self._publish_state_if_due()
+        self._publish_state_if_due(force=True)
+
+    def _publish_state_if_due(self, force: bool = False) -> None:
+        due = self._state_due
+        if due is None or (not force and time.monotonic() < due):
+            return
+        with self.owner_lock:
+            if self._state_due is not None and self.publisher is not None and self.service is not None:
+                self._state_due = None
+                self.publisher.publish_state(self.service)
 
     def _apply(self, item: _Item) -> None:
         assert self.service is not None and self.publisher is not None
@@ -266,7 +307,14 @@ class Daemon:
             if item.future is not None:
                 item.future.set_exception(exc)
             return
-        self.publisher.publish(outputs, self.service)
+        try:
+            self.publisher.publish(outputs, self.service, state=False)
+        except Exception:  # journaled and applied: a publishing bug must not stop the table
+            log.exception("failed to publish the outputs of %s", item.event.kind)
+        if self._state_due is None:
+            self._state_due = time.monotonic() + STATE_DEBOUNCE
+            if threading.current_thread() is not self._owner:
+                self.inbox.put(_WAKE)
         self._after(outputs)
         if item.future is not None:
             item.future.set_result(outputs)
@@ -290,11 +338,32 @@ class Daemon:
                 log.exception("listener failed")
 
     def _delivered(self, seq: int) -> None:
-        if self.journal is not None and seq <= self.journal.last_seq:
+        """The broker has everything up to ``seq``.  Stored a moment later, batched: a disk
+        flush per acknowledgement would compete with the journal's own.  After a crash the
+        stored cursor may lag by that moment; the restart then republishes a few messages the
+        broker already had (at least once; payloads carry ``seq`` so readers drop repeats)."""
+        with self._cursor:
+            if seq > self._cursor_seq:
+                self._cursor_seq = seq
+                self._cursor.notify_all()
+
+    def _store_cursor(self, every: float = 0.25) -> None:
+        stored = 0
+        while not self._stop.is_set():
+            with self._cursor:
+                self._cursor.wait_for(lambda s=stored: self._cursor_seq > s or self._stop.is_set())
+            if self._stop.wait(every):
+                break
+            stored = self._write_cursor()
+
+    def _write_cursor(self) -> int:
+        seq = self._cursor_seq
+        if self.journal is not None and seq:
             try:
-                self.journal.mark_published(seq)
+                self.journal.mark_published(min(seq, self.journal.last_seq))
             except Exception:
                 log.exception("could not store the delivered cursor")
+        return seq
 
     # ------------------------------------------------------------------ console requests
     def _on_request(self, name: str, payload: bytes, response_topic: str | None, correlation: bytes | None) -> None:
@@ -349,24 +418,25 @@ class Daemon:
         fusion = Fusion(self.registry)
 
         def sink(item: Any) -> None:
+            # Runs under the owner lock (the pipeline's lock is the owner's): apply in place.
             if isinstance(item, UnknownTag):
-                self.post(UnknownTagRead(str(item.zone), item.uid), source="rfid")
+                self.apply_now(UnknownTagRead(str(item.zone), item.uid), source="rfid")
                 return
             if self.fallback is not None and getattr(item, "source", "") == "rfid":
                 # The camera cross-checks every tag it can see; its findings are acted on by the
                 # camera thread (never here: this runs inside the RFID pipeline's lock).
                 with self._fallback_lock:
                     self._camera_pending.extend(self.fallback.note_events([item]))
-            self.post(item, source="rfid")
+            self.apply_now(item, source="rfid")
 
-        self.pipeline = RfidPipeline(zones, fusion, sink)
+        self.pipeline = RfidPipeline(zones, fusion, sink, lock=self.owner_lock)
         engine = self.service.engine if self.service is not None else None
         if engine is not None and not engine.over:
             # After a restart the device re-reports every tag on the table: cards the journal
             # already placed must not be dealt twice.
             self.pipeline.remember(engine.placements())
-        # Presence changes go through zones and fusion on the link's own thread (one thread hop
-        # less per card); a small timer thread closes debounce windows and board groups.
+        # Presence changes go through zones, fusion and the engine on the link's own thread; a
+        # small timer thread closes debounce windows and board groups.
         self.bridge = BridgeLink(url, LinkConfig(baudrate=self.config.serial.baudrate),
                                  on_change=lambda change: self.pipeline.feed(change)).start()
         t = threading.Thread(target=self._poll_pipeline, name="rfid-timer", daemon=True)

@@ -5,9 +5,11 @@ the table's whole state.  The daemon calls :meth:`Journal.append` and only then 
 the event; after a restart (even after ``kill -9`` or a power cut) it replays
 :meth:`Journal.entries` and comes back exactly where it was.
 
-Storage is one SQLite file in WAL mode with ``synchronous=FULL``: an ``append`` that
-returned is on disk.  Readers (the MQTT publisher, a ``tablectl`` export) may open the
-same file from another thread or process while the daemon writes.
+Storage is one SQLite file in WAL mode.  With ``sync="full"`` (the default,
+``synchronous=FULL``) an ``append`` that returned is on disk, power cut included; with
+``sync="normal"`` it survives any crash of the process but not of the machine.  Readers
+(the MQTT publisher, a ``tablectl`` export) may open the same file from another thread or
+process while the daemon writes.
 
 Tables:
 
@@ -36,6 +38,14 @@ from typing import Any
 from controller.events import Event, EventError, HandSetup, event_from_dict
 
 SCHEMA_VERSION = 1
+SYNC_MODES = {
+    # Every append is flushed to the disk before it returns: survives a power cut.
+    "full": "FULL",
+    # Every append is committed to the WAL (the kernel has it) before it returns: survives the
+    # daemon's crash or ``kill -9``, not a power cut or a kernel panic (the last commits since
+    # the WAL was last flushed may be lost).  About one disk flush less per event.
+    "normal": "NORMAL",
+}
 _BATCH = 500
 
 _SCHEMA = """
@@ -92,8 +102,11 @@ class Journal:
     context manager or call :meth:`close`.
     """
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, sync: str = "full") -> None:
+        if sync not in SYNC_MODES:
+            raise ValueError(f"journal: sync must be one of {', '.join(SYNC_MODES)}, got {sync!r}")
         self.path = Path(path)
+        self.sync = sync
         self._lock = threading.RLock()
         self._closed = False
         try:
@@ -106,7 +119,7 @@ class Journal:
             mode = self._db.execute("PRAGMA journal_mode = WAL").fetchone()[0]
             if str(mode).lower() != "wal":
                 raise JournalError(f"journal {self.path}: cannot switch to WAL mode (got {mode!r})")
-            self._db.execute("PRAGMA synchronous = FULL")
+            self._db.execute(f"PRAGMA synchronous = {SYNC_MODES[sync]}")
             with self._transaction():
                 for statement in filter(str.strip, _SCHEMA.split(";")):
                     self._db.execute(statement)

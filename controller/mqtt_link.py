@@ -2,9 +2,12 @@
 
 Design:
 
-* One publisher thread owns the outbox.  paho's callbacks (its network thread) only post
-  notes into a queue, so no lock is ever held across a paho call (paho holds its own
-  mutexes while it runs callbacks; taking ours there could deadlock).
+* The outbox is guarded by one lock.  :meth:`MqttLink.publish` hands a message to paho
+  at once, on the caller's thread, when the broker is connected and nothing is queued
+  ahead of it (a card's event must not wait for a thread hand-off).  A small outbox
+  thread does the rest: acknowledgements, reconnects, delayed messages.  paho's callbacks
+  (its network thread) never take our lock, they only post notes into a queue, so holding
+  it across ``client.publish`` cannot deadlock against paho's own mutexes.
 * Every message waits in the outbox until the broker acknowledges it (QoS 1).  While the
   broker is away messages queue up; on reconnect the unacknowledged ones are sent again
   in order (at least once: payloads carry ``seq`` so a reader can drop repeats), and the
@@ -94,6 +97,7 @@ class MqttLink:
         self.on_delivered = on_delivered
         self.clock = clock
         self._notes: queue.SimpleQueue[tuple[str, Any]] = queue.SimpleQueue()
+        self._lock = threading.Lock()
         self._order = itertools.count()
         self._pending: deque[Message] = deque()
         self._delayed: list[Message] = []
@@ -192,7 +196,19 @@ class MqttLink:
             data = payload or b""
         msg = Message(self.clock() + delay if delay else 0.0, next(self._order), topic, data, qos, retain, seq,
                       properties)
-        self._notes.put(("msg", msg))
+        if msg.release:
+            with self._lock:
+                heapq.heappush(self._delayed, msg)
+            self._notes.put(("wake", None))  # the outbox thread's next timeout may be sooner now
+            return
+        with self._lock:
+            self._enqueue(msg)
+            if self._thread is not None:
+                self._flush()
+                delivered = self._advance_delivered()
+            else:
+                delivered = None
+        self._report_delivered(delivered)
 
     def respond(self, response_topic: str, correlation: bytes | None, payload: dict) -> None:
         props = None
@@ -223,35 +239,34 @@ class MqttLink:
         while not self._stop.is_set():
             self.last_loop = time.monotonic()
             timeout = 0.5
-            if self._delayed:
-                timeout = max(0.0, min(timeout, self._delayed[0].release - self.clock()))
+            with self._lock:
+                if self._delayed:
+                    timeout = max(0.0, min(timeout, self._delayed[0].release - self.clock()))
+            notes: list[tuple[str, Any]] = []
             try:
-                kind, value = self._notes.get(timeout=timeout)
+                notes.append(self._notes.get(timeout=timeout))
             except queue.Empty:
-                kind, value = "tick", None
-            self._handle(kind, value)
-            # Drain whatever else arrived before sending, to batch acks and messages.
+                pass
+            # Drain whatever else arrived, to batch acknowledgements.
             while True:
                 try:
-                    kind, value = self._notes.get_nowait()
+                    notes.append(self._notes.get_nowait())
                 except queue.Empty:
                     break
-                self._handle(kind, value)
-            self._release_due()
-            self._flush()
+            with self._lock:
+                for kind, value in notes:
+                    self._handle(kind, value)
+                self._release_due()
+                self._flush()
+                delivered = self._advance_delivered()
+            self._report_delivered(delivered)
 
     def _handle(self, kind: str, value: Any) -> None:
-        if kind == "msg":
-            msg: Message = value
-            if msg.release and msg.release > self.clock():
-                heapq.heappush(self._delayed, msg)
-            else:
-                self._enqueue(msg)
-        elif kind == "acked":
+        """One note from paho's callbacks (the lock is held)."""
+        if kind == "acked":
             msg = self._inflight.pop(value, None)
             if msg is not None:
                 self.counters["acked"] += 1
-                self._advance_delivered()
         elif kind == "connected":
             self._connected = True
             self.connected_event.set()
@@ -289,6 +304,7 @@ class MqttLink:
             self._pending.extendleft(reversed(again))
 
     def _flush(self) -> None:
+        """Hand queued messages to paho, in order (the lock is held)."""
         while self._connected and self._pending:
             msg = self._pending[0]
             info = self.client.publish(msg.topic, msg.payload, qos=msg.qos, retain=msg.retain,
@@ -301,16 +317,23 @@ class MqttLink:
             self.counters["published"] += 1
             if msg.qos > 0:
                 self._inflight[info.mid] = msg
-        self._advance_delivered()
 
-    def _advance_delivered(self) -> None:
-        waiting = [m.seq for m in self._pending if m.seq] + [m.seq for m in self._inflight.values() if m.seq]
-        waiting += [m.seq for m in self._delayed if m.seq]
-        cursor = (min(waiting) - 1) if waiting else self._max_seq
+    def _advance_delivered(self) -> int | None:
+        """The new delivered cursor, if it moved (the lock is held)."""
+        cursor = self._max_seq
+        for waiting in (self._pending, self._inflight.values(), self._delayed):
+            for m in waiting:
+                if m.seq and m.seq - 1 < cursor:
+                    cursor = m.seq - 1
         if cursor > self.delivered_seq:
             self.delivered_seq = cursor
-            if self.on_delivered is not None:
-                try:
-                    self.on_delivered(cursor)
-                except Exception:
-                    log.exception("on_delivered failed")
+            return cursor
+        return None
+
+    def _report_delivered(self, cursor: int | None) -> None:
+        """Tell the daemon (outside the lock: it may write to disk)."""
+        if cursor is not None and self.on_delivered is not None:
+            try:
+                self.on_delivered(cursor)
+            except Exception:
+                log.exception("on_delivered failed")

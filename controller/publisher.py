@@ -34,6 +34,7 @@ class Publisher:
     _held: list[tuple[str, dict[str, Any], bool]] = field(default_factory=list)  # end_of_hand buffer
     _hand_id: int | None = None
     _equity: Any = None
+    _deferred: tuple[Output, int | None, float] | None = None  # the newest hole cards, sent with the state
 
     def close(self) -> None:
         if self._equity is not None:
@@ -45,8 +46,12 @@ class Publisher:
         return "hand_end" if self.broadcast_delay == END_OF_HAND else float(self.broadcast_delay)
 
     # ------------------------------------------------------------------ outputs
-    def publish(self, outputs: Iterable[Output], service: TableService) -> None:
-        """Publish one batch of outputs (one applied event), then the retained state."""
+    def publish(self, outputs: Iterable[Output], service: TableService, state: bool = True) -> None:
+        """Publish one batch of outputs (one applied event), then the retained state.
+
+        With ``state`` false the retained snapshot and the hole cards (each a whole-table
+        snapshot too) wait for :meth:`publish_state`, which the daemon calls a moment later
+        (:data:`controller.daemon.STATE_DEBOUNCE`): the card's event leaves first and alone."""
         now = round(self.clock(), 3)
         seq = service.seq
         hand_id = service.hand_id if service.engine is not None else None
@@ -55,8 +60,12 @@ class Publisher:
             seq = out.seq or seq
             changed = changed or out.kind in ("holecards", "board", "street") or (
                 out.kind == "action" and out.payload.get("action") == "fold")
+            if not state and out.kind == "holecards":
+                self._deferred = (out, hand_id, now)
+                continue
             self._one(out, service, hand_id, now)
-        self.publish_state(service, seq, now)
+        if state:
+            self.publish_state(service, seq, now)
         if changed:
             self._request_equity(service, seq)
 
@@ -74,6 +83,7 @@ class Publisher:
                 self._hand_id = hand_id
                 self._held.clear()
             elif kind == "hand_end":
+                self._publish_deferred(service)  # before the hand's secrets are cleared
                 self._broadcast("hand_end", msg, retain=False)
                 self._end_broadcast(service, hand_id or 1, seq, now)
         elif kind == "alert":
@@ -116,7 +126,14 @@ class Publisher:
         active = service.alerts[0].payload() if service.alerts else None
         self.link.publish(self.topics.alert_active, active if active is not None else b"", retain=True, seq=seq)
 
+    def _publish_deferred(self, service: TableService) -> None:
+        if self._deferred is not None:
+            out, hand_id, now = self._deferred
+            self._deferred = None
+            self._one(out, service, hand_id, now)
+
     def publish_state(self, service: TableService, seq: int | None = None, now: float | None = None) -> None:
+        self._publish_deferred(service)
         now = round(self.clock(), 3) if now is None else now
         seq = service.seq if seq is None else seq
         view = service.public_state()

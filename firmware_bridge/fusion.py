@@ -168,11 +168,15 @@ class Fusion:
 class RfidPipeline:
     """Link changes -> zones -> fusion -> ``sink``: the daemon's RFID input in one object."""
 
-    def __init__(self, zones: ZoneTracker, fusion: Fusion, sink: Callable[[FusionOutput], None]) -> None:
+    def __init__(self, zones: ZoneTracker, fusion: Fusion, sink: Callable[[FusionOutput], None],
+                 lock: threading.Lock | threading.RLock | None = None) -> None:
+        """``lock``: the daemon passes its engine owner's lock, so that a card goes from the
+        serial thread through zones, fusion and the engine under one lock, in order, with no
+        thread hand-off (the sink then runs with that lock held)."""
         self.zones = zones
         self.fusion = fusion
         self.sink = sink
-        self._lock = threading.Lock()
+        self._lock = lock if lock is not None else threading.Lock()
 
     def feed(self, change: PresenceChange) -> None:
         with self._lock:

@@ -106,6 +106,7 @@ def test_default_demo(tmp_path: Path) -> None:
         ("broadcast", "delay", -1, "broadcast.delay: expected seconds (an integer >= 0) or \"end_of_hand\""),
         ("broadcast", "delay", "later", "broadcast.delay: expected seconds"),
         ("camera", "enabled", 3, "camera.enabled: Input should be a valid boolean"),
+        ("journal", "sync", "off", "journal.sync: Input should be 'full' or 'normal'"),
     ],
 )
 def test_field_errors_name_their_key(section: str, key: str, value: object, expected: str, tmp_path: Path) -> None:

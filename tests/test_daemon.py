@@ -246,7 +246,8 @@ def test_broker_outage_loses_nothing(tmp_path, broker, passwords) -> None:
     wait_until(lambda: bool(late.json(T.state)), what="retained state")
     state = _state(late)
     assert state["hand"]["to_act"] == 4 and all(s["cards"] == 2 for s in state["hand"]["seats"].values())
-    assert d.journal.published_seq == d.journal.last_seq
+    # The delivered cursor is stored a moment after the broker's acknowledgement (batched).
+    wait_until(lambda: d.journal.published_seq == d.journal.last_seq, timeout=5, what="delivered cursor stored")
     late.close()
     sub.close()
     d.stop()

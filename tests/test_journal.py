@@ -100,6 +100,15 @@ def test_wal_and_full_sync(tmp_path: Path) -> None:
         assert j._db.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL
 
 
+def test_normal_sync_and_a_bad_mode(tmp_path: Path) -> None:
+    with Journal(tmp_path / "j.sqlite", sync="normal") as j:
+        assert j._db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        assert j._db.execute("PRAGMA synchronous").fetchone()[0] == 1  # NORMAL
+    with pytest.raises(ValueError, match="sync must be one of full, normal, got 'off'"):
+        Journal(tmp_path / "k.sqlite", sync="off")
+    assert not (tmp_path / "k.sqlite").exists()  # refused before anything was created
+
+
 def test_seq_is_never_reused_and_empty_journal(tmp_path: Path) -> None:
     path = tmp_path / "sub" / "dir" / "j.sqlite"  # the folder is created
     with Journal(path) as j:
@@ -141,7 +150,7 @@ sys.path.insert(0, {repo!r})
 from controller.cards import Card
 from controller.events import Deal, Act
 from controller.journal import Journal
-j = Journal({path!r})
+j = Journal({path!r}, sync={sync!r})
 print("ready", flush=True)
 for i in range(100000):
     ev = Deal(1 + i % 9, Card.parse("Ah")) if i % 2 else Act(1 + i % 9, "bet", amount=i)
@@ -150,9 +159,12 @@ for i in range(100000):
 """
 
 
-def test_every_acknowledged_append_survives_kill_9(tmp_path: Path) -> None:
+@pytest.mark.parametrize("sync", ["full", "normal"])
+def test_every_acknowledged_append_survives_kill_9(tmp_path: Path, sync: str) -> None:
+    """Both sync modes keep every acknowledged append through the process's sudden death
+    (only ``full`` also keeps it through a power cut, which a test cannot cut)."""
     path = tmp_path / "j.sqlite"
-    code = CHILD.format(repo=str(REPO), path=str(path))
+    code = CHILD.format(repo=str(REPO), path=str(path), sync=sync)
     proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
     acknowledged: list[int] = []
     try:
