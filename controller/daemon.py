@@ -314,7 +314,7 @@ class Daemon:
         if self._state_due is None:
             self._state_due = time.monotonic() + STATE_DEBOUNCE
             if threading.current_thread() is not self._owner:
-                self.inbox.put(_WAKE)
+                self.inbox.put(_WAKE)  # the owner thread's loop publishes it when due
         self._after(outputs)
         if item.future is not None:
             item.future.set_result(outputs)

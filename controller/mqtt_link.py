@@ -42,6 +42,8 @@ from paho.mqtt.properties import Properties
 
 log = logging.getLogger("controller.mqtt")
 
+ACK_BATCH = 0.05  # seconds between two looks at the broker's acknowledgements
+
 
 @dataclass(frozen=True, slots=True)
 class MqttSettings:
@@ -97,6 +99,10 @@ class MqttLink:
         self.on_delivered = on_delivered
         self.clock = clock
         self._notes: queue.SimpleQueue[tuple[str, Any]] = queue.SimpleQueue()
+        # Acknowledged message ids, collected by paho's thread and taken in batches by the outbox
+        # thread (every ACK_BATCH seconds): an acknowledgement is no one's hurry, and waking a
+        # thread for each would compete with the next card for the CPU.
+        self._acked: deque[int] = deque()
         self._lock = threading.Lock()
         self._order = itertools.count()
         self._pending: deque[Message] = deque()
@@ -145,7 +151,7 @@ class MqttLink:
         self._notes.put(("disconnected", str(reason_code)))
 
     def _on_publish(self, client, userdata, mid, reason_code, properties) -> None:
-        self._notes.put(("acked", mid))
+        self._acked.append(mid)
 
     def _on_message(self, client, userdata, message) -> None:
         if self.on_request is None:
@@ -238,7 +244,7 @@ class MqttLink:
     def _run(self) -> None:
         while not self._stop.is_set():
             self.last_loop = time.monotonic()
-            timeout = 0.5
+            timeout = ACK_BATCH
             with self._lock:
                 if self._delayed:
                     timeout = max(0.0, min(timeout, self._delayed[0].release - self.clock()))
@@ -254,6 +260,10 @@ class MqttLink:
                 except queue.Empty:
                     break
             with self._lock:
+                while self._acked:
+                    msg = self._inflight.pop(self._acked.popleft(), None)
+                    if msg is not None:
+                        self.counters["acked"] += 1
                 for kind, value in notes:
                     self._handle(kind, value)
                 self._release_due()
@@ -263,11 +273,7 @@ class MqttLink:
 
     def _handle(self, kind: str, value: Any) -> None:
         """One note from paho's callbacks (the lock is held)."""
-        if kind == "acked":
-            msg = self._inflight.pop(value, None)
-            if msg is not None:
-                self.counters["acked"] += 1
-        elif kind == "connected":
+        if kind == "connected":
             self._connected = True
             self.connected_event.set()
             self.counters["connects"] += 1

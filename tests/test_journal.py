@@ -175,7 +175,10 @@ def test_every_acknowledged_append_survives_kill_9(tmp_path: Path, sync: str) ->
             assert line, "child died early"
             acknowledged.append(int(line))
         os.kill(proc.pid, signal.SIGKILL)  # mid-stream: the child is still appending
-        rest, _ = proc.communicate(timeout=10)
+        # Read through the text wrapper, whose buffer may already hold lines read ahead
+        # (communicate() would read the pipe beneath it and miss them).
+        rest = proc.stdout.read()
+        proc.wait(timeout=10)
         acknowledged += [int(x) for x in rest.split()]  # printed before the kill landed
     finally:
         if proc.poll() is None:
