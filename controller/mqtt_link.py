@@ -4,7 +4,8 @@ Design:
 
 * The outbox is guarded by one lock.  :meth:`MqttLink.publish` hands a message to paho
   at once, on the caller's thread, when the broker is connected and nothing is queued
-  ahead of it (a card's event must not wait for a thread hand-off).  A small outbox
+  ahead of it, and (plain TCP) writes it to the socket there too (a card's event must not
+  wait for a thread hand-off; see :class:`InlineWriteClient`).  A small outbox
   thread does the rest: acknowledgements, reconnects, delayed messages.  paho's callbacks
   (its network thread) never take our lock, they only post notes into a queue, so holding
   it across ``client.publish`` cannot deadlock against paho's own mutexes.
@@ -80,6 +81,30 @@ class Message:
 Request = tuple[str, bytes, str | None, bytes | None]  # name, payload, response topic, correlation data
 
 
+class InlineWriteClient(mqtt.Client):
+    """paho's client, whose socket may also be written by the thread that publishes.
+
+    With ``loop_start`` paho writes on its network thread: a publish from another thread
+    wakes that thread and waits for it to get the GIL, while the publishing thread is still
+    busy (a quarter to half a millisecond on the path from a card to the dealer's display).
+    Here every write goes through :meth:`loop_write` under one lock, paho's own thread
+    included (paho 2.x writes only through ``self.loop_write()``, and the packet queue is
+    popped inside it), so the publishing thread sends its packet at once and the two never
+    interleave or reorder packets.
+
+    Plain TCP only: an SSL socket must not be written on one thread while another reads it,
+    so with TLS every write stays on paho's thread (:attr:`MqttLink.inline_write`).
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._write_lock = threading.RLock()
+
+    def loop_write(self) -> mqtt.MQTTErrorCode:
+        with self._write_lock:
+            return super().loop_write()
+
+
 class MqttLink:
     """Publish with an outbox; deliver console requests to ``on_request``."""
 
@@ -122,11 +147,12 @@ class MqttLink:
     # ------------------------------------------------------------------ paho
     def _make_client(self) -> mqtt.Client:
         s = self.settings
-        client = mqtt.Client(callback_api_version=CallbackAPIVersion.VERSION2, client_id=s.client_id,
-                             protocol=mqtt.MQTTv5)
+        client = InlineWriteClient(callback_api_version=CallbackAPIVersion.VERSION2, client_id=s.client_id,
+                                   protocol=mqtt.MQTTv5)
         if s.username:
             client.username_pw_set(s.username, s.password)
         host, port, tls = s.host_port
+        self.inline_write = not tls
         if tls:
             client.tls_set(ca_certs=s.ca_file, certfile=s.certfile, keyfile=s.keyfile,
                            cert_reqs=ssl.CERT_REQUIRED)
@@ -310,7 +336,9 @@ class MqttLink:
             self._pending.extendleft(reversed(again))
 
     def _flush(self) -> None:
-        """Hand queued messages to paho, in order (the lock is held)."""
+        """Hand queued messages to paho, in order, and write them out on this thread when the
+        connection allows it (:class:`InlineWriteClient`; the lock is held)."""
+        handed = False
         while self._connected and self._pending:
             msg = self._pending[0]
             info = self.client.publish(msg.topic, msg.payload, qos=msg.qos, retain=msg.retain,
@@ -320,9 +348,12 @@ class MqttLink:
                     self._connected = False
                 break
             self._pending.popleft()
+            handed = True
             self.counters["published"] += 1
             if msg.qos > 0:
                 self._inflight[info.mid] = msg
+        if handed and self.inline_write:
+            self.client.loop_write()  # a failed write surfaces on paho's thread, which reconnects
 
     def _advance_delivered(self) -> int | None:
         """The new delivered cursor, if it moved (the lock is held)."""

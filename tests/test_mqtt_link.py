@@ -56,6 +56,21 @@ def test_a_message_is_handed_to_paho_on_the_publishing_thread(broker: Broker) ->
         link.stop()
 
 
+def test_the_packet_is_written_on_the_publishing_thread(broker: Broker) -> None:
+    """Plain TCP: the publishing thread writes the packet itself (paho's queue is empty when
+    ``publish`` returns); with TLS the writes stay on paho's thread."""
+    link = _link(broker)
+    try:
+        assert link.inline_write
+        for i in range(20):
+            link.publish("t/event/card", {"seq": i})
+            assert len(link.client._out_packet) == 0  # noqa: SLF001 - written, not waiting for paho's thread
+        assert link.wait_idle(5)
+    finally:
+        link.stop()
+    assert not MqttLink(MqttSettings(url="mqtts://127.0.0.1:8883"), "t/availability").inline_write
+
+
 def test_publishing_from_many_threads_keeps_each_threads_order(broker: Broker) -> None:
     link = _link(broker)
     sub = Client(broker, None, None, name="sub").connected()
