@@ -152,9 +152,9 @@ class Daemon:
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> Daemon:
         cfg = self.config
-        # Several I/O threads hand each card along (serial, engine owner, outbox, paho): a short GIL
-        # switch interval lets the next one run as soon as the previous one is done.
-        sys.setswitchinterval(float(__import__("os").environ.get("SWI", "0.0005")))
+        # Sources, paho's thread and the owner thread share the GIL: a short switch interval keeps
+        # a thread that wakes for I/O from waiting long behind one that is busy.
+        sys.setswitchinterval(0.0005)
         self.journal = Journal(cfg.journal.path, sync=cfg.journal.sync)
         self.service = TableService(Table(**cfg.table_kwargs()), journal=self.journal, clock=self.clock)
         replayed = self.service.replay(self.journal.entries())

@@ -6,9 +6,10 @@ Design:
   at once, on the caller's thread, when the broker is connected and nothing is queued
   ahead of it, and (plain TCP) writes it to the socket there too (a card's event must not
   wait for a thread hand-off; see :class:`InlineWriteClient`).  A small outbox
-  thread does the rest: acknowledgements, reconnects, delayed messages.  paho's callbacks
-  (its network thread) never take our lock, they only post notes into a queue, so holding
-  it across ``client.publish`` cannot deadlock against paho's own mutexes.
+  thread does the rest: acknowledgements (in batches), reconnects, delayed messages.
+  paho's callbacks (its network thread) never take our lock, they only post notes and
+  acknowledged ids into queues, so holding it across ``client.publish`` cannot deadlock
+  against paho's own mutexes.
 * Every message waits in the outbox until the broker acknowledges it (QoS 1).  While the
   broker is away messages queue up; on reconnect the unacknowledged ones are sent again
   in order (at least once: payloads carry ``seq`` so a reader can drop repeats), and the
