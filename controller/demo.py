@@ -215,14 +215,18 @@ def run_table_demo(hands: int = 0, seed: int | None = None, pace: float = 0.4, m
             console.print("Ctrl-C stops.")
             sim = TableSim(layout, deck)
             rfid = Counter()
-            post = daemon.post
 
-            def counting_post(event, source=""):
-                if source == "rfid":
-                    rfid["posted"] += 1
-                post(event, source)
+            def counting(inner):
+                def wrapped(event, source=""):
+                    if source == "rfid":
+                        rfid["posted"] += 1
+                    inner(event, source)
 
-            daemon.post = counting_post  # type: ignore[method-assign]
+                return wrapped
+
+            # RFID events are applied on the serial thread (apply_now); the others are posted.
+            daemon.post = counting(daemon.post)  # type: ignore[method-assign]
+            daemon.apply_now = counting(daemon.apply_now)  # type: ignore[method-assign]
 
             def settle(cards: int, timeout: float = 5.0) -> None:
                 """Wait until the antennas' reports of ``cards`` cards reached the engine."""
