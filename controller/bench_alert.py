@@ -19,6 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from controller.bench_latency import record_arrivals
 from controller.broker import Broker
 from controller.config import validate_config
 from controller.decks import DeckRegistry
@@ -62,15 +63,7 @@ def table_rig() -> Iterator[dict[str, Any]]:
         web = WebServer(root=REPO / "web", config={
             "ws": f"ws://127.0.0.1:{broker.websockets_port}", "table": "bench", "base": "poker",
             "display": {"user": "console", "pass": passwords["console"]}})
-        arrivals: list[int | None] = []
-        feed = daemon.pipeline.feed
-
-        def counting_feed(change) -> None:
-            if change.arrived:
-                arrivals.append(change.seq)
-            feed(change)
-
-        daemon.pipeline.feed = counting_feed  # type: ignore[method-assign]
+        arrivals = record_arrivals(daemon.pipeline)
         try:
             with launch_chromium({"width": 800, "height": 480}) as browser:
                 page = browser.new_page()

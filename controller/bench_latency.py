@@ -262,6 +262,21 @@ def flush_floor(folder: Path, commits: int, pace: float = CARD_PACE, sync: str =
     return _summary(ms)
 
 
+def record_arrivals(pipeline: Any) -> list[int | None]:
+    """The frame seq of every tag arrival the daemon's RFID pipeline takes, in order: the
+    k-th card's start time is the emulator's write time of the k-th arrival's frame."""
+    arrivals: list[int | None] = []
+    feed = pipeline.feed
+
+    def counting_feed(change: Any) -> None:
+        if change.arrived:
+            arrivals.append(change.seq)
+        feed(change)
+
+    pipeline.feed = counting_feed
+    return arrivals
+
+
 def daemon_latency(broker: Broker, cards: int, settle: float, pace: float = CARD_PACE, seed: int = 7,
                    sync: str = "full") -> dict[str, Any]:
     """Pitch ``cards`` cards through emulator -> daemon -> Mosquitto -> subscriber process."""
@@ -279,20 +294,12 @@ def daemon_latency(broker: Broker, cards: int, settle: float, pace: float = CARD
     tmp = Path(tempfile.mkdtemp(prefix="tablectl-bench-"))
     config = Config.default_demo("bench", size=9, journal=tmp / "journal.sqlite",
                                  mqtt_url=f"mqtt://127.0.0.1:{broker.port}", broadcast_delay=0, journal_sync=sync)
-    arrivals: list[int] = []
     emu = EmulatorProcess(str(tmp / "ttyEMU"))
     d = Daemon(config, registry=registry, serial_url=str(tmp / "ttyEMU"))
     d.start()
     assert d.pipeline is not None and d.link is not None and d.bridge is not None
     d.pipeline.zones = ZoneTracker(d.pipeline.zones.zone_map, debounce=settle)
-    original_feed = d.pipeline.feed
-
-    def feed(change) -> None:
-        if change.arrived:
-            arrivals.append(change.seq)
-        original_feed(change)
-
-    d.pipeline.feed = feed  # type: ignore[method-assign]
+    arrivals = record_arrivals(d.pipeline)
     sub = SubscriberProcess(broker.host, broker.port, d.topics.event("card"), f"bench-sub-{sync}-{settle}")
     d.link.connected_event.wait(10)
     d.bridge.wait_synced(10)
