@@ -987,6 +987,9 @@ def _c_seat_dealt_out(rng, hand, t: Table, info: _Info):
             continue
         if t.rules == "tda" and not t.stud and seat == t.button:
             continue  # TDA 33-B: the button may take two consecutive cards
+        prev = steps[i - 1].get("deal", {}).get("to")
+        if t.rules == "tda" and not t.stud and prev == t.button == steps[i + 1]["deal"]["to"]:
+            continue  # TDA 33-B: the button's next card straight after its last is two in a row too
         cands.append(i)
     if not cands:
         return None

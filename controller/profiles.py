@@ -48,6 +48,11 @@ class Profile:
     # Button movement: RRoP s4 Blinds 1 allows either; RRoP s15 30 and TDA 30 use a dead button in
     # tournaments.
     dead_button_events: tuple[str, ...] = ("tournament",)
+    # A premature stud card: RRoP s8 Seven-Card Stud 14 eliminates a round; TDA RP-5 D sets one aside.
+    stud_premature_card: str = "eliminate_round"
+    # What un-binds an action out of turn: RRoP s3 Betting and Raising 10 "a bet, call, or raise by an
+    # intervening player"; TDA 39-A "a check, call or fold by the rightful player does not change action".
+    oot_changed_by: tuple[str, ...] = ("bet", "raise", "complete", "call")
 
 
 PROFILES: dict[str, Profile] = {
@@ -67,6 +72,8 @@ PROFILES: dict[str, Profile] = {
         button_consecutive_cards=True,
         two_boxed_initial_deal_only=True,
         dead_button_events=("cash", "tournament"),
+        stud_premature_card="set_aside_round",
+        oot_changed_by=("bet", "raise", "complete"),
     ),
 }
 
