@@ -276,6 +276,8 @@ class TurnModel:
     owed: int = 0
     exposures: Counter = field(default_factory=Counter)
     actions: list[tuple[int, str]] = field(default_factory=list)
+    oot: dict[int, list] = field(default_factory=dict)  # out-of-turn actions waiting for their turn
+    oot_echo: tuple[int, str] | None = None
 
     def __post_init__(self) -> None:
         self.script = _script(self.table.game)
@@ -315,6 +317,7 @@ class TurnModel:
     def _start_round(self, kind: str | None) -> bool:
         t = self.table
         self.round_no += 1
+        self.oot = {}
         self.level, self.raises, self.completed, self.matched = 0, 0, False, {}
         self.ambiguous = False
         eligible = self.active - self.all_in
@@ -485,9 +488,36 @@ class TurnModel:
 
     def _on_act(self, v: dict[str, Any]) -> None:
         seat, action, all_in = int(v["seat"]), str(v["action"]), bool(v.get("all_in", False))
-        self.actions.append((seat, action))
         if self.phase[0] != "bet":
+            self.actions.append((seat, action))
             return
+        echo, self.oot_echo = self.oot_echo, None
+        if self.to_act is not None and seat != self.to_act and seat in self.active:
+            if echo != (seat, action):
+                self._out_of_turn(seat, action, v)
+            return
+        self.actions.append((seat, action))
+        self._in_turn(seat, action, all_in)
+
+    def _out_of_turn(self, seat: int, action: str, v: dict[str, Any]) -> None:
+        """RRoP s3 Betting and Raising 10, TDA 39-A: a fold out of turn binds now; any other action
+        waits for the seat's turn and binds there unless the action to it changed."""
+        if action == "fold":
+            self.oot.pop(seat, None)
+            self.active.discard(seat)
+            self.pending.discard(seat)
+            if len(self.active) <= 1:
+                self.over, self.to_act = True, None
+            elif not self.pending:
+                self._advance()
+            return
+        self.oot[seat] = [dict(v), False]
+
+    def _in_turn(self, seat: int, action: str, all_in: bool) -> None:
+        unbind = ("bet", "raise", "complete", "bring_in") + (("call",) if self.table.rules == "robert" else ())
+        if action in unbind:
+            for entry in self.oot.values():
+                entry[1] = True
         self.pending.discard(seat)
         if action == "fold":
             self.active.discard(seat)
@@ -522,6 +552,12 @@ class TurnModel:
             self._advance()
             return
         self.to_act = _clockwise_after(seat, self.pending, self.table.table_size)
+        if self.to_act in self.oot:
+            step, changed = self.oot.pop(self.to_act)
+            if not changed:
+                self.oot_echo = (self.to_act, str(step["action"]))
+                self.actions.append((self.to_act, str(step["action"])))
+                self._in_turn(self.to_act, str(step["action"]), bool(step.get("all_in", False)))
 
 
 # --------------------------------------------------------------------------- expectations

@@ -12,6 +12,10 @@ Rules applied:
 * New players in a cash game wait for the big blind or post one (RRoP s4 4-7); a
   player may not come in between the big blind and the button.  Tournament players
   are dealt in at once.
+* Missed blinds (RRoP s4 9-10): a cash player sitting out misses the big blind when it passes
+  his seat, then the small blind; coming back he posts what he missed (the small one dead), or
+  waits for the big blind and then owes nothing more.  Blinds are never made up between the big
+  blind and the button (RRoP s4 7): such a player waits until the button passes.
 * A misdeal's redeal is an exact replay: the button does not move (TDA 33-C).
 """
 
@@ -35,6 +39,8 @@ class Player:
     waiting_for_big_blind: bool = False  # a new cash player who has not posted
     posted: bool = False  # posted a big blind to come in at once
     sitting_out: bool = False
+    missed: list[str] = field(default_factory=list)  # blinds missed while sitting out: "small", "big"
+    make_up: bool = False  # back from sitting out, posting the missed blinds (RRoP s4 9)
 
 
 @dataclass(slots=True)
@@ -60,6 +66,7 @@ class Table:
     positions: Positions | None = None
     hand_number: int = 0
     last_setup: HandSetup | None = None
+    posts: dict[int, list[str]] = field(default_factory=dict)  # this hand's posts besides the blinds
 
     # ------------------------------------------------------------------ seating
     def seat(self, seat: int, name: str, post: bool = False) -> None:
@@ -74,6 +81,28 @@ class Table:
         if seat not in self.players:
             raise TableError(f"seat {seat} is empty")
         del self.players[seat]
+
+    def sit_out(self, seat: int) -> None:
+        """The player stays seated but is not dealt in; in a cash game he misses the blinds that
+        pass his seat (RRoP s4 9)."""
+        self._player(seat).sitting_out = True
+
+    def sit_in(self, seat: int, post: bool = False) -> None:
+        """Back from sitting out: ``post`` makes up the missed blinds at once (dealt in unless the
+        seat is between the big blind and the button, RRoP s4 7); otherwise the player waits for
+        the big blind (RRoP s4 9), which settles what he owes."""
+        p = self._player(seat)
+        if not p.sitting_out:
+            raise TableError(f"seat {seat} ({p.name}) is not sitting out")
+        p.sitting_out = False
+        if p.missed:
+            p.make_up = post
+            p.waiting_for_big_blind = not post
+
+    def _player(self, seat: int) -> Player:
+        if seat not in self.players:
+            raise TableError(f"seat {seat} is empty")
+        return self.players[seat]
 
     def set_button(self, seat: int) -> None:
         """The floor places the button (first hand, or correcting it: RRoP s3 Irregularities 1)."""
@@ -114,7 +143,9 @@ class Table:
         if not self.dead_button:
             # The button and the small blind pass over newcomers waiting for the big blind; the big
             # blind reaches them (RRoP s4 4-5).
-            playing = [s for s in live if not self.players[s].waiting_for_big_blind]
+            playing = [s for s in live if not (self.players[s].waiting_for_big_blind or self.players[s].make_up)]
+            if not playing:
+                playing = live
             btn = clockwise(playing, pos.button, self.size)[0]
             sb = clockwise(playing, btn, self.size)[0]
             bb = clockwise(live, sb, self.size)[0]
@@ -140,8 +171,40 @@ class Table:
             p = self.players[s]
             if p.waiting_for_big_blind and s != pos.big_blind and (not p.posted or s in between):
                 continue
+            if p.make_up and s in between:
+                continue  # RRoP s4 7: blinds are not made up between the big blind and the button
             seats.append(s)
         return seats
+
+    def posting(self, pos: Positions, seats: list[int]) -> dict[int, list[str]]:
+        """Who posts besides the blinds, and what: a new player's big blind (RRoP s4 4(b)), a
+        returning player's missed blinds, the small one dead (RRoP s4 9)."""
+        out: dict[int, list[str]] = {}
+        for s in seats:
+            p = self.players.get(s)
+            if p is None or s == pos.big_blind:
+                continue
+            if p.waiting_for_big_blind and p.posted:
+                out[s] = ["big"]
+            elif p.make_up and p.missed:
+                out[s] = [b for b in ("small", "big") if b in p.missed]
+        return out
+
+    def _miss_blinds(self, before: Positions, after: Positions) -> None:
+        """RRoP s4 9 and Glossary ("missed blind: a required bet that is not posted when it is your
+        turn"): a cash player sitting out misses each blind that moves past his seat."""
+        if self.event != "cash":
+            return
+        for blind, old, new in (("big", before.big_blind, after.big_blind),
+                                ("small", before.small_blind, after.small_blind)):
+            seat = old
+            for _ in range(self.size):
+                seat = seat % self.size + 1
+                if seat == new:
+                    break
+                p = self.players.get(seat)
+                if p is not None and p.sitting_out and blind not in p.missed:
+                    p.missed.append(blind)
 
     # ------------------------------------------------------------------ hands
     def next_setup(self, redeal: bool = False) -> HandSetup:
@@ -154,6 +217,7 @@ class Table:
         live = self._live()
         if len(live) < 2:
             raise TableError("need at least two players for a hand")
+        self.posts = {}
         previous = self.last_setup.button if self.last_setup else None
         if not game.button:
             setup = HandSetup(game=self.game, rules=self.rules, seats=tuple(live), structure=self.structure,
@@ -162,9 +226,12 @@ class Table:
         if self.positions is None:
             self.positions = self._positions_from_button(live[-1], live)
         elif self.hand_number > 0:
+            before = self.positions
             self.positions = self._next_positions()
+            self._miss_blinds(before, self.positions)
         pos = self.positions
         seats = self.dealt_in(pos)
+        self.posts = self.posting(pos, seats)
         sb = pos.small_blind if pos.small_blind in seats else None
         bb = pos.big_blind if pos.big_blind in seats else None
         return HandSetup(
@@ -181,19 +248,32 @@ class Table:
             for s in setup.seats:
                 p = self.players.get(s)
                 if p is not None:
+                    # Dealt in: a new player has posted or taken the big blind; a returning one
+                    # has made up his missed blinds or taken the big blind (RRoP s4 5, 9).
                     p.waiting_for_big_blind = False
                     p.posted = False
+                    p.make_up = False
+                    p.missed = []
         self.last_setup = setup
         return engine
 
-    def change_game(self, game: str, rules: str | None = None, structure: str | None = None) -> None:
+    def change_game(self, game: str, rules: str | None = None, structure: str | None = None,
+                    event: str | None = None) -> None:
         get_game(game)
         if rules:
             get_profile(rules)
+        if event not in (None, "cash", "tournament"):
+            raise TableError(f"event must be cash or tournament, got {event!r}")
         self.game = game
         self.rules = rules or self.rules
         self.structure = structure
+        self.event = event or self.event
         self.last_setup = None
+
+    def waiting(self) -> list[int]:
+        """Seated players not dealt in this hand (waiting for the big blind, sitting out)."""
+        dealt = set(self.last_setup.seats) if self.last_setup else set()
+        return sorted(s for s in self.players if s not in dealt)
 
     def describe(self) -> dict:
         pos = self.positions
@@ -204,7 +284,8 @@ class Table:
             "event": self.event,
             "dead_button": self.dead_button,
             "players": {str(s): {"name": p.name, "waiting_for_big_blind": p.waiting_for_big_blind,
-                                 "sitting_out": p.sitting_out} for s, p in sorted(self.players.items())},
+                                 "sitting_out": p.sitting_out, "missed": list(p.missed)}
+                        for s, p in sorted(self.players.items())},
             "button": pos.button if pos else None,
             "small_blind": pos.small_blind if pos else None,
             "big_blind": pos.big_blind if pos else None,
