@@ -52,7 +52,7 @@ from pydantic import (
 
 from controller.games import GAMES, STRUCTURES, Family, get_game
 from controller.paths import state_dir
-from controller.profiles import PROFILES
+from controller.profiles import ProfileError, get_profile
 
 SAFE_ID = r"^[A-Za-z0-9_-]+$"
 MAX_SEAT_SLOTS = 7  # seven-card stud
@@ -182,7 +182,7 @@ class TableSection(_Section):
     size: int = Field(9, ge=2, le=10)
     game: str = "holdem"
     structure: str | None = None  # None: the game's default structure
-    rules: Literal["robert", "tda"] = "robert"
+    rules: str = Field("robert", description="a rule profile's name, or the path of a cardroom's profile file")
     event: Literal["cash", "tournament"] = "cash"
     deck: str = Field("A", pattern=SAFE_ID, max_length=16, description="the deck (back) in play")
 
@@ -191,6 +191,17 @@ class TableSection(_Section):
     def _known_game(cls, v: str) -> str:
         if v not in GAMES:
             raise ValueError(f"unknown game {v!r}; expected one of {', '.join(sorted(GAMES))}")
+        return v
+
+    @field_validator("rules")
+    @classmethod
+    def _known_rules(cls, v: str) -> str:
+        """A profile name, or a profile file (TOML over a base profile), validated now: an error
+        names the file and the field."""
+        try:
+            get_profile(v)
+        except ProfileError as exc:
+            raise ValueError(str(exc)) from None
         return v
 
     @field_validator("structure")
@@ -203,9 +214,6 @@ class TableSection(_Section):
     @property
     def effective_structure(self) -> str:
         return self.structure or get_game(self.game).default_structure
-
-
-assert set(PROFILES) == {"robert", "tda"}  # keep the Literal above in step with the profiles
 
 
 class StakesSection(_Section):

@@ -234,6 +234,35 @@ class HandEngine:
             return None
         return self._bring_in_seat()[0]
 
+    # ------------------------------------------------------------------ a street on hold
+    def missing_board(self) -> dict | None:
+        """The board cards the street still waits for, or None.
+
+        A board card that has not reached the engine (a dead tag the camera has not read yet)
+        holds the street: no betting round opens on an incomplete board (issue 15)."""
+        if self.phase is not Phase.BOARD or self.flop_overfull:
+            return None
+        have = self._settled_board()
+        if have >= self.board_target:
+            return None
+        first = self.board_target - self.street.board  # board cards of earlier streets
+        seen = max(have - first, 0)
+        return {"street": self.street.name, "have": seen, "need": self.street.board,
+                "missing": list(range(first + seen + 1, self.board_target + 1))}
+
+    def refusal(self, event: Event) -> str | None:
+        """Why ``event`` cannot be taken now (so it is neither applied nor journaled), or None."""
+        if isinstance(event, Act) and not self.over:
+            hold = self.missing_board()
+            if hold is not None:
+                cards = ", ".join(str(i) for i in hold["missing"])
+                which = "board card" + ("s " if len(hold["missing"]) > 1 else " ") + cards
+                if hold["have"]:
+                    return (f"the {hold['street']} is incomplete: {which} missing "
+                            f"({hold['have']} of {hold['need']} read); no action until the board is complete")
+                return f"the {hold['street']} has not been dealt ({which}); no action until the board is complete"
+        return None
+
     # ------------------------------------------------------------------ public API
     def apply(self, event: Event) -> list[Ruling]:
         """Apply one event; returns the rulings it raised (possibly none)."""
@@ -1066,6 +1095,7 @@ class HandEngine:
             "board": [c.label(self.setup.deck) for c in self.board if c not in self.premature],
             "burns": len(self.burns),
             "next_seat": self.next_seat,
+            "missing_board": self.missing_board(),
             "to_act": self.to_act,
             "bring_in": self.bring_in(),
             "substantial_action": self.substantial_action,

@@ -150,6 +150,9 @@ class TableService:
                 raise Rejected(f"no hand in progress for {event.kind}")
             if isinstance(event, Act | Discard | Expose | Deal) and getattr(event, "seat", 0) > self.table.size:
                 raise Rejected(f"seat {event.seat} is not on a {self.table.size}-seat table")
+            refusal = self.engine.refusal(event)  # e.g. betting on a board with a card missing
+            if refusal is not None:
+                raise Rejected(refusal)
         elif isinstance(event, Acknowledge):
             if not self.alerts and not self.hard_stop:
                 raise Rejected("no alert to acknowledge")

@@ -280,7 +280,7 @@ class Table:
         return {
             "size": self.size,
             "game": self.game,
-            "rules": self.rules,
+            "rules": get_profile(self.rules).name,  # a cardroom's file is published by its profile's name
             "event": self.event,
             "dead_button": self.dead_button,
             "players": {str(s): {"name": p.name, "waiting_for_big_blind": p.waiting_for_big_blind,

@@ -86,7 +86,7 @@ def test_misdeals_redeal_and_voids_void():
 
 
 def test_every_remedy_is_used_by_some_reason():
-    used = {m for r in rc.REASONS.values() for p in rc.PROFILES for m in r.remedies[p]}
+    used = {m for r in rc.REASONS.values() for p in rc.PROFILES for m in rc.remedies_for(r.code, p)}
     assert used == set(rc.REMEDIES)
 
 
@@ -261,7 +261,17 @@ def test_tda_profile_cites_tda_or_marks_the_fallback():
 def test_house_rules_are_cited_only_under_tda():
     for where, cite in _all_citations():
         if cite.startswith("House rules"):
-            assert where.endswith(".tda"), f"{where}: house rules of the TDA family cited under robert"
+            assert where.endswith((".tda", ".highland")), f"{where}: house rules of the TDA family cited under robert"
+
+
+def test_highland_cites_its_house_rules_and_falls_back_to_tda():
+    """The highland profile (a data file over tda) cites the house rules where they speak, and the
+    TDA citations stand where it has none of its own."""
+    assert "highland" in rc.PROFILES and "highland" not in rc.ROOT_PROFILES
+    own = rc.citations("action_out_of_turn", "binding_if_unchanged", "highland", "holdem")
+    assert own[0] == "House rules (Highland) Acting in Turn: Acting out of turn" and "TDA 39-A" in own
+    assert rc.citations("first_card_wrong_seat", None, "highland") == rc.citations("first_card_wrong_seat", None, "tda")
+    assert rc.remedies_for("premature_card", "highland") == ("set_aside_round",)
 
 
 # --------------------------------------------------------------------------------------------
@@ -472,7 +482,7 @@ def test_markdown_table_has_one_row_per_reason():
     table = rc.markdown_table()
     rows = [ln for ln in table.splitlines() if ln.startswith("| `")]
     assert len(rows) == len(rc.REASONS)
-    assert rows[0].count("|") == 7
+    assert rows[0].count("|") == 5 + len(rc.PROFILES)  # reason, ruling, when, remedies + one per profile
     four = next(r for r in rows if r.startswith("| `four_card_flop`"))
     assert "robert: `redeal_flop`" in four and "tda: `scramble_flop`" in four
 

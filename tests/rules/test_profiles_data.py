@@ -1,0 +1,127 @@
+"""Rule profiles as data: the highland house rules over tda, and a cardroom's own file."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from controller.config import ConfigError, validate_config
+from controller.engine import HandEngine
+from controller.events import HandSetup
+from controller.profiles import PROFILES, ProfileError, chain, get_profile, load_profile_file, names
+from controller.rulings_catalog import PROFILES as CATALOG_PROFILES
+from controller.table import Table
+from tests.conftest import REPO
+
+EXAMPLE = REPO / "examples" / "table.toml"
+
+
+def test_one_list_of_profiles_from_the_data() -> None:
+    assert names()[:3] == ["robert", "tda", "highland"]
+    assert CATALOG_PROFILES == tuple(names()[: len(CATALOG_PROFILES)])
+    assert chain("highland") == ["highland", "tda"]
+
+
+def test_highland_overrides_tda_field_by_field() -> None:
+    """House rules (Highland) Button: Dead Button ("Tournament play will use a dead button") and
+    Betting: First Round of Betting (a straddle "in non-tournament games"); the rest is the TDA's."""
+    tda, highland = get_profile("tda"), get_profile("highland")
+    assert highland.base == "tda" and highland.source.endswith("highland.toml")
+    assert highland.dead_button_events == ("tournament",) and tda.dead_button_events == ("cash", "tournament")
+    assert highland.straddle_events == ("cash",) and tda.straddle_events == ()
+    same = [f for f in ("substantial", "four_card_flop", "button_consecutive_cards", "two_boxed_initial_deal_only",
+                        "stud_exposed_misdeal_events", "stud_premature_card", "oot_changed_by")]
+    assert all(getattr(highland, f) == getattr(tda, f) for f in same)
+
+
+def test_highland_cash_game_moves_the_button() -> None:
+    """Under highland a cash table keeps the moving button; tda's dead button would leave a dead
+    small blind when the big blind's player leaves."""
+    def positions(rules: str) -> tuple:
+        t = Table(size=6, rules=rules, event="cash")
+        for s in range(1, 7):
+            t.seat(s, f"p{s}")
+        t.set_button(1)
+        t.start_hand()
+        t.unseat(3)
+        setup = t.start_hand().setup
+        return setup.button, setup.small_blind, setup.big_blind
+
+    assert positions("highland") == (2, 4, 5)
+    assert positions("tda") == (2, None, 4)
+
+
+def test_highland_hand_rulings_cite_the_house_rules() -> None:
+    e = HandEngine(HandSetup(game="holdem", rules="highland", seats=(1, 2, 3), button=3))
+    from controller.cards import Card
+    from controller.events import Act, Deal
+
+    for i, card in enumerate(["Ah", "Kd", "Qs", "Jc", "Th", "9d"]):
+        e.apply(Deal(i % 3 + 1, Card.parse(card)))
+    (r,) = e.apply(Act(2, "call"))
+    assert r.reason == "action_out_of_turn" and r.citations[0].startswith("House rules (Highland)")
+
+
+def _write(tmp_path: Path, text: str) -> Path:
+    p = tmp_path / "house.toml"
+    p.write_text(text)
+    return p
+
+
+def test_cardroom_file_loads_and_plays(tmp_path: Path) -> None:
+    path = _write(tmp_path, 'name = "oakroom"\nbase = "robert"\nfour_card_flop = "scramble_flop"\n'
+                            'substantial = {actions = 3}\n')
+    profile = get_profile(str(path))
+    try:
+        assert profile.name == "oakroom" and profile.four_card_flop == "scramble_flop"
+        assert profile.substantial.actions == 3 and profile.substantial.players is None
+        assert get_profile(str(path)) is profile  # loaded once
+        e = HandEngine(HandSetup(game="holdem", rules=str(path), seats=(1, 2, 3), button=3))
+        assert e.profile.name == "oakroom"
+    finally:
+        PROFILES.pop("oakroom", None)
+
+
+@pytest.mark.parametrize(
+    ("text", "error"),
+    [
+        ('base = "tda"\n', "field 'name' is required"),
+        ('name = "x"\nbase = "wsop"\n', "field 'base': unknown profile 'wsop'"),
+        ('name = "x"\nbase = "tda"\nfour_card_flop = "burn_it"\n', "field 'four_card_flop': 'burn_it' is not one of"),
+        ('name = "x"\nbase = "tda"\ndead_button_events = ["home"]\n', "field 'dead_button_events': unknown ['home']"),
+        ('name = "x"\nbase = "tda"\nbutton_consecutive_cards = 1\n', "field 'button_consecutive_cards': expected"),
+        ('name = "x"\nbase = "tda"\nsubstantial = {players = 0}\n', "field 'substantial'.players: expected a whole"),
+        ('name = "x"\nbase = "tda"\ncolour = "green"\n', "unknown field 'colour'"),
+        ('name = "Bad Name"\nbase = "tda"\n', "field 'name': 'Bad Name' must be"),
+        ('name = "tda"\nbase = "tda"\n', "field 'name': profile 'tda' already exists"),
+        ("name = \n", "not valid TOML"),
+    ],
+)
+def test_profile_file_errors_name_the_field(tmp_path: Path, text: str, error: str) -> None:
+    path = _write(tmp_path, text)
+    with pytest.raises(ProfileError) as info:
+        load_profile_file(path)
+    assert str(path) in str(info.value) and error in str(info.value), str(info.value)
+
+
+def test_config_takes_a_profile_file_and_names_the_field_on_error(tmp_path: Path) -> None:
+    data = tomllib.loads(EXAMPLE.read_text())
+    good = _write(tmp_path, 'name = "cfgroom"\nbase = "highland"\nstud_premature_card = "eliminate_round"\n')
+    data["table"]["rules"] = str(good)
+    try:
+        cfg = validate_config(data, base_dir=tmp_path, source="table.toml")
+        assert cfg.table.rules == str(good) and get_profile(str(good)).stud_premature_card == "eliminate_round"
+    finally:
+        PROFILES.pop("cfgroom", None)
+    bad = tmp_path / "bad.toml"
+    bad.write_text('name = "badroom"\nbase = "tda"\nstud_premature_card = "misdeal"\n')
+    data["table"]["rules"] = str(bad)
+    with pytest.raises(ConfigError) as info:
+        validate_config(data, base_dir=tmp_path, source="table.toml")
+    assert any(p.startswith("table.rules: ") and "field 'stud_premature_card'" in p for p in info.value.problems)
+    data["table"]["rules"] = str(tmp_path / "missing.toml")
+    with pytest.raises(ConfigError) as info:
+        validate_config(data, base_dir=tmp_path, source="table.toml")
+    assert any("cannot read the profile" in p for p in info.value.problems)
