@@ -36,7 +36,7 @@ from controller.dealer_sim import (
     to_yaml,
 )
 from controller.events import event_from_dict
-from tests.conftest import conformance_files
+from tests.conftest import conformance_files, scenario_params
 
 STEP_KEYS = {"deal", "burn", "board", "stub", "muck", "aside", "boxed", "expose", "act", "discard", "report"}
 HEADER_KEYS = {
@@ -224,26 +224,28 @@ CLEAN = [p for p in _scenarios() if not _load(p).get("expect", {}).get("rulings"
 IRREGULAR = [p for p in _scenarios() if _load(p).get("expect", {}).get("rulings")]
 
 
-@pytest.mark.parametrize("path", CLEAN, ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", scenario_params(CLEAN, "turns"))
 def test_turn_model_agrees_with_clean_conformance(path: Path) -> None:
     scenario = _load(path)
     got = replay_to_act(scenario)
     for st in scenario["expect"].get("state", []):
-        assert got[st["after"] - 1] == st["to_act"], f"{path.stem} after {st['after']}"
+        if "to_act" in st:  # a state check may hold only chip figures
+            assert got[st["after"] - 1] == st["to_act"], f"{path.stem} after {st['after']}"
     # the generator's own expectations for this deal, where it emits them, agree as well
     for st in expected_to_act(scenario):
-        want = {s["after"]: s["to_act"] for s in scenario["expect"].get("state", [])}
+        want = {s["after"]: s["to_act"] for s in scenario["expect"].get("state", []) if "to_act" in s}
         if st["after"] in want:
             assert want[st["after"]] == st["to_act"]
 
 
-@pytest.mark.parametrize("path", IRREGULAR, ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", scenario_params(IRREGULAR, "turns"))
 def test_turn_model_follows_remedy_paths(path: Path) -> None:
     """The model also follows the conformance remedy paths (extra card, exposed card, ...)."""
     scenario = _load(path)
     got = replay_to_act(scenario)
     for st in scenario["expect"].get("state", []):
-        assert got[st["after"] - 1] == st["to_act"], f"{path.stem} after {st['after']}"
+        if "to_act" in st:
+            assert got[st["after"] - 1] == st["to_act"], f"{path.stem} after {st['after']}"
 
 
 def test_conformance_files_were_found() -> None:

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from controller import rulings_catalog as rc
+from tests.conftest import PENDING_CODES, scenario_params
 
 REPO = Path(__file__).resolve().parent.parent
 CONFORMANCE = Path(os.environ.get("CONFORMANCE_DIR", "/work/shared/conformance"))
@@ -47,17 +48,35 @@ def _format_tables() -> tuple[dict[str, str], set[str]]:
     return reasons, remedies
 
 
+PENDING_REASONS = {c for reasons, _ in PENDING_CODES.values() for c in reasons}
+PENDING_REMEDIES = {c for _, remedies in PENDING_CODES.values() for c in remedies}
+
+
 def test_every_format_reason_is_present_with_its_ruling_kind():
     reasons, _ = _format_tables()
     for code, kind in reasons.items():
+        if code in PENDING_REASONS:
+            continue  # test_pending_codes_are_in_the_catalog
         assert code in rc.REASONS, f"reason {code} of FORMAT.md is missing"
         assert rc.ruling_kind(code) == kind, code
 
 
 def test_every_format_remedy_is_present():
     _, remedies = _format_tables()
-    missing = remedies - set(rc.REMEDIES)
+    missing = remedies - set(rc.REMEDIES) - PENDING_REMEDIES
     assert not missing, f"remedies of FORMAT.md missing: {sorted(missing)}"
+
+
+@pytest.mark.parametrize("issue", [pytest.param(i, marks=pytest.mark.xfail(strict=True, reason=f"{i} is open"))
+                                   for i in PENDING_CODES])
+def test_pending_codes_are_in_the_catalog(issue):
+    """The codes FORMAT.md gained for an open issue; the mark goes when the issue lands."""
+    reasons, remedies = _format_tables()
+    codes, fixes = PENDING_CODES[issue]
+    assert codes <= set(reasons) and fixes <= remedies, "FORMAT.md no longer has these codes"
+    for code in codes:
+        assert rc.ruling_kind(code) == reasons[code], code
+    assert fixes <= set(rc.REMEDIES)
 
 
 def test_engine_only_codes_are_present():
@@ -70,8 +89,8 @@ def test_engine_only_codes_are_present():
 
 def test_no_codes_beyond_format_and_engine_extras():
     reasons, remedies = _format_tables()
-    assert set(rc.REASONS) == set(reasons) | set(EXTRA_REASONS)
-    assert set(rc.REMEDIES) == remedies | EXTRA_REMEDIES
+    assert set(rc.REASONS) - PENDING_REASONS == (set(reasons) | set(EXTRA_REASONS)) - PENDING_REASONS
+    assert set(rc.REMEDIES) - PENDING_REMEDIES == (remedies | EXTRA_REMEDIES) - PENDING_REMEDIES
 
 
 def test_misdeals_redeal_and_voids_void():
@@ -96,7 +115,7 @@ def _scenarios():
     return sorted(CONFORMANCE.glob("*.yaml"))
 
 
-@pytest.mark.parametrize("path", _scenarios(), ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", scenario_params(_scenarios(), "rulings"))
 def test_conformance_scenarios_agree_with_the_catalog(path):
     yaml = pytest.importorskip("yaml")
     data = yaml.safe_load(path.read_text(encoding="utf-8"))
