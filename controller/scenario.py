@@ -405,7 +405,7 @@ def _parse_hand(raw: Any, n: int, deck: str) -> SessionHand:
     return SessionHand(tuple(before), events, expect, rulings, state)
 
 
-def _apply_change(table: Table, key: str, value: Any) -> None:
+def apply_change(table: Table, key: str, value: Any) -> None:
     """One ``before`` change (FORMAT.md "Sessions")."""
     if key == "seat":
         seat = int(value["seat"]) if isinstance(value, dict) else int(value)
@@ -444,7 +444,7 @@ def run_session(session: Session) -> ScenarioResult:
         prefix = f"hand {n}: "
         try:
             for key, value in hand.before:
-                _apply_change(table, key, value)
+                apply_change(table, key, value)
             engine = table.start_hand(redeal=redeal)
         except (TableError, GameError, ProfileError, SetupError) as exc:
             result.failures.append(f"{prefix}{exc}")

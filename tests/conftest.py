@@ -47,12 +47,9 @@ def repo() -> Path:
 
 CHIP_CODES = {"under_call", "short_bet", "short_raise", "oversized_chip", "multiple_chips", "over_pot",
               "raise_not_reopened", "raise_capped"}
-RULES_CODES = {"premature_card", "last_card_exposed", "burn_error", "action_out_of_turn"}
 CHIP_REMEDIES = {"complete_call", "complete_bet", "complete_raise", "treated_as_call", "treated_as_max_bet",
                  "reduce_to_pot", "call_or_fold"}
-RULES_REMEDIES = {"eliminate_round", "set_aside_round", "rest_down", "both_up", "keep_card", "correct_positions",
-                  "binding_if_unchanged"}
-PENDING_CODES = {"issue 12": (CHIP_CODES, CHIP_REMEDIES), "issue 13": (RULES_CODES, RULES_REMEDIES)}
+PENDING_CODES = {"issue 12": (CHIP_CODES, CHIP_REMEDIES)}  # issue 13 (stud and out-of-turn codes) has landed
 CHIP_KEYS = {"stacks", "blinds", "straddle", "ante", "bb_ante", "bring_in", "limits", "raise_cap"}
 
 
@@ -76,18 +73,12 @@ def pending_issue(path: Path, needs: frozenset[str] = frozenset({"load", "ruling
     data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     codes = expected_codes(data)
     steps = data.get("steps") or []
-    if "hands" in data and needs & {"load", "turns"}:
-        return "issue 13: sessions of several hands are not modelled yet"
     if "load" in needs and CHIP_KEYS & data.keys():
         return "issue 12: chip accounting is not built yet"
-    if "rulings" in needs and codes & RULES_CODES:
-        return "issue 13: new stud and out-of-turn codes are not modelled yet"
     if "rulings" in needs and codes & CHIP_CODES:
         return "issue 12: betting rulings need chip accounting"
     if "turns" in needs and _turn_checked_after_a_push(data, steps):
         return "issue 12: the turn model cannot follow a chip push yet"
-    if "turns" in needs and "action_out_of_turn" in codes:
-        return "issue 13: the turn model has no out-of-turn actions yet"
     return None
 
 
