@@ -41,6 +41,7 @@ class Player:
     sitting_out: bool = False
     missed: list[str] = field(default_factory=list)  # blinds missed while sitting out: "small", "big"
     make_up: bool = False  # back from sitting out, posting the missed blinds (RRoP s4 9)
+    new: bool = False  # not dealt in since sitting down: misses no blind (RRoP s4 5)
 
 
 @dataclass(slots=True)
@@ -74,8 +75,9 @@ class Table:
             raise TableError(f"seat {seat} is not on a {self.size}-seat table")
         if seat in self.players:
             raise TableError(f"seat {seat} is taken by {self.players[seat].name}")
-        waiting = self.event == "cash" and self.positions is not None
-        self.players[seat] = Player(name, waiting_for_big_blind=waiting, posted=post and waiting)
+        # RRoP s4 12(b): in a newly started game (no hand dealt yet) a new player is dealt in at once.
+        waiting = self.event == "cash" and self.hand_number > 0
+        self.players[seat] = Player(name, waiting_for_big_blind=waiting, posted=post and waiting, new=waiting)
 
     def unseat(self, seat: int) -> None:
         if seat not in self.players:
@@ -95,7 +97,9 @@ class Table:
         if not p.sitting_out:
             raise TableError(f"seat {seat} ({p.name}) is not sitting out")
         p.sitting_out = False
-        if p.missed:
+        if p.new:
+            p.posted = post  # still a new player: post a big blind now or wait for it (RRoP s4 4)
+        elif p.missed:
             p.make_up = post
             p.waiting_for_big_blind = not post
 
@@ -131,29 +135,61 @@ class Table:
     def _next_positions(self) -> Positions:
         assert self.positions is not None
         live = self._live()
-        pos = self.positions
         if len(live) < 2:
             raise TableError("need at least two players for a hand")
+        playing = [s for s in live if not (self.players[s].waiting_for_big_blind or self.players[s].make_up)]
+        nxt = self._rotate(live, playing)
+        if nxt is None or len(self.dealt_in(nxt)) < 2:
+            # Too few players for anyone to wait on the blinds: the game starts afresh with everyone
+            # seated (RRoP s4 12: a newly started game, where nobody owes a blind yet).
+            for s in live:
+                p = self.players[s]
+                p.waiting_for_big_blind = p.posted = p.make_up = p.new = False
+                p.missed = []
+            nxt = self._rotate(live, live) or self._behind_big_blind(live)
+        dealt = self.dealt_in(nxt)
+        if len(dealt) == 2 and nxt.button != nxt.small_blind:
+            return self._heads_up(dealt)  # RRoP s4 3, TDA 32, whoever else waits
+        return nxt
+
+    def _rotate(self, live: list[int], playing: list[int]) -> Positions | None:
+        """The next positions, or None when two players would play heads-up while others wait."""
+        pos = self.positions
+        assert pos is not None
         if len(live) == 2:
-            # RRoP s4 3, TDA 32: heads-up the button is the small blind.  The big blind goes to
-            # the player who did not have it last hand, so nobody posts it twice in a row.
-            bb = clockwise(live, pos.big_blind, self.size)[0]
-            btn = next(s for s in live if s != bb)
-            return Positions(btn, btn, bb)
+            return self._heads_up(live)
         if not self.dead_button:
             # The button and the small blind pass over newcomers waiting for the big blind; the big
             # blind reaches them (RRoP s4 4-5).
-            playing = [s for s in live if not (self.players[s].waiting_for_big_blind or self.players[s].make_up)]
-            if not playing:
-                playing = live
+            if len(playing) < 2:
+                return None
             btn = clockwise(playing, pos.button, self.size)[0]
             sb = clockwise(playing, btn, self.size)[0]
             bb = clockwise(live, sb, self.size)[0]
+            if bb == btn:
+                return None
             return Positions(btn, sb, bb)
         # Dead button: the big blind moves on to the next player; the small blind and the button
         # take the positions the blinds had, whether anyone still sits there or not.
         bb = clockwise(live, pos.big_blind, self.size)[0]
         return Positions(pos.small_blind, pos.big_blind, bb)
+
+    def _behind_big_blind(self, live: list[int]) -> Positions:
+        """The big blind to the next player after the last one; small blind and button behind it."""
+        assert self.positions is not None
+        if len(live) == 2:
+            return self._heads_up(live)
+        bb = clockwise(live, self.positions.big_blind, self.size)[0]
+        back = list(reversed(clockwise(live, bb, self.size)))  # bb, then counter-clockwise
+        return Positions(back[2], back[1], bb)
+
+    def _heads_up(self, players: list[int]) -> Positions:
+        """RRoP s4 3, TDA 32: heads-up the button is the small blind.  The big blind goes to the
+        player who did not have it last hand, so nobody posts it twice in a row."""
+        assert self.positions is not None
+        bb = clockwise(players, self.positions.big_blind, self.size)[0]
+        btn = next(s for s in players if s != bb)
+        return Positions(btn, btn, bb)
 
     def dealt_in(self, pos: Positions) -> list[int]:
         """Who gets cards: everyone live, except a new cash player who waits for the big blind,
@@ -195,15 +231,20 @@ class Table:
         turn"): a cash player sitting out misses each blind that moves past his seat."""
         if self.event != "cash":
             return
-        for blind, old, new in (("big", before.big_blind, after.big_blind),
-                                ("small", before.small_blind, after.small_blind)):
+        moves = [("big", before.big_blind, after.big_blind)]
+        if not self.dead_button:
+            # With a dead button the small blind is posted by last hand's big blind: a player the
+            # big blind passed by was never due the small one.
+            moves.append(("small", before.small_blind, after.small_blind))
+        for blind, old, new in moves:
             seat = old
             for _ in range(self.size):
                 seat = seat % self.size + 1
                 if seat == new:
                     break
                 p = self.players.get(seat)
-                if p is not None and p.sitting_out and blind not in p.missed:
+                # RRoP s4 5: a new player letting the button go by has missed no blind.
+                if p is not None and p.sitting_out and not p.new and blind not in p.missed:
                     p.missed.append(blind)
 
     # ------------------------------------------------------------------ hands
@@ -225,6 +266,9 @@ class Table:
             return setup
         if self.positions is None:
             self.positions = self._positions_from_button(live[-1], live)
+        elif self.hand_number == 0:
+            # The first hand: the blinds follow the button among the players present now.
+            self.positions = self._positions_from_button(self.positions.button, live)
         elif self.hand_number > 0:
             before = self.positions
             self.positions = self._next_positions()
@@ -254,6 +298,7 @@ class Table:
                     p.posted = False
                     p.make_up = False
                     p.missed = []
+                    p.new = False
         self.last_setup = setup
         return engine
 
