@@ -159,6 +159,8 @@ class HandEngine:
         # Stud dealing procedure (RRoP s8 Seven-Card Stud 13-15).
         self.burns_since_card = 0  # burns since a card last went to a seat (or the common card)
         self.common: list[Card] = []  # stud: a common card when the deck runs out (RRoP s8 15)
+        self.premature_round: int | None = None  # the betting round a premature card broke into
+        self.rounds_opened = 0
         self._start_street()
 
     # ------------------------------------------------------------------ setup
@@ -385,6 +387,7 @@ class HandEngine:
         self.phase = Phase.BET
         need = {s for s in self.active if s not in self.all_in}
         self.bet = Betting(need=need, open=True)
+        self.rounds_opened += 1
         self.pending_oot = {}
         self.forced_seat = None
         first = self.street.first
@@ -704,9 +707,11 @@ class HandEngine:
         self.hands[seat].append(held)
         self.where[card] = f"seat:{seat}"
         self.burns_since_card = 0
-        nxt = self._next_street_name()
+        if self.premature_round == self.rounds_opened:
+            return True  # more cards of the same early round: one error, one ruling
+        self.premature_round = self.rounds_opened
         self._rule(IRREGULARITY, "premature_card", self.profile.stud_premature_card, seat=seat,
-                   card=card.label(self.setup.deck), street=nxt)
+                   card=card.label(self.setup.deck), street=self._next_street_name())
         return True
 
     def _next_street_name(self) -> str:

@@ -350,3 +350,11 @@ def test_out_of_turn_actions_are_not_substantial() -> None:
     e.apply(Act(6, "call"))
     assert not e.substantial_action
     assert [(r.ruling, r.reason) for r in e.apply(Report("wrong_card_count"))] == [("misdeal", "wrong_card_count")]
+
+
+def test_a_whole_premature_round_is_one_ruling() -> None:
+    """RRoP s8 Seven-Card Stud 14 speaks of "one or more cards" dealt early: one error, one ruling."""
+    e, got = _premature("robert")
+    assert got == [("premature_card", "eliminate_round")]
+    assert not e.apply(Deal(3, c("8h"))) and not e.apply(Deal(4, c("8d")))
+    assert e.to_act == 1 and all(e.cards_at(s) == 3 for s in (1, 2, 3, 4))
