@@ -806,14 +806,29 @@ def _flow(value: Any) -> str:
 
 
 def to_yaml(hand: dict[str, Any]) -> str:
-    """The FORMAT's YAML: header keys, one-key step mappings in flow style, expectations."""
+    """The FORMAT's YAML: header keys, one-key step mappings in flow style, expectations; a
+    session (``hands:``) as one such block per deal, with its ``before`` changes."""
     lines = []
     for key, value in hand.items():
-        if key in ("steps", "expect"):
+        if key in ("steps", "expect", "hands"):
             continue
         lines.append(f"{key}: {_flow(value)}")
-    lines.append("steps:")
-    for step in hand["steps"]:
+    if "hands" in hand:
+        lines.append("hands:")
+        for deal in hand["hands"]:
+            body = []
+            if deal.get("before"):
+                body.append("before:")
+                body += [f"- {_flow(change)}" for change in deal["before"]]
+            body += _deal_yaml(deal)
+            lines += ["- " + body[0]] + ["  " + line for line in body[1:]]
+        return "\n".join(lines) + "\n"
+    return "\n".join(lines + _deal_yaml(hand)) + "\n"
+
+
+def _deal_yaml(hand: dict[str, Any]) -> list[str]:
+    lines = ["steps:"]
+    for step in hand.get("steps") or []:
         ((k, v),) = step.items()
         if isinstance(v, dict | list):
             lines.append(f"- {k}: {_flow(v)}")
@@ -832,7 +847,7 @@ def to_yaml(hand: dict[str, Any]) -> str:
     elif expect.get("state"):
         lines.append("  state:")
         lines += [f"  - {_flow(s)}" for s in expect["state"]]
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 # --------------------------------------------------------------------------- corruptions
