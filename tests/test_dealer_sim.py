@@ -23,6 +23,7 @@ from controller.dealer_sim import (
     DRAW_GAMES,
     GAMES,
     HOLE_CARDS,
+    PROFILES,
     STUD_GAMES,
     Table,
     TurnModel,
@@ -192,7 +193,7 @@ def test_betting_is_realistic() -> None:
 def test_every_game_profile_and_variant_is_covered() -> None:
     hands = list(session(random.Random(5), 1500))
     assert {h["game"] for h in hands} == set(GAMES)
-    assert {h["rules"] for h in hands} == {"robert", "tda"}
+    assert {h["rules"] for h in hands} == set(PROFILES)  # robert, tda, highland: the one list of profiles
     assert {h["event"] for h in hands} == {"cash", "tournament"}
     assert {h["structure"] for h in hands if h["game"] in BOARD_GAMES} == {"no_limit", "pot_limit", "limit"}
     button = [h for h in hands if h["game"] not in STUD_GAMES]
