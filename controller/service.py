@@ -46,7 +46,7 @@ from controller.events import (
 )
 from controller.games import GameError
 from controller.mqtt_contract import alert_from_ruling, public_cards
-from controller.profiles import ProfileError
+from controller.profiles import ProfileError, get_profile
 from controller.rulings import IRREGULARITY, MISDEAL, Ruling, kind_of, make_ruling
 from controller.table import Table, TableError
 
@@ -194,7 +194,7 @@ class TableService:
         if ev.event:
             self.table.event = ev.event
         self.last_hand_misdeal = False
-        out.append(Output("table", {"change": "game", "game": ev.game, "rules": self.table.rules}))
+        out.append(Output("table", {"change": "game", "game": ev.game, "rules": get_profile(self.table.rules).name}))
 
     def _apply_new_hand(self, ev: NewHand, out: list[Output], at: float) -> None:
         # TDA 33-C: after a misdeal the redeal is an exact replay; the button does not move.
@@ -211,7 +211,7 @@ class TableService:
         assert e is not None
         s = e.setup
         return Output("hand_start", {
-            "game": s.game, "rules": s.rules, "event": s.event, "structure": e.structure, "button": s.button,
+            "game": s.game, "rules": e.profile.name, "event": s.event, "structure": e.structure, "button": s.button,
             "blinds": {"small": e.small_blind, "big": e.big_blind}, "seats": list(e.order),
         })
 

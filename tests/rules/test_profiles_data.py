@@ -125,3 +125,25 @@ def test_config_takes_a_profile_file_and_names_the_field_on_error(tmp_path: Path
     with pytest.raises(ConfigError) as info:
         validate_config(data, base_dir=tmp_path, source="table.toml")
     assert any("cannot read the profile" in p for p in info.value.problems)
+
+
+def test_a_table_on_a_profile_file_publishes_the_profile_name(tmp_path: Path) -> None:
+    """The MQTT contract carries a profile's name (common.schema.json), never the file's path."""
+    from controller import mqtt_contract as mc
+    from controller.events import NewHand, SeatPlayer, SetButton
+    from controller.service import TableService
+
+    path = _write(tmp_path, 'name = "pubroom"\nbase = "highland"\n')
+    try:
+        svc = TableService(Table(size=6, rules=str(path)))
+        for ev in (SeatPlayer(1, "Ann"), SeatPlayer(2, "Bob"), SeatPlayer(3, "Cy"), SetButton(1)):
+            svc.submit(ev)
+        out = svc.submit(NewHand())
+        start = next(o for o in out if o.kind == "hand_start")
+        assert start.payload["rules"] == "pubroom"
+        state = svc.public_state()
+        assert state["table"]["rules"] == "pubroom" and state["hand"]["rules"] == "pubroom"
+        payload = mc.state_payload(seq=1, ts=0.0, table_id="t1", table=state["table"], hand_id=1, hand=state["hand"])
+        assert not mc.errors("state", payload)
+    finally:
+        PROFILES.pop("pubroom", None)
