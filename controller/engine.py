@@ -44,6 +44,7 @@ from controller.events import (
 )
 from controller.games import Family, FirstToAct, Game, Street, get_game
 from controller.profiles import Profile, get_profile
+from controller.profiles import chain as profile_chain
 from controller.rulings import IRREGULARITY, MISDEAL, VOID, Ruling, kind_of, make_ruling
 from controller.showdown import Award, award_pot
 from controller.upcards import bring_in_seat, first_showing_seat
@@ -1118,7 +1119,9 @@ class HandEngine:
             return None  # a discard we never identified is still counted in the hand
         board = [c for c in self.board if c not in self.premature and not c.is_joker]
         try:
-            return award_pot(self.game.showdown, hands, board, pot, profile=self.profile.name, button=self.button,
+            # Odd chips follow the rulebook the profile descends from (highland, a cardroom's file: its base's).
+            family = profile_chain(self.profile.name)[-1]
+            return award_pot(self.game.showdown, hands, board, pot, profile=family, button=self.button,
                              table_size=self.size, stud=self.game.family is Family.STUD)
         except HandError:
             return None  # a hand the sensors saw incompletely: no automatic award

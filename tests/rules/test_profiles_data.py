@@ -147,3 +147,24 @@ def test_a_table_on_a_profile_file_publishes_the_profile_name(tmp_path: Path) ->
         assert not mc.errors("state", payload)
     finally:
         PROFILES.pop("pubroom", None)
+
+
+def test_highland_showdown_splits_by_the_tda_odd_chip_rule() -> None:
+    """Odd chips: the house rules are silent, so the TDA's rule (TDA 18) of their base applies."""
+    from controller.cards import Card
+    from controller.events import Act, BoardCards, Burn, Deal
+
+    e = HandEngine(HandSetup(game="holdem", rules="highland", seats=(1, 2), button=2))
+    for seat, card in ((1, "2c"), (2, "3d"), (1, "2h"), (2, "3s")):
+        e.apply(Deal(seat, Card.parse(card)))
+    e.apply(Act(2, "call"))
+    e.apply(Act(1, "check"))
+    for burn, board in (("4c", ("Ah", "Kh", "Qh")), ("5c", ("Jh",)), ("6c", ("Th",))):
+        e.apply(Burn(Card.parse(burn)))
+        e.apply(BoardCards(tuple(Card.parse(x) for x in board)))
+        e.apply(Act(1, "check"))
+        e.apply(Act(2, "check"))
+    award = e.showdown(pot=3)  # both play the royal flush on the board
+    assert award is not None and not e.rulings
+    assert award.shares == {1: 2, 2: 1}  # the odd chip left of the button
+    assert any("TDA 18-A" in note for note in award.notes), award.notes
