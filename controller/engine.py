@@ -443,7 +443,7 @@ class HandEngine:
         if self.phase is not Phase.BET or seat not in self.active:
             return
         echo, self.oot_echo = self.oot_echo, None
-        if seat != self.to_act:
+        if self.to_act is not None and seat != self.to_act:
             if echo == (seat, ev.action):
                 return  # the console repeats an out-of-turn action that has just bound
             self._out_of_turn(ev)
