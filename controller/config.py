@@ -195,9 +195,11 @@ class TableSection(_Section):
 
     @field_validator("rules")
     @classmethod
-    def _known_rules(cls, v: str) -> str:
-        """A profile name, or a profile file (TOML over a base profile), validated now: an error
-        names the file and the field."""
+    def _known_rules(cls, v: str, info: ValidationInfo) -> str:
+        """A profile name, or a profile file (TOML over a base profile; a relative path is read
+        beside the config file), validated now: an error names the file and the field."""
+        if v.endswith(".toml") or "/" in v:
+            v = str(_resolve(Path(v), info))
         try:
             get_profile(v)
         except ProfileError as exc:

@@ -121,6 +121,12 @@ def test_config_takes_a_profile_file_and_names_the_field_on_error(tmp_path: Path
     with pytest.raises(ConfigError) as info:
         validate_config(data, base_dir=tmp_path, source="table.toml")
     assert any(p.startswith("table.rules: ") and "field 'stud_premature_card'" in p for p in info.value.problems)
+    (tmp_path / "rel.toml").write_text('name = "relroom"\nbase = "robert"\n')
+    data["table"]["rules"] = "rel.toml"  # beside the config file
+    try:
+        assert validate_config(data, base_dir=tmp_path, source="table.toml").table.rules == str(tmp_path / "rel.toml")
+    finally:
+        PROFILES.pop("relroom", None)
     data["table"]["rules"] = str(tmp_path / "missing.toml")
     with pytest.raises(ConfigError) as info:
         validate_config(data, base_dir=tmp_path, source="table.toml")
