@@ -16,6 +16,9 @@ Rules applied:
   his seat, then the small blind; coming back he posts what he missed (the small one dead), or
   waits for the big blind and then owes nothing more.  Blinds are never made up between the big
   blind and the button (RRoP s4 7): such a player waits until the button passes.
+* A table too short for anyone to wait (fewer than two players could be dealt in) starts afresh
+  with everyone seated, as a newly started game where nobody owes a blind (RRoP s4 12); the first
+  hand's blinds follow the button among the players present.
 * A misdeal's redeal is an exact replay: the button does not move (TDA 33-C).
 """
 
@@ -153,7 +156,7 @@ class Table:
         return nxt
 
     def _rotate(self, live: list[int], playing: list[int]) -> Positions | None:
-        """The next positions, or None when two players would play heads-up while others wait."""
+        """The next positions, or None when fewer than two players could play."""
         pos = self.positions
         assert pos is not None
         if len(live) == 2:
@@ -167,7 +170,9 @@ class Table:
             sb = clockwise(playing, btn, self.size)[0]
             bb = clockwise(live, sb, self.size)[0]
             if bb == btn:
-                return None
+                # Two players and the newcomers not due yet: heads-up between the two; the big blind
+                # reaches a waiting newcomer when the button moves on (RRoP s4 3-4).
+                return self._heads_up(playing)
             return Positions(btn, sb, bb)
         # Dead button: the big blind moves on to the next player; the small blind and the button
         # take the positions the blinds had, whether anyone still sits there or not.

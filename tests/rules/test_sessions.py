@@ -207,3 +207,19 @@ def test_sitting_out_in_a_tournament_misses_nothing_to_make_up() -> None:
     t.sit_in(3, post=True)
     s = t.start_hand().setup
     assert 3 in s.seats and t.posts == {}
+
+
+def test_new_player_joining_heads_up_waits_for_the_big_blind() -> None:
+    """RRoP s4 3-4: heads-up the button posts the small blind; a new player who waits for the big
+    blind gets it when the button moves on, not a free hand at once."""
+    t = Table(size=9, event="cash")
+    for s in (1, 5):
+        t.seat(s, f"p{s}")
+    t.set_button(1)
+    s = t.start_hand().setup
+    assert (s.button, s.small_blind, s.big_blind, s.seats) == (1, 1, 5, (1, 5))
+    t.seat(7, "new")  # sits between the big blind (5) and the button (1)
+    s = t.start_hand().setup
+    assert (s.button, s.small_blind, s.big_blind, s.seats) == (5, 5, 1, (1, 5)) and t.waiting() == [7]
+    s = t.start_hand().setup
+    assert (s.button, s.small_blind, s.big_blind) == (1, 5, 7) and s.seats == (1, 5, 7) and t.posts == {}
