@@ -281,7 +281,7 @@ def run_enrollment(
     """Feed reads until the deck is complete (or the reads run out); return every step.
 
     A read is ``(uid, card_code)``, a bare uid, an object with ``.uid`` (and
-    ``.card_code``, like ``hw.nfc.TagRead``), or :data:`UNDO`.
+    ``.card_code``, like ``hw.nfc.reader.TagRead``), or :data:`UNDO`.
     """
     steps: list[EnrollStep] = []
     if stop_when_complete and enrollment.complete:
@@ -338,7 +338,7 @@ def enroll_cli(args: Any, reads: Iterable[Any], console: Any = None) -> int:
 
     ``args`` needs ``deck``; ``registry`` (path, default ``decks.json``), ``back`` and
     ``replace`` are optional.  ``reads`` is any read stream (see :func:`run_enrollment`),
-    e.g. ``hw.nfc.NfcReader(...).reads()`` or ``line_reads(sys.stdin)``; ``console`` a
+    e.g. ``hw.nfc.reader.NfcReader(...).reads()`` or ``line_reads(sys.stdin)``; ``console`` a
     rich Console.  Returns the exit code: 0 saved, 1 reads ended before the deck was
     complete (nothing saved), 2 registry or deck error, 130 interrupted.
     """

@@ -2,7 +2,7 @@
 
 This module is deliberately independent of :mod:`controller.rules.engine`: it carries its
 own small model of turn order (:class:`TurnModel`) written from the rulebooks and the
-conformance format (``/work/shared/conformance/FORMAT.md``), so that property tests
+conformance format (``FORMAT.md`` of the shared contract, ``../shared/conformance``), so that property tests
 compare two independent readings of the rules instead of an engine with itself.
 
 Everything is driven by a caller-supplied, seeded :class:`random.Random`, so a failing
