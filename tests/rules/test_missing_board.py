@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import pytest
 
-from controller.cards import Card
-from controller.engine import HandEngine
-from controller.events import Act, BoardCards, Burn, Deal, HandSetup, NewHand, SeatPlayer, SetButton
+from controller.rules.cards import Card
+from controller.rules.engine import HandEngine
+from controller.rules.events import Act, BoardCards, Burn, Deal, HandSetup, NewHand, SeatPlayer, SetButton
+from controller.rules.table import Table
 from controller.service import Rejected, TableService
-from controller.table import Table
 
 
 def c(text: str) -> Card:

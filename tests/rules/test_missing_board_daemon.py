@@ -1,6 +1,6 @@
 """Issue 15 item 3 through the daemon's camera path: a missing flop card holds the street.
 
-As tests/test_camera_daemon.py: emulator (pty) -> link -> zones -> fusion -> engine for the tags
+As tests/app/test_camera_daemon.py: emulator (pty) -> link -> zones -> fusion -> engine for the tags
 that read, a synthetic camera over the board for the one that does not.  While the camera has
 not yet read the dead tag, a betting action is refused (nothing journaled) and the published
 state names the missing card; the camera's late card completes the flop with no ruling.
@@ -17,16 +17,16 @@ import pytest
 
 pytest.importorskip("cv2")
 
-from controller.broker import Broker  # noqa: E402
-from controller.cards import Card  # noqa: E402
-from controller.config import validate_config  # noqa: E402
-from controller.daemon import Daemon  # noqa: E402
-from controller.decks import DeckRegistry  # noqa: E402
-from controller.events import Act, Burn, NewHand, SeatPlayer, SetButton  # noqa: E402
+from controller.app.config import validate_config  # noqa: E402
+from controller.app.daemon import Daemon  # noqa: E402
+from controller.demo.camera import SyntheticTableCamera  # noqa: E402
+from controller.mqtt.broker import Broker  # noqa: E402
+from controller.rules.cards import Card  # noqa: E402
+from controller.rules.decks import DeckRegistry  # noqa: E402
+from controller.rules.events import Act, Burn, NewHand, SeatPlayer, SetButton  # noqa: E402
 from controller.service import Rejected  # noqa: E402
 from firmware_bridge.emulator import Emulator  # noqa: E402
 from firmware_bridge.table_sim import TableLayout, enroll_deck  # noqa: E402
-from hw.camera import SyntheticTableCamera  # noqa: E402
 from tests.mqtt_util import require_mosquitto  # noqa: E402
 
 require_mosquitto()
@@ -58,14 +58,15 @@ def test_missing_flop_card_holds_the_street_until_the_camera_reads_it() -> None:
             "table": {"id": "cam", "size": 2, "game": "holdem"},
             "mqtt": {"url": f"mqtt://127.0.0.1:{broker.port}"},
             "journal": {"path": str(work / "journal.sqlite")},
+            "antennas": layout.zone_map.to_dict(),
             "camera": {"enabled": True, "fps": 10, "tag_timeout": 3.0},
         })
         emu = Emulator(layout.antenna_count, link_path=str(work / "ttyEMU")).start()
-        daemon = Daemon(config, registry=DeckRegistry([deck]), serial_url=str(work / "ttyEMU"),
-                        zone_map=layout.zone_map, camera_factory=lambda: SyntheticTableCamera(view, seed=5))
+        daemon = Daemon(config, registry=DeckRegistry([deck]),
+                        backends={"serial": str(work / "ttyEMU"), "camera": lambda: SyntheticTableCamera(view, seed=5)})
         daemon.start()
         try:
-            daemon.bridge.wait_synced(10)
+            daemon.sources["serial"].bridge.wait_synced(10)
             daemon.submit(SeatPlayer(1, "Ann"))
             daemon.submit(SeatPlayer(2, "Bob"))
             daemon.submit(SetButton(2))

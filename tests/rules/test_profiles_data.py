@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from controller.config import ConfigError, validate_config
-from controller.engine import HandEngine
-from controller.events import HandSetup
-from controller.profiles import PROFILES, ProfileError, chain, get_profile, load_profile_file, names
-from controller.rulings_catalog import PROFILES as CATALOG_PROFILES
-from controller.table import Table
+from controller.app.config import ConfigError, validate_config
+from controller.rules.catalog import PROFILES as CATALOG_PROFILES
+from controller.rules.engine import HandEngine
+from controller.rules.events import HandSetup
+from controller.rules.profiles import PROFILES, ProfileError, chain, get_profile, load_profile_file, names
+from controller.rules.table import Table
 from tests.conftest import REPO
 
 EXAMPLE = REPO / "examples" / "table.toml"
@@ -55,8 +55,8 @@ def test_highland_cash_game_moves_the_button() -> None:
 
 def test_highland_hand_rulings_cite_the_house_rules() -> None:
     e = HandEngine(HandSetup(game="holdem", rules="highland", seats=(1, 2, 3), button=3))
-    from controller.cards import Card
-    from controller.events import Act, Deal
+    from controller.rules.cards import Card
+    from controller.rules.events import Act, Deal
 
     for i, card in enumerate(["Ah", "Kd", "Qs", "Jc", "Th", "9d"]):
         e.apply(Deal(i % 3 + 1, Card.parse(card)))
@@ -135,8 +135,8 @@ def test_config_takes_a_profile_file_and_names_the_field_on_error(tmp_path: Path
 
 def test_a_table_on_a_profile_file_publishes_the_profile_name(tmp_path: Path) -> None:
     """The MQTT contract carries a profile's name (common.schema.json), never the file's path."""
-    from controller import mqtt_contract as mc
-    from controller.events import NewHand, SeatPlayer, SetButton
+    from controller.mqtt import contract as mc
+    from controller.rules.events import NewHand, SeatPlayer, SetButton
     from controller.service import TableService
 
     path = _write(tmp_path, 'name = "pubroom"\nbase = "highland"\n')
@@ -157,8 +157,8 @@ def test_a_table_on_a_profile_file_publishes_the_profile_name(tmp_path: Path) ->
 
 def test_highland_showdown_splits_by_the_tda_odd_chip_rule() -> None:
     """Odd chips: the house rules are silent, so the TDA's rule (TDA 18) of their base applies."""
-    from controller.cards import Card
-    from controller.events import Act, BoardCards, Burn, Deal
+    from controller.rules.cards import Card
+    from controller.rules.events import Act, BoardCards, Burn, Deal
 
     e = HandEngine(HandSetup(game="holdem", rules="highland", seats=(1, 2), button=2))
     for seat, card in ((1, "2c"), (2, "3d"), (1, "2h"), (2, "3s")):

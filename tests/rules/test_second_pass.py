@@ -6,9 +6,9 @@ scenarios) so that a general engine, not one layout, is what passes.
 
 from __future__ import annotations
 
-from controller.cards import Card
-from controller.engine import HandEngine
-from controller.events import Act, BoardCards, Boxed, Burn, Deal, HandSetup, Report, Stub
+from controller.rules.cards import Card
+from controller.rules.engine import HandEngine
+from controller.rules.events import Act, BoardCards, Boxed, Burn, Deal, HandSetup, Report, Stub
 
 
 def c(text: str) -> Card:
@@ -161,7 +161,7 @@ def test_stud_common_card_opens_seventh_street_and_decides_who_is_high() -> None
     assert e.phase.value == "bet", "seventh-street betting opens on the common card"
     boards = e._boards()
     assert all(common in b for b in boards.values())
-    from controller.upcards import first_showing_seat
+    from controller.rules.upcards import first_showing_seat
 
     assert e.to_act == first_showing_seat("high", boards, e.order)
 
@@ -218,7 +218,7 @@ def test_premature_stud_card_tda_sets_a_round_aside() -> None:
 def test_premature_card_then_one_burn_for_the_street_is_no_burn_error() -> None:
     """The burn that went with the premature card is not the street's: one new burn is right."""
     e, _ = _premature("robert")
-    from controller.events import Aside
+    from controller.rules.events import Aside
 
     for ev in (Aside(c("7s")), Act(1, "call"), Act(2, "call"), Aside(c("Qd")), Aside(c("5s")), Aside(c("8d"))):
         assert not e.apply(ev)

@@ -1,6 +1,6 @@
 """Sessions: the table's rules across hands, as property tests and as worked cases.
 
-Random sessions (controller.dealer_sim.legal_session: players sit down waiting or posting, leave,
+Random sessions (controller.sim.dealer.legal_session: players sit down waiting or posting, leave,
 sit out and come back) must play without a false alarm, and every decision the table makes is
 checked here against the blind rules with this file's own reading of them:
 
@@ -22,10 +22,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from controller.dealer_sim import PROFILES, legal_session
-from controller.profiles import get_profile
-from controller.scenario import Session, apply_change, check_file, run_session
-from controller.table import Table
+from controller.rules.profiles import get_profile
+from controller.rules.scenario import Session, apply_change, check_file, run_session
+from controller.rules.table import Table
+from controller.sim.dealer import PROFILES, legal_session
 from tests.conftest import conformance_files
 
 SEEDS = st.integers(min_value=0, max_value=2**63 - 1)
