@@ -38,14 +38,16 @@ from controller.events import (
     Expose,
     HandSetup,
     Muck,
+    Put,
     Report,
     StartHand,
     Stub,
 )
 from controller.games import Family, FirstToAct, Game, Street, get_game
 from controller.profiles import Profile, get_profile
+from controller.rules.chips import ChipBook, Decision
 from controller.rulings import IRREGULARITY, MISDEAL, VOID, Ruling, kind_of, make_ruling
-from controller.showdown import Award, award_pot
+from controller.showdown import Award, ShowdownError, award_pot, kept_after_draw
 from controller.upcards import bring_in_seat, first_showing_seat
 
 CHIP_ACTIONS = frozenset({"call", "bet", "raise", "complete"})
@@ -149,6 +151,8 @@ class HandEngine:
         self.flop_overfull = False
         self.winner: int | None = None
         self.showdown_reached = False  # the last betting round ended with two or more players
+        self.mucked: set[int] = set()  # hands thrown away at the showdown: out of every pot
+        self.chips: ChipBook | None = self._chip_book()
         self._start_street()
 
     # ------------------------------------------------------------------ setup
@@ -344,11 +348,12 @@ class HandEngine:
 
     def _open_betting(self) -> None:
         self.phase = Phase.BET
+        self._chips_round()
         need = {s for s in self.active if s not in self.all_in}
         self.bet = Betting(need=need, open=True)
         first = self.street.first
         if first is FirstToAct.BLINDS:
-            anchor = self.big_blind or self.small_blind or self.button
+            anchor = (self.chips and self.chips.straddle_seat) or self.big_blind or self.small_blind or self.button
             self.bet.pointer = anchor
             if anchor in need and anchor != self.button:
                 self.bet.level, self.bet.matched = 1, {anchor: 1}
@@ -395,14 +400,21 @@ class HandEngine:
                 return
         if self.phase is not Phase.BET or seat not in self.active:
             return
+        if isinstance(ev, Put) and self.chips is None:
+            return  # a push means nothing without chip accounting
+        decision = self._chips_decide(ev)
+        if decision is not None and decision.withdrawn:
+            return
         in_turn = seat == self.to_act
-        action = ev.action
+        action = decision.action if decision is not None else ev.action
+        all_in = decision.all_in if decision is not None else ev.all_in
+        aggressive = decision.aggressive if decision is not None else action in AGGRESSIVE
         if in_turn:
             self.bet.pointer = seat
             if action != "bring_in":  # the forced bet is not an action (RRoP s3 Misdeals 2)
                 self.actions += 1
                 self.acted_seats.add(seat)
-                if action in CHIP_ACTIONS or ev.all_in:
+                if action in CHIP_ACTIONS or all_in:
                     self.chip_actions += 1
         self.any_action = True
         if action in ("bet", "raise") and self.opener is None and self.street_i == 0:
@@ -412,7 +424,7 @@ class HandEngine:
             self.active.discard(seat)
             self.folded.add(seat)
             bet.need.discard(seat)
-        elif action in AGGRESSIVE:
+        elif aggressive:
             bet.level += 1
             bet.matched[seat] = bet.level
             bet.need = {s for s in self.active if s not in self.all_in and s != seat}
@@ -420,19 +432,61 @@ class HandEngine:
             if action == "call":
                 bet.matched[seat] = bet.level
             bet.need.discard(seat)
-        if ev.all_in:
+        if all_in:
             self.all_in.add(seat)
             bet.need.discard(seat)
         able = self.active - self.all_in
         if len(able) == 1:
             # Everyone else is all in: a player with nothing to call has no decision left.
             (last,) = able
-            if bet.matched.get(last, 0) >= bet.level:
+            if self._chips_matched(last) if self.chips is not None else bet.matched.get(last, 0) >= bet.level:
                 bet.need.discard(last)
         if len(self.active) <= 1:
             self._finish()
         elif not self.bet.need:
             self._advance()
+
+    _on_put = _on_act  # a push of chips: the chips say which action it is
+
+    # ------------------------------------------------------------------ chips (controller.rules.chips)
+    def _chip_book(self) -> ChipBook | None:
+        """Stacks and forced bets, when the hand counts chips (``HandSetup.chips``)."""
+        if self.setup.chips is None:
+            return None
+        book = ChipBook(self.setup.chips, order=self.order, structure=self.structure,
+                        rules=self.profile.betting, rounds=len(self.game.streets),
+                        big_from=1 if self.game.family is Family.DRAW else 2,
+                        small_blind=self.small_blind, big_blind=self.big_blind,
+                        stud=self.game.family is Family.STUD)
+        self.all_in |= book.all_in
+        return book
+
+    def _chips_round(self) -> None:
+        if self.chips is None:
+            return
+        open_pair = False
+        if self.game.family is Family.STUD and self.street_i == 1 and self.game.bring_in == "low":
+            # RRoP s8 Seven-Card Stud 4: an open pair on fourth street allows the big bet.
+            open_pair = any(len({c.rank for c in ups}) < len(ups) for ups in self._boards().values())
+        self.chips.start_round(self.street_i, open_pair=open_pair)
+
+    def _chips_decide(self, ev: Act | Put) -> Decision | None:
+        """What an act or a push comes to in chips; its ruling is raised here, the chips moved."""
+        if self.chips is None:
+            return None
+        if isinstance(ev, Put):
+            d = self.chips.decide_put(ev.seat, ev.chips, ev.declare, ev.to)
+        else:
+            d = self.chips.decide_act(ev.seat, ev.action, ev.amount, ev.all_in)
+        if d.reason is not None:
+            words = {k: f"{v:,}" if isinstance(v, int) else v for k, v in d.context.items()}
+            self._rule(IRREGULARITY, d.reason, d.remedy, seat=ev.seat, **words)
+        self.chips.apply(d)
+        return d
+
+    def _chips_matched(self, seat: int) -> bool:
+        assert self.chips is not None
+        return self.chips.bets[seat] >= self.chips.max_bet
 
     def _deal_ends_by_action(self) -> bool:
         """Action began while the starting deal is incomplete.
@@ -793,6 +847,8 @@ class HandEngine:
         place = self._take(card)
         if place and place.startswith("seat:"):
             seat = int(place[5:])
+            if self.phase is Phase.DONE and self.showdown_reached and seat in self.active:
+                self.mucked.add(seat)  # a hand mucked at the showdown is out of every pot
             if self.unknown_discards.get(seat, 0) > 0 and self.phase in (Phase.DRAW, Phase.BET, Phase.DONE):
                 # A discard identified by the muck reader.
                 if not any(s.seat == seat for s in self.owed):
@@ -901,6 +957,7 @@ class HandEngine:
             "substantial_action": self.substantial_action,
             "winner": self.winner,
             "rulings": [r.to_dict() for r in self.rulings],
+            "chips": self.chips.snapshot(self.to_act) if self.chips is not None else None,
         }
 
     def showdown(self, pot: int = 0) -> Award | None:
@@ -908,15 +965,49 @@ class HandEngine:
         has reached a showdown with every live hand known."""
         if self.phase is not Phase.DONE or len(self.active) < 2 or not self.showdown_reached:
             return None
-        hands = {s: [h.card for h in self.hands[s] if not h.scrap] for s in sorted(self.active)}
-        if any(self.unknown_discards.get(s) for s in hands):
-            return None  # a discard we never identified is still counted in the hand
+        seats = [s for s in sorted(self.active) if s not in self.mucked]
+        if not seats:
+            return None
+        return self._award(seats, pot)
+
+    def _award(self, seats: Sequence[int], pot: int) -> Award | None:
+        hands = {s: self._showdown_cards(s) for s in seats}
         board = [c for c in self.board if c not in self.premature and not c.is_joker]
         try:
             return award_pot(self.game.showdown, hands, board, pot, profile=self.profile.name, button=self.button,
                              table_size=self.size, stud=self.game.family is Family.STUD)
-        except HandError:
+        except (HandError, ShowdownError):
             return None  # a hand the sensors saw incompletely: no automatic award
+
+    def _showdown_cards(self, seat: int) -> list[Card]:
+        """The seat's hand; discards nobody identified are inferred (showdown.kept_after_draw)."""
+        held = [h for h in self.hands[seat] if not h.scrap]
+        unknown = self.unknown_discards.get(seat, 0)
+        if not unknown:
+            return [h.card for h in held]
+        draw_i = next((i for i, st in enumerate(self.game.streets) if st.draw), len(self.game.streets))
+        before = [h.card for h in held if h.street < draw_i]
+        drawn = [h.card for h in held if h.street >= draw_i]
+        return kept_after_draw(self.game.showdown[0], before, unknown) + drawn
+
+    def settle(self) -> dict[int, int] | None:
+        """Once the hand is over: every pot awarded from what each seat put in (TDA 19; RRoP s3
+        Ties 5(d)), ``{seat: chips won}``; None without chips, before the end, or while a live
+        hand is unknown."""
+        if self.chips is None or self.phase is not Phase.DONE:
+            return None
+        if self.chips.payouts is not None:
+            return self.chips.payouts
+        return self.chips.settle(self._pot_winners)
+
+    def _pot_winners(self, eligible: Sequence[int], amount: int) -> dict[int, int] | None:
+        seats = [s for s in eligible if s in self.active and s not in self.mucked]
+        if len(seats) == 1:
+            return {seats[0]: amount}
+        if not seats or not self.showdown_reached:
+            return None
+        award = self._award(seats, amount)
+        return award.shares if award is not None else None
 
     def placements(self) -> dict[Card, str]:
         """Where each card of this hand lies: ``seat:N``, ``board``, ``burn``, ``muck``, ``aside``, ``boxed``."""

@@ -66,7 +66,7 @@ GAME_NAMES: Mapping[str, str] = MappingProxyType(
     }
 )
 
-PLACEHOLDERS = ("seat", "expected", "card", "count", "street", "game")
+PLACEHOLDERS = ("seat", "expected", "card", "count", "street", "game", "amount", "call", "minimum", "maximum")
 # What a placeholder reads as when the engine does not know its value.
 _DEFAULTS: Mapping[str, str] = MappingProxyType(
     {
@@ -76,6 +76,10 @@ _DEFAULTS: Mapping[str, str] = MappingProxyType(
         "count": "several",
         "street": "this round",
         "game": "this game",
+        "amount": "the amount",
+        "call": "the amount faced",
+        "minimum": "the minimum",
+        "maximum": "the maximum",
     }
 )
 _PLACEHOLDER_RE = re.compile(r"\{(\w+)\}")

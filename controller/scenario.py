@@ -37,12 +37,21 @@ from controller.events import (
 )
 from controller.games import GameError, get_game
 from controller.profiles import ProfileError
+from controller.rules.chips import ChipsError
 from controller.rulings import Ruling
+from controller.scenario_chips import (
+    CHIPS_KEYS,
+    check_chips_state,
+    check_final_stacks,
+    final_stacks_expected,
+    put_event,
+    stakes_from_header,
+)
 
 HEADER_KEYS = {
     "name", "source", "game", "structure", "rules", "event", "table_size", "seats", "button",
     "small_blind", "big_blind", "deck", "steps", "expect",
-}
+} | set(CHIPS_KEYS)
 
 
 class ScenarioError(ValueError):
@@ -79,13 +88,14 @@ class Scenario:
     state: tuple[tuple[int, dict[str, Any]], ...]
     source: str = ""
     path: str | None = None
+    final_stacks: dict[int, int] | None = None  # chips: what every dealt-in seat holds at the end
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], path: str | None = None) -> Scenario:
         where = path or data.get("name", "scenario") if isinstance(data, dict) else path
         try:
             return _parse(data, path)
-        except (CardError, EventError, GameError, ProfileError, SetupError, TypeError, KeyError) as exc:
+        except (CardError, EventError, GameError, ProfileError, SetupError, ChipsError, TypeError, KeyError) as exc:
             raise ScenarioError(f"{where}: {exc}") from exc
 
     @classmethod
@@ -122,6 +132,7 @@ def _parse(data: dict[str, Any], path: str | None) -> Scenario:
         big_blind=data.get("big_blind"),
         blinds_given=blinds_given,
         deck=deck,
+        chips=stakes_from_header(data),
     )
     if game.button and setup.button is None:
         raise ScenarioError(f"{game.name} is a button game: 'button' is required")
@@ -132,7 +143,8 @@ def _parse(data: dict[str, Any], path: str | None) -> Scenario:
     expect = data.get("expect") or {}
     rulings = tuple(_expected_ruling(r) for r in expect.get("rulings") or [])
     state = tuple((int(s["after"]), {k: v for k, v in s.items() if k != "after"}) for s in expect.get("state") or [])
-    return Scenario(str(data["name"]), setup, events, rulings, state, str(data.get("source", "")), path)
+    return Scenario(str(data["name"]), setup, events, rulings, state, str(data.get("source", "")), path,
+                    final_stacks_expected(expect))
 
 
 def _as_tuple(value: Any) -> tuple[str, ...]:
@@ -177,7 +189,11 @@ def step_event(step: Any, index: int, deck: str = DEFAULT_DECK) -> Event:
         elif key == "expose":
             ev = Expose(int(val["seat"]), Card.parse(str(val["card"]), deck))
         elif key == "act":
-            ev = Act(int(val["seat"]), str(val["action"]), bool(val.get("all_in", False)))
+            amount = val.get("amount")
+            ev = Act(int(val["seat"]), str(val["action"]), bool(val.get("all_in", False)),
+                     int(amount) if amount is not None else None)
+        elif key == "put":
+            ev = put_event(val)
         elif key == "discard":
             ev = Discard(int(val["seat"]), int(val["count"]))
         elif key == "report":
@@ -239,15 +255,24 @@ def run_scenario(scenario: Scenario) -> ScenarioResult:
     for after, expected in scenario.state:
         checks.setdefault(after, []).append(expected)
     for i, event in enumerate(scenario.events, 1):
-        for r in engine.apply(event):
+        try:
+            raised = engine.apply(event)
+        except ChipsError as exc:
+            result.failures.append(f"step {i}: {exc}")
+            break
+        for r in raised:
             result.rulings.append(RaisedRuling(i, r.ruling, r.reason, r.remedy, r.citations, r.message))
         for expected in checks.get(i, []):
             snap = engine.snapshot()
             for key, want in expected.items():
+                if check_chips_state(key, want, snap, i, result.failures):
+                    continue
                 got = snap.get(key, "<unknown key>")
                 if got != want:
                     result.failures.append(f"after step {i}: expected {key} {want}, got {got}")
     _compare_rulings(scenario.rulings, result)
+    if scenario.final_stacks is not None:
+        check_final_stacks(engine, scenario.final_stacks, result.failures)
     return result
 
 

@@ -270,6 +270,36 @@ def award_pot(
     return Award(dict(sorted(totals.items())), parts, notes=notes)
 
 
+def kept_after_draw(evaluator: str, before: Sequence[Card], discarded: int) -> list[Card]:
+    """The cards a player kept when the draw's discards were not identified.
+
+    Nothing saw which cards went in, only how many; the hand the player tables is read as the
+    best partial hand he could keep from what he held before the draw (the pairs kept in a
+    high game; in a low game the lowest unpaired cards, the ace low in ace-to-five and high in
+    deuce-to-seven).  A discard the muck reader identified is never guessed.
+    """
+    from itertools import combinations
+
+    keep = len(before) - discarded
+    if keep <= 0:
+        return []
+    if evaluator.startswith("low"):
+        ace_low = evaluator.startswith("low_a5")
+
+        def strength(cards: tuple[Card, ...]) -> tuple:
+            ranks = sorted(((c.low if ace_low else c.high) for c in cards), reverse=True)
+            paired = len(ranks) - len(set(ranks))
+            return (-paired, tuple(-r for r in ranks))
+    else:
+        def strength(cards: tuple[Card, ...]) -> tuple:
+            counts: dict[int, int] = {}
+            for c in cards:
+                counts[c.high] = counts.get(c.high, 0) + 1
+            return tuple(sorted(((n, r) for r, n in counts.items()), reverse=True))
+
+    return list(max(combinations(before, keep), key=strength))
+
+
 _CITATIONS = {
     ("tda", "button"): "TDA 18-A",
     ("tda", "stud"): "TDA 18-B",

@@ -18,7 +18,8 @@ FORMAT_MD = CONFORMANCE / "FORMAT.md"
 EXTRA_REASONS = {"shuffler_fault": "irregularity", "unknown_tag": "irregularity", "called_misdeal": "misdeal",
                  "camera_mismatch": "irregularity", "card_unread": "irregularity"}
 EXTRA_REMEDIES = {"redeal", "void_hand", "identify_card", "acknowledge"}
-FULL_CONTEXT = {"seat": 4, "expected": 2, "card": "Ah", "count": 3, "street": "turn", "game": "lowball_a5"}
+FULL_CONTEXT = {"seat": 4, "expected": 2, "card": "Ah", "count": 3, "street": "turn", "game": "lowball_a5",
+                "amount": "1,400", "call": "1,000", "minimum": "2,000", "maximum": "2,500"}
 
 
 # --------------------------------------------------------------------------------------------
