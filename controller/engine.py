@@ -465,7 +465,7 @@ class HandEngine:
         if self.chips is None:
             return
         open_pair = False
-        if self.game.family is Family.STUD and self.street_i == 1 and self.game.bring_in == "low":
+        if self.game.open_pair_option and self.street_i == 1:
             # RRoP s8 Seven-Card Stud 4: an open pair on fourth street allows the big bet.
             open_pair = any(len({c.rank for c in ups}) < len(ups) for ups in self._boards().values())
         self.chips.start_round(self.street_i, open_pair=open_pair)

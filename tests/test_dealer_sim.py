@@ -228,10 +228,11 @@ def test_turn_model_agrees_with_clean_conformance(path: Path) -> None:
     scenario = _load(path)
     got = replay_to_act(scenario)
     for st in scenario["expect"].get("state", []):
-        assert got[st["after"] - 1] == st["to_act"], f"{path.stem} after {st['after']}"
+        if "to_act" in st:
+            assert got[st["after"] - 1] == st["to_act"], f"{path.stem} after {st['after']}"
     # the generator's own expectations for this deal, where it emits them, agree as well
     for st in expected_to_act(scenario):
-        want = {s["after"]: s["to_act"] for s in scenario["expect"].get("state", [])}
+        want = {s["after"]: s["to_act"] for s in scenario["expect"].get("state", []) if "to_act" in s}
         if st["after"] in want:
             assert want[st["after"]] == st["to_act"]
 
@@ -242,7 +243,8 @@ def test_turn_model_follows_remedy_paths(path: Path) -> None:
     scenario = _load(path)
     got = replay_to_act(scenario)
     for st in scenario["expect"].get("state", []):
-        assert got[st["after"] - 1] == st["to_act"], f"{path.stem} after {st['after']}"
+        if "to_act" in st:
+            assert got[st["after"] - 1] == st["to_act"], f"{path.stem} after {st['after']}"
 
 
 def test_conformance_files_were_found() -> None:

@@ -300,10 +300,11 @@ class ChipBook:
         top = self.max_bet
         if self.structure == "limit":
             unit = self._unit()
-            if top == 0 and self.big_option:
-                return unit, self.stakes.limits[1] if self.stakes.limits else unit
-            if top and self.raise_size > unit:
-                unit = self.raise_size  # a big bet was made on an open-pair fourth street
+            if self.raise_size > unit:
+                unit = self.raise_size  # the upper limit was bet on an open-pair fourth street
+            elif self.big_option and self.stakes.limits:
+                # RRoP s8 Seven-Card Stud 4: the lower or the upper limit, until an upper-limit bet.
+                return self.full_level + unit, self.full_level + self.stakes.limits[1]
             target = self.full_level + unit
             return target, target
         low = top + self.raise_size if top else self._min_bet()
@@ -553,9 +554,8 @@ class ChipBook:
             return  # the bring-in is not a bet for the raise count (RRoP s8 Seven-Card Stud 2)
         if self.structure == "limit":
             unit = self._unit()
-            if before == 0 and self.big_option and top > unit:
-                unit = self.stakes.limits[1] if self.stakes.limits else unit
-                self.raise_size = unit
+            if self.big_option and self.stakes.limits and top - self.full_level > unit:
+                unit = self.raise_size = self.stakes.limits[1]  # from now on the upper limit
             base = self.full_level
             if top - base >= self.rules.limit_reopen * unit or top >= base + unit:
                 self.full_level = top
