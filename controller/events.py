@@ -250,6 +250,7 @@ class SeatPlayer(Event):
     seat: int
     name: str
     post: bool = False
+    stack: int | None = None  # chips the player sits down with (None: the table's starting stack)
 
 
 @dataclass(frozen=True, slots=True)

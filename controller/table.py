@@ -23,6 +23,7 @@ from controller.engine import HandEngine, clockwise
 from controller.events import HandSetup
 from controller.games import get_game
 from controller.profiles import get_profile
+from controller.rules.chips import ChipsError, Stakes
 
 
 class TableError(ValueError):
@@ -35,6 +36,7 @@ class Player:
     waiting_for_big_blind: bool = False  # a new cash player who has not posted
     posted: bool = False  # posted a big blind to come in at once
     sitting_out: bool = False
+    stack: int | None = None  # chips in front of the player between hands (None: not counted)
 
 
 @dataclass(slots=True)
@@ -60,15 +62,26 @@ class Table:
     positions: Positions | None = None
     hand_number: int = 0
     last_setup: HandSetup | None = None
+    # Chips (controller.rules.chips): the forced bets and limits of the next hand ({"blinds": [1, 2],
+    # "ante": 0, ...}: Stakes keys without stacks), a new player's stack, and a tournament's levels.
+    stakes: dict | None = None
+    starting_stack: int | None = None
+    levels: list[dict] = field(default_factory=list)
+    level_index: int | None = None
+    level_started_at: float | None = None
+    pending_level: int | None = None
 
     # ------------------------------------------------------------------ seating
-    def seat(self, seat: int, name: str, post: bool = False) -> None:
+    def seat(self, seat: int, name: str, post: bool = False, stack: int | None = None) -> None:
         if not 1 <= seat <= self.size:
             raise TableError(f"seat {seat} is not on a {self.size}-seat table")
         if seat in self.players:
             raise TableError(f"seat {seat} is taken by {self.players[seat].name}")
+        if stack is not None and stack < 0:
+            raise TableError(f"a stack cannot be negative ({stack})")
         waiting = self.event == "cash" and self.positions is not None
-        self.players[seat] = Player(name, waiting_for_big_blind=waiting, posted=post and waiting)
+        self.players[seat] = Player(name, waiting_for_big_blind=waiting, posted=post and waiting,
+                                    stack=stack if stack is not None else self.starting_stack)
 
     def unseat(self, seat: int) -> None:
         if seat not in self.players:
@@ -157,7 +170,7 @@ class Table:
         previous = self.last_setup.button if self.last_setup else None
         if not game.button:
             setup = HandSetup(game=self.game, rules=self.rules, seats=tuple(live), structure=self.structure,
-                              event=self.event, table_size=self.size, deck=self.deck)
+                              event=self.event, table_size=self.size, deck=self.deck, chips=self.hand_chips(live))
             return setup
         if self.positions is None:
             self.positions = self._positions_from_button(live[-1], live)
@@ -170,7 +183,7 @@ class Table:
         return HandSetup(
             game=self.game, rules=self.rules, seats=tuple(seats), button=pos.button, structure=self.structure,
             event=self.event, table_size=self.size, small_blind=sb, big_blind=bb, blinds_given=True,
-            deck=self.deck, previous_button=previous,
+            deck=self.deck, previous_button=previous, chips=self.hand_chips(seats),
         )
 
     def start_hand(self, redeal: bool = False) -> HandEngine:
@@ -195,6 +208,95 @@ class Table:
         self.structure = structure
         self.last_setup = None
 
+    # ------------------------------------------------------------------ chips
+    def forced_bets(self) -> dict | None:
+        """The forced bets and limits of the next hand: the current level's, else the table's."""
+        if self.level_index is not None and self.levels:
+            return {k: v for k, v in self.levels[self.level_index].items() if k not in ("number", "minutes")}
+        return self.stakes
+
+    def hand_chips(self, seats: list[int]) -> Stakes | None:
+        """Stacks and forced bets of a hand, when every dealt-in player's stack is counted."""
+        bets = self.forced_bets()
+        if bets is None or any(self.players.get(s) is None or self.players[s].stack is None for s in seats):
+            return None
+        try:
+            return Stakes.from_dict({"stacks": {s: self.players[s].stack for s in seats}, **bets})
+        except ChipsError as exc:
+            raise TableError(str(exc)) from exc
+
+    def set_stack(self, seat: int, stack: int | None = None, add: int | None = None) -> int:
+        """Between hands: a stack set, or chips added (rebuy, add-on, chip-up)."""
+        p = self.players.get(seat)
+        if p is None:
+            raise TableError(f"seat {seat} is empty")
+        if (stack is None) == (add is None):
+            raise TableError("give either stack (the new count) or add (chips added)")
+        new = stack if stack is not None else (p.stack or 0) + (add or 0)
+        if new < 0:
+            raise TableError(f"a stack cannot be negative ({new})")
+        p.stack = new
+        return new
+
+    def carry_stacks(self, stacks: dict[int, int]) -> None:
+        """The stacks a hand ended with go into the next hand."""
+        for seat, chips in stacks.items():
+            if seat in self.players:
+                self.players[seat].stack = chips
+
+    def request_level(self, number: int | None = None, advance: bool = False) -> int:
+        """The level the next hand is played at (a new level never takes effect mid-hand)."""
+        if not self.levels:
+            raise TableError("no level schedule is configured")
+        if advance:
+            base = self.pending_level if self.pending_level is not None else self.level_index
+            target = (base if base is not None else -1) + 1
+        else:
+            if number is None or not 1 <= number <= len(self.levels):
+                raise TableError(f"level must be 1..{len(self.levels)}, got {number}")
+            target = number - 1
+        if target >= len(self.levels):
+            raise TableError(f"level {target + 1} is past the last level ({len(self.levels)})")
+        self.pending_level = target
+        return target + 1
+
+    def level_for_hand(self, at: float) -> None:
+        """At a new hand: a requested level, or the next one once the clock ran out, takes effect."""
+        if not self.levels:
+            return
+        if self.level_index is None and self.pending_level is None:
+            self.pending_level = 0
+        if self.pending_level is None and self.level_index is not None and self.level_started_at is not None:
+            minutes = self.levels[self.level_index].get("minutes")
+            if minutes and at >= self.level_started_at + minutes * 60 and self.level_index + 1 < len(self.levels):
+                self.pending_level = self.level_index + 1
+        if self.pending_level is not None:
+            self.level_index, self.pending_level = self.pending_level, None
+            self.level_started_at = at
+
+    def describe_level(self) -> dict | None:
+        if self.level_index is None or not self.levels:
+            return None
+
+        def one(i: int) -> dict:
+            lv = self.levels[i]
+            minutes = lv.get("minutes")
+            return {"number": i + 1, "blinds": lv.get("blinds"), "ante": lv.get("ante", 0),
+                    "bb_ante": lv.get("bb_ante", 0), "bring_in": lv.get("bring_in"), "limits": lv.get("limits"),
+                    "minutes": minutes}
+
+        out = one(self.level_index)
+        started = self.level_started_at
+        minutes = out.pop("minutes")
+        out["started_at"] = started
+        out["ends_at"] = started + minutes * 60 if started is not None and minutes else None
+        nxt = self.pending_level if self.pending_level is not None else self.level_index + 1
+        out["next"] = None
+        if nxt < len(self.levels):
+            out["next"] = one(nxt)
+            out["next"].pop("minutes")
+        return out
+
     def describe(self) -> dict:
         pos = self.positions
         return {
@@ -204,11 +306,13 @@ class Table:
             "event": self.event,
             "dead_button": self.dead_button,
             "players": {str(s): {"name": p.name, "waiting_for_big_blind": p.waiting_for_big_blind,
-                                 "sitting_out": p.sitting_out} for s, p in sorted(self.players.items())},
+                                 "sitting_out": p.sitting_out, "stack": p.stack}
+                        for s, p in sorted(self.players.items())},
             "button": pos.button if pos else None,
             "small_blind": pos.small_blind if pos else None,
             "big_blind": pos.big_blind if pos else None,
             "hand_number": self.hand_number,
+            "level": self.describe_level(),
         }
 
 
