@@ -194,10 +194,11 @@ class TableService:
             raise Rejected(f"seat {seat} {event.action} {event.amount:,} is outside the legal range ({words})")
 
     def _precheck_chips_table(self, event: SetStack | SetLevel) -> None:
-        if self.engine is not None and not self.engine.over:
-            what = "stacks" if isinstance(event, SetStack) else "the level"
-            raise Rejected(f"{what} change between hands only (hand {self.hand_id} is in progress)")
+        """Stacks change between hands only; a level may be asked for any time and takes effect
+        with the next hand."""
         if isinstance(event, SetStack):
+            if self.engine is not None and not self.engine.over:
+                raise Rejected(f"stacks change between hands only (hand {self.hand_id} is in progress)")
             self._try(lambda t: t.set_stack(event.seat, event.stack, event.add))
         else:
             self._try(lambda t: t.request_level(event.number, event.advance))
