@@ -725,7 +725,11 @@ class _Dealer:
                 seat = m.draw_order[m.draw_idx]
                 room = max(0, len(self.shoe) - RESERVE)
                 count = min(self.rng.choice((0, 1, 1, 2, 2, 3, 4)), MAX_DRAW, room)
+                thrown = [h.label for h in m.hands.get(seat, [])[:count]]
                 self.emit({"discard": {"seat": seat, "count": count}})
+                if m.chips is not None:  # with chips the muck reader names the discards (the pots need them)
+                    for label in thrown:
+                        self.emit({"muck": label})
                 for _ in range(count):
                     self.emit({"deal": {"to": seat, "card": self.card()}})
             else:
@@ -785,10 +789,10 @@ def legal_hand(
     return hand
 
 
-def session(rng: random.Random, hands: int) -> Iterator[dict[str, Any]]:
+def session(rng: random.Random, hands: int, chips: bool = False) -> Iterator[dict[str, Any]]:
     """A long stream of legal hands cycling through every game, both profiles mixed."""
     for i in range(hands):
-        yield legal_hand(rng, game=GAMES[i % len(GAMES)])
+        yield legal_hand(rng, game=GAMES[i % len(GAMES)], chips=chips)
 
 
 # --------------------------------------------------------------------------- YAML

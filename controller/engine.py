@@ -479,7 +479,7 @@ class HandEngine:
         else:
             d = self.chips.decide_act(ev.seat, ev.action, ev.amount, ev.all_in)
         if d.reason is not None:
-            words = {k: f"{v:,}" if isinstance(v, int) else v for k, v in d.context.items()}
+            words = {k: f"{v:,}" if isinstance(v, int) else v for k, v in (d.context or {}).items()}
             self._rule(IRREGULARITY, d.reason, d.remedy, seat=ev.seat, **words)
         self.chips.apply(d)
         return d
@@ -970,12 +970,12 @@ class HandEngine:
             return None
         return self._award(seats, pot)
 
-    def _award(self, seats: Sequence[int], pot: int) -> Award | None:
+    def _award(self, seats: Sequence[int], pot: int, named: bool = True) -> Award | None:
         hands = {s: self._showdown_cards(s) for s in seats}
         board = [c for c in self.board if c not in self.premature and not c.is_joker]
         try:
             return award_pot(self.game.showdown, hands, board, pot, profile=self.profile.name, button=self.button,
-                             table_size=self.size, stud=self.game.family is Family.STUD)
+                             table_size=self.size, stud=self.game.family is Family.STUD, named=named)
         except (HandError, ShowdownError):
             return None  # a hand the sensors saw incompletely: no automatic award
 
@@ -1006,7 +1006,7 @@ class HandEngine:
             return {seats[0]: amount}
         if not seats or not self.showdown_reached:
             return None
-        award = self._award(seats, amount)
+        award = self._award(seats, amount, named=False)
         return award.shares if award is not None else None
 
     def placements(self) -> dict[Card, str]:

@@ -176,11 +176,11 @@ class _Exporter:
             unknown = dict(self.engine.unknown_discards)
             chips = self.engine.chips
             assert chips is not None
-            last = chips.last_action
+            applied = chips.applied
             if isinstance(ev, Act | Put):
                 self._flush()
             self.engine.apply(ev)
-            if chips.last_action is not last and chips.last_action is not None:
+            if chips.applied != applied and chips.last_action is not None:
                 self._action(chips.last_action)
             if self.engine.phase is Phase.DEAD:
                 reasons = ", ".join(r.reason for r in self.engine.rulings if r.ends_hand)

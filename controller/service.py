@@ -303,8 +303,9 @@ class TableService:
             return
         street = (engine.street_i, engine.phase)
         board_before = len(engine.board)
+        applied = engine.chips.applied if engine.chips is not None else 0
         rulings = engine.apply(ev)
-        self._describe(ev, out, board_before)
+        self._describe(ev, out, board_before, applied)
         if street != (engine.street_i, engine.phase) and engine.phase in (Phase.BET, Phase.BOARD, Phase.DRAW):
             out.append(Output("street", {"name": engine.street.name}))
         for r in rulings:
@@ -367,7 +368,7 @@ class TableService:
         self._alert(r, out, at)
 
     # ------------------------------------------------------------------ helpers
-    def _describe(self, ev: Event, out: list[Output], board_before: int) -> None:
+    def _describe(self, ev: Event, out: list[Output], board_before: int, applied: int = 0) -> None:
         engine = self.engine
         assert engine is not None
         if isinstance(ev, Deal):
@@ -389,8 +390,9 @@ class TableService:
             if board:
                 out.append(Output("board", {"cards": board[-5:], "source": ev.source}))
         elif isinstance(ev, Act | Put):
-            last = engine.chips.last_action if engine.chips is not None else None
-            if last is not None and last["seat"] == ev.seat:
+            counted = engine.chips is not None and engine.chips.applied != applied
+            last = engine.chips.last_action if engine.chips is not None and counted else None
+            if last is not None and engine.chips is not None:
                 # what the chips made of it (a push ruled on included): the whole bet in the round
                 out.append(Output("action", {"seat": ev.seat, "action": last["action"], "amount": last["amount"],
                                              "all_in": ev.seat in engine.chips.all_in, "text": last["text"]}))

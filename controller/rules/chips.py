@@ -28,7 +28,7 @@ Rules applied (profile differences are data in :class:`controller.profiles.Betti
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, fields
 from typing import Any
 
 from controller.profiles import BettingRules
@@ -110,7 +110,7 @@ def _chips(value: Any, what: str) -> int:
     return value
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Decision:
     """What one betting input comes to."""
 
@@ -122,7 +122,7 @@ class Decision:
     reason: str | None = None  # a ruling's reason code, when the rules correct the input
     remedy: str | None = None
     withdrawn: bool = False  # call_or_fold: nothing is applied; the seat acts again
-    context: dict[str, Any] = field(default_factory=dict)
+    context: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,11 +171,13 @@ class ChipBook:
         self.start = {s: stakes.stacks[s] for s in self.order}
         self.stacks = dict(self.start)
         self.bets = {s: 0 for s in self.order}
+        self.top = 0  # the highest bet of the round
         self.paid = {s: 0 for s in self.order}  # everything each seat put in this hand
         self.dead = {s: 0 for s in self.order}  # of which antes: dead money for the main pot
         self.folded: set[int] = set()
         self.all_in: set[int] = set()
-        self.last_action: dict[str, Any] | None = None
+        self._last: tuple[int, str, int, bool] | None = None
+        self.applied = 0  # actions applied so far (an action ruled withdrawn is not one)
         self.straddle_seat: int | None = None
         self.street = 0
         self.payouts: dict[int, int] | None = None
@@ -190,6 +192,8 @@ class ChipBook:
         self.stacks[seat] -= chips
         self.bets[seat] += chips
         self.paid[seat] += chips
+        if self.bets[seat] > self.top:
+            self.top = self.bets[seat]
         if self.stacks[seat] == 0:
             self.all_in.add(seat)
         return chips
@@ -247,12 +251,13 @@ class ChipBook:
         if street != self.street:
             self.collected += sum(self.bets.values())
             self.bets = {s: 0 for s in self.order}
+            self.top = 0
             self._new_round(street)
         self.big_option = open_pair and self.structure == "limit"
 
     @property
     def max_bet(self) -> int:
-        return max(self.bets.values())
+        return self.top
 
     @property
     def pot(self) -> int:
@@ -336,7 +341,12 @@ class ChipBook:
     def decide_act(self, seat: int, action: str, amount: int | None, all_in: bool) -> Decision:
         """An ``act`` with its amount (the whole bet in the round after it, TDA 42-B)."""
         self._check_seat(seat)
-        own, stack, top = self.bets[seat], self.stacks[seat], self.max_bet
+        own, stack, top = self.bets[seat], self.stacks[seat], self.top
+        if amount is None and not all_in and action == "call" and top > own:
+            if top - own < stack:  # the common case: a plain call
+                return Decision(seat, "call", top)
+        elif amount is None and not all_in and action == "check" and top == own:
+            return Decision(seat, "check", own)
         most = own + stack
         if action == "fold":
             return Decision(seat, "fold", own)
@@ -544,9 +554,18 @@ class ChipBook:
         top = self.max_bet
         if top > top_before:
             self._raised(seat, top_before, top, d)
-        self.last_faced[seat] = self.max_bet
-        self.last_action = {"seat": seat, "action": d.action, "amount": self.bets[seat] if d.action != "fold" else None,
-                            "text": _describe(seat, d.action, self.bets[seat], d.all_in or seat in self.all_in)}
+        self.last_faced[seat] = self.top
+        self.applied += 1
+        self._last = (seat, d.action, self.bets[seat], d.all_in or seat in self.all_in)
+
+    @property
+    def last_action(self) -> dict[str, Any] | None:
+        """The last action as the chips counted it: ``{seat, action, amount, text}``."""
+        if self._last is None:
+            return None
+        seat, action, amount, all_in = self._last
+        return {"seat": seat, "action": action, "amount": amount if action != "fold" else None,
+                "text": _describe(seat, action, amount, all_in)}
 
     def _raised(self, seat: int, before: int, top: int, d: Decision) -> None:
         step = top - before
@@ -589,9 +608,10 @@ class ChipBook:
         """Main pot then side pots from what each seat bet (TDA 19), the antes dead money in the
         main pot; an uncalled excess is left out (it goes back)."""
         paid = self._live_paid()
-        seat, excess = self.uncalled()
-        if seat is not None:
-            paid[seat] -= excess
+        ranked = sorted(paid.values(), reverse=True)
+        if len(ranked) > 1 and ranked[0] > ranked[1]:  # the uncalled excess goes back
+            top = max(paid, key=paid.__getitem__)
+            paid[top] = ranked[1]
         live = [s for s in self.order if s not in self.folded]
         levels = sorted({paid[s] for s in live if s in self.all_in} | {max((paid[s] for s in live), default=0)})
         out: list[Pot] = []
@@ -659,7 +679,8 @@ class ChipBook:
 
 
 def _ruled(d: Decision, reason: str, remedy: str, **ctx: Any) -> Decision:
-    return Decision(d.seat, d.action, d.total, d.all_in, d.aggressive, reason, remedy, d.withdrawn, ctx)
+    d.reason, d.remedy, d.context = reason, remedy, ctx
+    return d
 
 
 _VERBS = {"fold": "folds", "check": "checks", "call": "calls", "bet": "bets", "raise": "raises to",
