@@ -18,7 +18,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from controller.cards import standard_deck
+from controller.errors import PokerTableError
+from controller.rules.cards import standard_deck
 
 GAMES: dict[str, tuple[str, str]] = {
     "NT": ("holdem", "no_limit"),
@@ -38,7 +39,7 @@ GAMES: dict[str, tuple[str, str]] = {
 STUD = {"stud", "stud8", "razz"}
 
 
-class PhhUnsupported(ValueError):
+class PhhUnsupported(PokerTableError, ValueError):
     """A PHH hand the engine cannot play; the message says why."""
 
 

@@ -1,6 +1,6 @@
 """Chips: stacks, bets, pots, the legal range for the seat to act, and what a push means.
 
-The card engine (:mod:`controller.engine`) decides *who* acts; this module decides *how much*.
+The card engine (:mod:`controller.rules.engine`) decides *who* acts; this module decides *how much*.
 A :class:`ChipBook` is made from the hand's :class:`Stakes` (starting stacks and forced bets),
 posts the forced bets, then turns every betting input into a :class:`Decision`: the action it
 amounts to under the rule profile, the player's whole bet in the round once it is done, and the
@@ -31,13 +31,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
-from controller.profiles import BettingRules
+from controller.errors import PokerTableError
+from controller.rules.profiles import BettingRules
 
 STRUCTURES = ("no_limit", "pot_limit", "limit")
 DECLARATIONS = ("call", "raise", "bet", "all_in")
 
 
-class ChipsError(ValueError):
+class ChipsError(PokerTableError, ValueError):
     """A betting input the chips cannot mean (more chips than the player has, a check facing a
     bet, an amount a limit game cannot take): the message says what is legal."""
 

@@ -10,12 +10,12 @@ from collections.abc import Iterator
 
 import pytest
 
-from controller.broker import Broker
-from controller.cards import Card
-from controller.config import Config
-from controller.daemon import Daemon
-from controller.events import BoardCards, Burn, Deal
-from controller.mqtt_contract import Topics, validate
+from controller.app.daemon import Daemon
+from controller.demo.config import demo_config
+from controller.mqtt.broker import Broker
+from controller.mqtt.contract import Topics, validate
+from controller.rules.cards import Card
+from controller.rules.events import BoardCards, Burn, Deal
 from tests.conftest import REPO
 from tests.mqtt_util import Client, require_mosquitto, wait_until
 
@@ -31,8 +31,8 @@ T = Topics("poker", "t1")
 def rig(tmp_path) -> Iterator[tuple[Daemon, Broker, dict[str, str]]]:
     passwords = {role: secrets.token_urlsafe(12) for role in ROLES}
     with Broker.start(users=passwords, acl_text=ACL, config_template=CONF) as broker:
-        cfg = Config.default_demo("t1", size=6, rules="tda", journal=tmp_path / "j.sqlite",
-                                  mqtt_url=f"mqtt://127.0.0.1:{broker.port}", starting_stack=20_000)
+        cfg = demo_config("t1", size=6, rules="tda", journal=tmp_path / "j.sqlite",
+                          mqtt_url=f"mqtt://127.0.0.1:{broker.port}", starting_stack=20_000)
         cfg = cfg.model_copy(update={"stakes": cfg.stakes.model_copy(update={"small_blind": 200, "big_blind": 400})})
         d = Daemon(cfg, mqtt_username="controller", mqtt_password=passwords["controller"])
         d.start()

@@ -1,6 +1,6 @@
 """Property tests for chips: random legal betting in every game and structure under both
 profiles conserves chips and raises no ruling; a single wrong amount raises the ruling the rules
-call for.  The hands and the expected rulings come from controller.dealer_sim's own chip model
+call for.  The hands and the expected rulings come from controller.sim.dealer's own chip model
 (:class:`SimChips`), an independent reading of the betting rules."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ import random
 
 import pytest
 
-from controller.dealer_sim import AMOUNT_CORRUPTIONS, GAMES, Table, TurnModel, corrupt_amount, legal_hand
-from controller.engine import HandEngine, Phase
-from controller.scenario import Scenario, run_scenario
+from controller.rules.engine import HandEngine, Phase
+from controller.rules.scenario import Scenario, run_scenario
+from controller.sim.dealer import AMOUNT_CORRUPTIONS, GAMES, Table, TurnModel, corrupt_amount, legal_hand
 
 STRUCTURES = {g: (("limit",) if g in ("stud", "razz", "stud8") else ("no_limit", "pot_limit", "limit")) for g in GAMES}
 CASES = [(g, s, p) for g in GAMES for s in STRUCTURES[g] for p in ("robert", "tda")]

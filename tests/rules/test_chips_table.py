@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from controller.cards import Card
-from controller.config import validate_config
-from controller.events import Act, BoardCards, Burn, Deal, NewHand, Put, SeatPlayer, SetButton, SetLevel, SetStack
+from controller.app.config import validate_config
 from controller.journal import Journal
-from controller.mqtt_contract import event_payload, state_payload, validate
+from controller.mqtt.contract import event_payload, state_payload, validate
+from controller.rules.cards import Card
+from controller.rules.events import Act, BoardCards, Burn, Deal, NewHand, Put, SeatPlayer, SetButton, SetLevel, SetStack
+from controller.rules.table import Table
 from controller.service import Rejected, TableService
-from controller.table import Table
 
 C = Card.parse
 CLOCK = [1_000.0]

@@ -1,5 +1,5 @@
 """The pot awards read hands with fasteval's one-hand path: the same values as its batch path,
-and the same winners as the reference evaluator (controller.evaluate)."""
+and the same winners as the reference evaluator (controller.rules.evaluate)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import random
 
 import pytest
 
-from controller import fasteval
-from controller.cards import standard_deck
-from controller.evaluate import best_hands
+from controller.equity import fasteval
+from controller.rules.cards import standard_deck
+from controller.rules.evaluate import best_hands
 
 CASES = [("high", 2, 5), ("high", 7, 0), ("high", 5, 0), ("high", 6, 0), ("omaha_high", 4, 5),
          ("omaha_low_a5_8", 4, 5), ("low_a5", 5, 0), ("low_a5_8", 7, 0), ("low_27", 5, 0), ("low_27", 7, 0)]

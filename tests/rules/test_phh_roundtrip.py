@@ -8,11 +8,11 @@ import random
 
 import pytest
 
-from controller.dealer_sim import legal_hand
-from controller.engine import HandEngine
 from controller.journal import HandRecord
 from controller.phh import VARIANTS, PhhUnsupported, export_hand
-from controller.scenario import Scenario
+from controller.rules.engine import HandEngine
+from controller.rules.scenario import Scenario
+from controller.sim.dealer import legal_hand
 
 pokerkit = pytest.importorskip("pokerkit")
 

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from controller.phh_import import GAMES, PhhUnsupported, scenario_from_phh
-from controller.scenario import Scenario, run_scenario
+from controller.rules.scenario import Scenario, run_scenario
 
 pokerkit = pytest.importorskip("pokerkit")
 MODULES = ("pokerkit.tests.test_wsop.test_2023_43_5", "pokerkit.tests.test_wsop.test_2023_54_4")
