@@ -465,8 +465,12 @@ class TableService:
         if self.engine is not None:
             hand = self.engine.snapshot()
             hand.pop("rulings", None)
+        table = self.table.describe()
+        if hand is not None and hand.get("chips") and not self.engine.over:
+            for seat, player in table["players"].items():  # during a hand: the chips behind
+                player["stack"] = hand["chips"]["stacks"].get(seat, player["stack"])
         return {
-            "table": self.table.describe(),
+            "table": table,
             "hand_id": self.hand_id if self.engine is not None else None,
             "hand": hand,
             "alert": self.alerts[0].payload() if self.alerts else None,

@@ -272,6 +272,11 @@ def run_bench(hands: int = 2000, seed: int = 1) -> dict[str, Any]:
     """Events per second for the engine and PokerKit over the same session; medians of a few runs."""
     import warnings
 
+    from controller.equity.fasteval import card_values
+    from controller.rules.showdown import install_fast_values
+
+    install_fast_values(card_values)  # as the service does: pot awards find winners with the equity tables
+
     warnings.simplefilter("ignore")
     all_hands = list(session(random.Random(seed), hands, chips=True))
     engine_inputs = _engine_inputs(all_hands)

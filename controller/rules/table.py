@@ -296,6 +296,7 @@ class Table:
         if nxt < len(self.levels):
             out["next"] = one(nxt)
             out["next"].pop("minutes")
+            out["next"] |= {"started_at": None, "ends_at": None}  # not started yet
         return out
 
     def describe(self) -> dict:

@@ -51,6 +51,8 @@ def test_a_hand_with_chips_pays_the_pot_and_the_stacks_carry_into_the_next_hand(
     _deal(svc, "Ah Kd 7c As Kh 2d")
     chips = svc.public_state()["hand"]["chips"]
     assert chips["pot"] == 600 and chips["to_call"] == 400 and chips["min_raise"] == 800
+    players = svc.public_state()["table"]["players"]
+    assert {s: p["stack"] for s, p in players.items()} == {"1": 9_800, "2": 9_600, "3": 10_000}  # behind
     out += svc.submit(Act(3, "raise", amount=1_200))
     out += svc.submit(Act(1, "call"))
     assert svc.public_state()["hand"]["chips"]["last_action"]["text"] == "Seat 1 calls 1,200"
