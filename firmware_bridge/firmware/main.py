@@ -25,21 +25,31 @@ from bridge_proto import (
 )
 from mfrc522 import MFRC522
 
+try:  # the board's own wiring, if any: a board_config.py beside this file overrides the table below
+    import board_config as _board
+except ImportError:
+    _board = None
+
+
+def _setting(name, default):
+    return getattr(_board, name, default)
+
+
 # -- wiring ---------------------------------------------------------------------------
 SPI_ID = 0
 PIN_SCK = 18
 PIN_MOSI = 19
 PIN_MISO = 16
 PIN_RST = 22  # shared NRSTPD of all readers
-SPI_BAUD = 4000000  # 10 MHz is the chip's limit; long ribbon cables want less
+SPI_BAUD = _setting("SPI_BAUD", 4000000)  # 10 MHz is the chip's limit; long ribbon cables want less
 # One chip-select GPIO per reader, in antenna order (antenna N = CS_PINS[N]).
-CS_PINS = (17, 20, 21, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 26, 27, 28)
+CS_PINS = _setting("CS_PINS", (17, 20, 21, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 26, 27, 28))
 # With more readers than free GPIOs, drive two 74HC154 4-to-16 decoders instead:
 # MUX_ADDR = (0, 1, 2, 3); MUX_ENABLE = (4, 5)  (active-low outputs are the CS lines)
-MUX_ADDR = None
-MUX_ENABLE = None
+MUX_ADDR = _setting("MUX_ADDR", None)
+MUX_ENABLE = _setting("MUX_ENABLE", None)
 
-RX_GAIN = 0x50  # RFCfgReg: 0x70 = 48 dB (longest range), 0x40 = 33 dB; see README on cross-reads
+RX_GAIN = _setting("RX_GAIN", 0x50)  # RFCfgReg: 0x70 = 48 dB (longest range), 0x40 = 33 dB; see README on cross-reads
 WDT_MS = 4000  # hardware watchdog: a hung SPI bus reboots the board (reset cause WATCHDOG)
 REINIT_MS = 5000  # how often a dead reader is retried
 
