@@ -85,6 +85,7 @@ class Board:
         self.crashes = []  # [t_us, repr]
         self.clock.hooks.append(self._hook)
         self.idle_us = 0  # virtual time the firmware spent sleeping
+        self.stubs = None
 
     # -- cost ------------------------------------------------------------------
     def charge(self, name, default):
@@ -97,8 +98,12 @@ class Board:
         if now - self._last_usb_frame >= USB_FRAME_US:
             self._last_usb_frame = now - (now - self._last_usb_frame) % USB_FRAME_US
             if self.host_reading and self.tx:
-                self.received.append([now, bytes(self.tx)])
+                self.deliver(now, bytes(self.tx))
                 self.tx = bytearray()
+
+    def deliver(self, now, data):
+        """Bytes the host reads at ``now`` (the tests' log; a pty in real time)."""
+        self.received.append([now, data])
 
     # -- host side -------------------------------------------------------------
     def host_send(self, data, at_us=None):
@@ -180,11 +185,23 @@ class Board:
                 return
 
     def _exec_main(self):
-        stubs = make_stubs(self)
+        self.stubs = make_stubs(self)
         if IS_CPYTHON:
-            _exec_cpython(self.fw_dir, stubs)
+            _exec_cpython(self.fw_dir, self.stubs, "main")
         else:
-            _exec_micropython(stubs)
+            _exec_micropython(self.stubs)
+
+
+def load_firmware_module(board, name):
+    """One firmware module (e.g. ``mfrc522``) bound to ``board``'s stubs, without running main."""
+    board.stubs = make_stubs(board)
+    if IS_CPYTHON:
+        return _exec_cpython(board.fw_dir, board.stubs, name)
+    for k in board.stubs:
+        sys.modules[k] = board.stubs[k]
+    if name in sys.modules:
+        del sys.modules[name]
+    return __import__(name)
 
 
 def _exec_micropython(stubs):
@@ -205,7 +222,7 @@ def _exec_micropython(stubs):
             sys.modules[name] = saved[name]
 
 
-def _exec_cpython(fw_dir, stubs):
+def _exec_cpython(fw_dir, stubs, name):
     import builtins
     import os
     import types
@@ -236,7 +253,7 @@ def _exec_cpython(fw_dir, stubs):
         exec(code, mod.__dict__)
         return mod
 
-    load("main", os.path.join(fw_dir, "main.py"))
+    return load(name, os.path.join(fw_dir, name + ".py"))
 
 
 def make_stubs(board):

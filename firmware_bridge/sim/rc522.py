@@ -331,6 +331,7 @@ class Reader:
         self.field_on_us = None
         self.reserved_violations = 0
         self.transceives = 0
+        self.commands = {}  # first byte of each frame sent -> count
         self._selected = False
         self._addr = None
         self._read = False
@@ -416,6 +417,7 @@ class Reader:
         if nbits <= 0:
             return
         self.transceives += 1
+        self.commands[data[0]] = self.commands.get(data[0], 0) + 1
         self.regs[ERROR] = 0
         now = self.clock.now
         tx_end = now + frame_us(nbits) - (BIT_US if nbits == 7 else 0)
