@@ -67,7 +67,7 @@ class ReaderDead(OSError):
 
 class _Collision(Exception):
     def __init__(self, data, coll):
-        Exception.__init__(self)
+        super().__init__()
         self.data = data
         self.coll = coll
 

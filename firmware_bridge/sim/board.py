@@ -76,6 +76,7 @@ class Board:
         self.host_reading = True
         self.received = []  # [t_us, bytes] as the host read them
         self.dropped_bytes = 0
+        self.usb_blocked_us = 0
         self._last_usb_frame = 0
         # watchdog, resets
         self.wdt_timeout_us = None
@@ -406,6 +407,7 @@ def make_stubs(board):
                     break
                 clock.advance(USB_FRAME_US)
                 waited += USB_FRAME_US
+                board.usb_blocked_us += USB_FRAME_US
             return None
 
         def flush(self):

@@ -93,7 +93,7 @@ class SimReboot(BaseException):
     """The board resets (``machine.reset()`` or the hardware watchdog)."""
 
     def __init__(self, cause):
-        BaseException.__init__(self, cause)
+        super().__init__(cause)
         self.cause = cause
 
 
@@ -326,6 +326,8 @@ class Reader:
         self.antenna = antenna
         self.version = version
         self.dead = dead  # None, or the byte MISO reads forever (0x00 / 0xFF)
+        self.fail = None  # an exception every access raises (a stand-in for a firmware bug)
+        self.hang_us = 0  # the next access hangs the bus this long
         self.regs = bytearray(64)
         self.fifo = bytearray()
         self.field_on_us = None
@@ -519,6 +521,11 @@ class Reader:
 
     def xfer(self, mosi):
         """One byte on the bus while this chip is selected; returns MISO."""
+        if self.fail is not None:
+            raise self.fail
+        if self.hang_us:
+            hang, self.hang_us = self.hang_us, 0
+            self.clock.advance(hang)  # the bus hangs: only the watchdog gets the board out
         if self.dead is not None:
             return self.dead
         if self._addr is None:
