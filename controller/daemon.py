@@ -577,6 +577,6 @@ class Daemon:
         mqtt = h.get("mqtt")
         if mqtt is not None and (mqtt["outbox_age"] > 5 or not mqtt["paho_alive"]):
             return False
-        if "serial" in h and not h["serial_thread_alive"]:
+        if "serial" in h and (not h["serial_thread_alive"] or h["serial"]["down"]):  # refused/dead/gone link
             return False
         return True

@@ -91,6 +91,7 @@ class LinkConfig:
     reboot_on_watchdog: bool = True
     device: p.Configure | None = None  # sent after every handshake (a reset forgets it)
     log_interval: float = 1.0  # at most one corrupt-frame warning per reason per interval
+    down_after: float = 10.0  # unsynchronised this long (unplugged, refused, silent): health says down
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,10 +111,20 @@ class LinkHealth:
     counters: dict[str, int]
     recent_faults: tuple[p.Fault, ...] = ()
     error: str | None = None
+    thread_alive: bool = True
+    unsynced_for: float | None = None  # seconds since the link was last in sync (None: in sync)
+    down_after: float = 10.0
 
     @property
     def healthy(self) -> bool:
         return self.synced and self.error is None
+
+    @property
+    def down(self) -> bool:
+        """What a watchdog should act on: the link thread is dead, the device was refused (another
+        protocol version), or no synchronised device for ``down_after`` seconds."""
+        return (not self.thread_alive or self.error is not None
+                or (self.unsynced_for is not None and self.unsynced_for > self.down_after))
 
     def to_dict(self) -> dict:
         return {
@@ -121,6 +132,9 @@ class LinkHealth:
             "connected": self.connected,
             "synced": self.synced,
             "healthy": self.healthy,
+            "down": self.down,
+            "thread_alive": self.thread_alive,
+            "unsynced_for": None if self.unsynced_for is None else round(self.unsynced_for, 3),
             "url": self.url,
             "boot_id": self.boot_id,
             "firmware_version": self.firmware_version,
@@ -198,6 +212,7 @@ class BridgeLink:
         self._next_open = 0.0
         self._backoff = self.config.reopen_backoff_min
         self._last_log: dict[str, float] = {}
+        self._unsynced_since: float | None = None
 
     # -- public API -------------------------------------------------------------
     def start(self) -> BridgeLink:
@@ -205,6 +220,7 @@ class BridgeLink:
             raise RuntimeError("link already started")
         self._stop.clear()
         self._state = "opening"
+        self._unsynced_since = self._clock()
         self._thread = threading.Thread(target=self._run, name=f"bridge-link {self.url}", daemon=True)
         self._thread.start()
         return self
@@ -261,10 +277,13 @@ class BridgeLink:
 
     def health(self) -> LinkHealth:
         now = self._clock()
+        thread = self._thread
+        synced = self._synced.is_set()
+        since = self._unsynced_since
         with self._lock:
             hello = self._hello
             return LinkHealth(
-                state=self._state,
+                state="incompatible" if isinstance(self._error, IncompatibleDeviceError) else self._state,
                 connected=self._port is not None,
                 synced=self._synced.is_set(),
                 url=self.url,
@@ -277,6 +296,9 @@ class BridgeLink:
                 counters=dict(self.counters),
                 recent_faults=tuple(self._faults),
                 error=None if self._error is None else str(self._error),
+                thread_alive=thread is not None and thread.is_alive(),
+                unsynced_for=None if synced or since is None else now - since,
+                down_after=self.config.down_after,
             )
 
     # -- thread -------------------------------------------------------------------
@@ -367,6 +389,8 @@ class BridgeLink:
         self.counters["disconnects"] += 1
         self._close()
         self._synced.clear()
+        if self._unsynced_since is None:
+            self._unsynced_since = self._clock()
         self._state = "waiting_for_device"
         self._pending.clear()
         self._schedule_reopen(self._clock(), reason)
@@ -451,11 +475,22 @@ class BridgeLink:
 
     def _on_hello(self, hello: p.Hello, now: float) -> None:
         if hello.protocol_version != p.PROTOCOL_VERSION:
+            # Refused, loudly, and the link keeps trying (the board may be reflashed, or the HELLO a
+            # fluke): health reports the error and ``down`` until a compatible device says hello.
             fw = ".".join(map(str, hello.firmware_version))
-            raise IncompatibleDeviceError(
+            self._error = IncompatibleDeviceError(
                 f"device at {self.url} speaks bridge protocol v{hello.protocol_version} (firmware {fw}), "
                 f"this host speaks v{p.PROTOCOL_VERSION}; flash matching firmware or upgrade the host"
             )
+            self.counters["incompatible_hellos"] += 1
+            log.error(str(self._error), extra={"event": "bridge_incompatible", "url": self.url})
+            self._backoff = self.config.reopen_backoff_max  # ask again, but not in a tight loop
+            self._lost("incompatible device")
+            self._state = "incompatible"
+            return
+        if isinstance(self._error, IncompatibleDeviceError):
+            log.info("compatible device back", extra={"event": "bridge_compatible", "url": self.url})
+            self._error = None
         with self._lock:
             self._hello = hello
         self._last_heartbeat = now
@@ -491,6 +526,8 @@ class BridgeLink:
         self._assembly = None
         self._need_inventory = True
         self._synced.clear()
+        if self._unsynced_since is None:
+            self._unsynced_since = self._clock()
         # The device sends an inventory right after its HELLO; ask only if it does not come.
         self._inventory_due = now + self.config.inventory_timeout
 
@@ -599,6 +636,7 @@ class BridgeLink:
         self._drain(now)
         self._state = "ready"
         self._synced.set()
+        self._unsynced_since = None
 
     def _reconcile_order(
         self, gone: list[tuple[int, str]], new: list[tuple[int, str]], first: int
