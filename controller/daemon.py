@@ -414,7 +414,8 @@ class Daemon:
         from firmware_bridge.link import BridgeLink, LinkConfig
         from firmware_bridge.zones import ZoneMap, ZoneTracker
 
-        zones = ZoneTracker(self.zone_map or ZoneMap.from_dict(self.config.zone_map()))
+        # Arrivals commit at once: the firmware confirms each with a second read (see zones.py).
+        zones = ZoneTracker(self.zone_map or ZoneMap.from_dict(self.config.zone_map()), arrive_debounce=0.0)
         fusion = Fusion(self.registry)
 
         def sink(item: Any) -> None:
@@ -447,6 +448,7 @@ class Daemon:
         while not self._stop.wait(0.02):
             try:
                 self.pipeline.poll()
+                self.bridge.expect(self.pipeline.expected_antennas(self.service and self.service.engine))
             except Exception:
                 log.exception("rfid pipeline poll failed")
 

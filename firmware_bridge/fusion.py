@@ -39,7 +39,7 @@ from controller.cards import Card
 from controller.decks import DeckRegistry
 from controller.events import BoardCards, Burn, Deal, Event, Muck, Stub
 from firmware_bridge.link import PresenceChange
-from firmware_bridge.zones import Zone, ZoneChange, ZoneTracker
+from firmware_bridge.zones import Slot, Zone, ZoneChange, ZoneTracker
 
 log = logging.getLogger(__name__)
 
@@ -71,9 +71,14 @@ class Fusion:
         board_window: float = 1.0,
         clock: Callable[[], float] = time.monotonic,
         source: str = "rfid",
+        board_streets: tuple[int, ...] = (3, 1, 1),
     ) -> None:
+        """``board_streets``: the board's cards per street (hold'em/Omaha: flop, turn, river); a
+        board group that completes a street is sent at once, the window only waits for the rest."""
         self.registry = registry
         self.board_window = board_window
+        self.board_streets = board_streets
+        self._board_dealt = 0  # board cards sent to the engine this hand
         self.source = source
         self._clock = clock
         self._last_dest: dict[Card, str] = {}
@@ -87,12 +92,14 @@ class Fusion:
         """Forget which cards went where (call at StartHand); returns a pending group, flushed."""
         out = self.flush()
         self._last_dest.clear()
+        self._board_dealt = 0
         return out
 
     def remember(self, placements: dict[Card, str]) -> None:
         """Seed where cards already are (zone names), e.g. from the engine after a restart, so a
         tag the device re-reports at its place is not dealt a second time."""
         self._last_dest.update(placements)
+        self._board_dealt = sum(1 for zone in self._last_dest.values() if zone == "board")
 
     def feed(self, change: ZoneChange) -> list[FusionOutput]:
         now = self._clock()
@@ -124,6 +131,8 @@ class Fusion:
         if not self._group:
             return []
         cls = _GROUPED[self._group_kind or "board"]
+        if cls is BoardCards:
+            self._board_dealt += len(self._group)
         sources = {s for _, s in self._group}
         source = "camera" if "camera" in sources else sources.pop()
         event = cls(tuple(c for c, _ in self._group), source=source)
@@ -132,6 +141,16 @@ class Fusion:
 
     def next_deadline(self) -> float | None:
         return self._group_last + self.board_window if self._group else None
+
+    def _street_complete(self) -> bool:
+        total, have = 0, self._board_dealt + len(self._group)
+        for size in self.board_streets:
+            total += size
+            if have == total:
+                return True
+            if have < total:
+                return False
+        return False
 
     def _card_to(self, zone: Zone, card: Card, source: str, now: float) -> list[FusionOutput]:
         last = self._last_dest.get(card)
@@ -153,6 +172,8 @@ class Fusion:
             self._group_kind = zone.kind
             self._group.append((card, source))
             self._group_last = now
+            if zone.kind == "board" and self._street_complete():
+                out += self.flush()
             return out
         out = self.flush()
         if zone.kind == "seat":
@@ -204,6 +225,29 @@ class RfidPipeline:
     def remember(self, placements: dict[Card, str]) -> None:
         with self._lock:
             self.fusion.remember(placements)
+
+    def expected_antennas(self, engine: Any) -> tuple[int, ...]:
+        """Where the next cards should land, for the firmware to read first (``BridgeLink.expect``):
+        the next seat's next free slot, and while the board is due, the burn and the street's board
+        slots.  A hint only: a card elsewhere is still read, a little later."""
+        with self._lock:
+            if engine is None or engine.over:
+                return ()
+            zone_map = self.zones.zone_map
+            out: list[int | None] = []
+            seat = engine.next_seat
+            if seat is not None:
+                out.append(zone_map.antenna_of(Slot(Zone("seat", seat), len(engine.hands.get(seat, ())))))
+            if str(getattr(engine.phase, "value", engine.phase)) == "board":
+                out.append(zone_map.antenna_of(Slot(Zone("burn"), 0)))
+                have = len(engine.board)
+                total = 0
+                for size in self.fusion.board_streets:
+                    total += size
+                    if total > have:
+                        out += [zone_map.antenna_of(Slot(Zone("board"), i)) for i in range(have, total)]
+                        break
+            return tuple(dict.fromkeys(a for a in out if a is not None))
 
     def run(self, changes: queue.Queue[PresenceChange], stop: threading.Event, tick: float = 0.05) -> None:
         """Pump ``changes`` (e.g. ``BridgeLink.changes``) until ``stop`` is set."""

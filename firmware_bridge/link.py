@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 import serial
 
 from firmware_bridge import protocol as p
+from firmware_bridge.firmware import bridge_proto as fw
 
 log = logging.getLogger(__name__)
 
@@ -213,6 +214,9 @@ class BridgeLink:
         self._backoff = self.config.reopen_backoff_min
         self._last_log: dict[str, float] = {}
         self._unsynced_since: float | None = None
+        self._expect_wanted: tuple[int, ...] = ()
+        self._expect_sent: tuple[int, ...] | None = None
+        self._expect_at = 0.0
 
     # -- public API -------------------------------------------------------------
     def start(self) -> BridgeLink:
@@ -258,6 +262,11 @@ class BridgeLink:
     def request_inventory(self) -> None:
         """Ask for a full snapshot and reconcile (thread-safe)."""
         self._actions.put("inventory")
+
+    def expect(self, antennas: tuple[int, ...]) -> None:
+        """Tell the device where the next cards should land (thread-safe; sent when it changes and
+        re-sent every second, so a rebooted device learns it again)."""
+        self._expect_wanted = tuple(antennas)[: fw.MAX_EXPECT]
 
     def reboot_device(self) -> None:
         """Send REBOOT (thread-safe); the link resynchronises after the device's HELLO."""
@@ -427,6 +436,10 @@ class BridgeLink:
         return msg
 
     def _do_actions(self, now: float) -> None:
+        wanted = self._expect_wanted
+        if self._synced.is_set() and (wanted != self._expect_sent or (wanted and now - self._expect_at >= 1.0)):
+            self._expect_sent, self._expect_at = wanted, now
+            self._send(p.Expect(wanted), now)
         while True:
             try:
                 action = self._actions.get_nowait()

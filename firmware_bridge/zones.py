@@ -150,10 +150,15 @@ class ZoneTracker:
     """Debounced zone membership per tag, fed with the link's presence changes."""
 
     def __init__(
-        self, zone_map: ZoneMap, debounce: float = 0.25, clock: Callable[[], float] = time.monotonic
+        self, zone_map: ZoneMap, debounce: float = 0.25, clock: Callable[[], float] = time.monotonic,
+        arrive_debounce: float | None = None,
     ) -> None:
+        """``arrive_debounce``: the window after an arrival (default: ``debounce``).  The reference
+        firmware confirms an arrival with a second read before it reports it, so the daemon
+        commits arrivals at once and keeps the window for leaves and moves."""
         self.zone_map = zone_map
         self.debounce = debounce
+        self.arrive_debounce = debounce if arrive_debounce is None else arrive_debounce
         self._clock = clock
         self._raw: dict[str, set[int]] = {}
         self._committed: dict[str, Slot] = {}
@@ -170,7 +175,8 @@ class ZoneTracker:
             return self.poll(now)
         antennas = self._raw.setdefault(change.uid, set())
         (antennas.add if change.arrived else antennas.discard)(change.antenna)
-        self._due[change.uid] = now + self.debounce
+        first = change.arrived and len(antennas) == 1 and change.uid not in self._committed
+        self._due[change.uid] = now + (self.arrive_debounce if first else self.debounce)
         return self.poll(now)
 
     def poll(self, now: float | None = None) -> list[ZoneChange]:
