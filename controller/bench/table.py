@@ -378,6 +378,7 @@ def _score(s: _Session, times: dict[int, float], msgs: list[tuple[str, Any, floa
         "lost_hole_cards": lost, "phantom_hole_cards": phantom, "flops_missing": flops_missing,
         "alerts_missing": alerts_missing, "leaves_missing": leaves_missing,
         "alerts_seen": dict(Counter(code for _, _, code in alerts)),
+        "board_events": [sorted(cs) for cs, _ in boards][:6],
         "hands": len({h for h, _, _ in s.hole} | {h for h, _ in s.wrong}), "cards_moved": len(s.moves),
         "firmware_max_lag_ms": round(lag_ms, 3), "seconds": round(elapsed, 1),
         "link_counters": {k: v for k, v in health.get("counters", {}).items()

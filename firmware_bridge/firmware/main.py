@@ -158,6 +158,7 @@ class Scanner:
         self.slot = 0
         self.prio_pos = 0
         self.cycle_done = False
+        self.deferred = []
 
     def _clear(self, antenna, busy):
         for b in busy:
@@ -169,20 +170,30 @@ class Scanner:
         self.slot += 1
         if self.slot % PRIORITY_EVERY == 0:
             prio = dev.expected + [a for a in range(self.count) if dev.pending[a]]
-            for k in range(len(prio)):
-                a = prio[(self.prio_pos + k) % len(prio)]
-                if dev.enabled[a] and self._clear(a, busy):
-                    self.prio_pos = (self.prio_pos + k + 1) % len(prio)
+            if prio:  # strictly in turn: one blocked by a neighbour's field waits, the others too
+                a = prio[self.prio_pos % len(prio)]
+                if not dev.enabled[a]:
+                    self.prio_pos += 1
+                elif a not in busy and self._clear(a, busy):
+                    self.prio_pos += 1
                     return a
-        for k in range(len(self.order)):
-            i = (self.pos + k) % len(self.order)
-            a = self.order[i]
-            if dev.enabled[a] and self._clear(a, busy):
-                for j in range(self.pos, self.pos + k + 1):
-                    if j == len(self.order) - 1 or j % len(self.order) == len(self.order) - 1:
-                        self.cycle_done = True
-                self.pos = (i + 1) % len(self.order)
+        for a in self.deferred:  # passed over while a neighbour's field was on: first in line now
+            if self._clear(a, busy):
+                self.deferred.remove(a)
                 return a
+        n = len(self.order)
+        for _ in range(n):
+            a = self.order[self.pos]
+            self.pos += 1
+            if self.pos == n:
+                self.pos = 0
+                self.cycle_done = True
+            if not dev.enabled[a]:
+                continue
+            if self._clear(a, busy):
+                return a
+            if a not in self.deferred:
+                self.deferred.append(a)
         return None
 
 
