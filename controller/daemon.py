@@ -410,7 +410,8 @@ class Daemon:
             self._start_camera()
 
     def _start_bridge(self, url: str) -> None:
-        from firmware_bridge.fusion import Fusion, RfidPipeline, UnknownTag
+        from controller.events import CameraReport
+        from firmware_bridge.fusion import Fusion, OrderUnknown, RfidPipeline, UnknownTag
         from firmware_bridge.link import BridgeLink, LinkConfig
         from firmware_bridge.zones import ZoneMap, ZoneTracker
 
@@ -422,6 +423,11 @@ class Daemon:
             # Runs under the owner lock (the pipeline's lock is the owner's): apply in place.
             if isinstance(item, UnknownTag):
                 self.apply_now(UnknownTagRead(str(item.zone), item.uid), source="rfid")
+                return
+            if isinstance(item, OrderUnknown):  # never dealt in a guessed order: the dealer confirms
+                cards = ", ".join(f"{z.name} {c.label()}" for z, c in item.cards)
+                self.apply_now(CameraReport("card_unread", item.cards[0][0].name,
+                                            detail=f"order unknown after a reconnect, confirm: {cards}"), source="rfid")
                 return
             if self.fallback is not None and getattr(item, "source", "") == "rfid":
                 # The camera cross-checks every tag it can see; its findings are acted on by the

@@ -57,7 +57,21 @@ class UnknownTag:
         return {"kind": self.kind, "zone": self.zone.name, "uid": self.uid}
 
 
-FusionOutput = Event | UnknownTag
+@dataclass(frozen=True, slots=True)
+class OrderUnknown:
+    """Cards found on the table by a snapshot (after a reconnect or restart) whose order the
+    device could not replay: they are NOT given to the engine in an invented order; the daemon
+    raises an alert asking the dealer to confirm them."""
+
+    kind: ClassVar[str] = "order_unknown"
+    cards: tuple[tuple[Zone, Card], ...]
+    t: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "cards": [{"zone": z.name, "card": c.label()} for z, c in self.cards]}
+
+
+FusionOutput = Event | UnknownTag | OrderUnknown
 
 _GROUPED = {"board": BoardCards, "shoe": Stub}
 
@@ -87,6 +101,7 @@ class Fusion:
         self._group_last = 0.0
         self.suppressed = 0
         self.moved = 0
+        self._unordered: list[tuple[Zone, Card]] = []
 
     def new_hand(self) -> list[FusionOutput]:
         """Forget which cards went where (call at StartHand); returns a pending group, flushed."""
@@ -103,6 +118,11 @@ class Fusion:
 
     def feed(self, change: ZoneChange) -> list[FusionOutput]:
         now = self._clock()
+        if change.entered and not change.ordered:
+            identity = self.registry.lookup(change.uid)
+            if identity.card is not None and self._last_dest.get(identity.card) != change.zone.name:
+                self._unordered.append((change.zone, identity.card))
+                return []
         out = self.poll(now)
         if not change.entered:
             return out
@@ -121,11 +141,26 @@ class Fusion:
         return self.poll(now) + self._card_to(zone, card, "camera", now)
 
     def poll(self, now: float | None = None) -> list[FusionOutput]:
-        """Close a board/stub group whose window has passed."""
+        """Close a board/stub group whose window has passed; settle a batch of unordered cards."""
         now = self._clock() if now is None else now
+        out = self._settle_unordered(now)
         if self._group and now - self._group_last >= self.board_window:
-            return self.flush()
-        return []
+            return out + self.flush()
+        return out
+
+    def _settle_unordered(self, now: float) -> list[FusionOutput]:
+        """One card of unknown order is no question (nothing to order it against); several are."""
+        batch, self._unordered = self._unordered, []
+        if len(batch) == 1:
+            zone, card = batch[0]
+            return self._card_to(zone, card, self.source, now)
+        if not batch:
+            return []
+        for zone, card in batch:
+            self._last_dest[card] = zone.name  # a later re-report is no new card either
+        log.warning("cards of unknown order", extra={"event": "fusion_order_unknown",
+                                                      "cards": [f"{z.name}:{c.label()}" for z, c in batch]})
+        return [OrderUnknown(tuple(batch), now)]
 
     def flush(self) -> list[FusionOutput]:
         if not self._group:

@@ -60,7 +60,10 @@ class PresenceChange:
     """Tag ``uid`` (upper-case hex) arrived at / left ``antenna``.
 
     ``source`` is ``event`` (a TAG_ARRIVE/TAG_LEAVE frame, ``seq`` is its number) or
-    ``inventory`` (found by reconciling a snapshot after a loss or reset).
+    ``inventory`` (found by reconciling a snapshot after a loss or reset).  Frames the host
+    missed are first asked again (REPLAY, the device keeps a ring of recent frames), so their
+    order is the table's; only when they are gone too do several arrivals come from a snapshot
+    with ``ordered=False``: their order is unknown, and the pipeline asks the dealer, never guesses.
     """
 
     antenna: int
@@ -70,6 +73,7 @@ class PresenceChange:
     source: str = "event"
     seq: int | None = None
     boot_id: int | None = None
+    ordered: bool = True  # False: learnt from a snapshot with other arrivals whose order is unknown
 
 
 @dataclass(frozen=True, slots=True)
@@ -214,6 +218,9 @@ class BridgeLink:
         self._backoff = self.config.reopen_backoff_min
         self._last_log: dict[str, float] = {}
         self._unsynced_since: float | None = None
+        self._replay: tuple[int, float, int] | None = None  # (first seq asked, sent at, command seq)
+        self._replay_failed = False  # the ring no longer held what was missed: a snapshot decides
+        self._explained: set[tuple[int, str, bool]] = set()
         self._expect_wanted: tuple[int, ...] = ()
         self._expect_sent: tuple[int, ...] | None = None
         self._expect_at = 0.0
@@ -471,6 +478,14 @@ class BridgeLink:
         if isinstance(item, p.Heartbeat):
             self._last_heartbeat = now
         if isinstance(item, p.Inventory):
+            first = (item.seq - (item.part - 1)) % SEQ_MOD
+            if (item.boot_id == self._boot_id and not self._replay_failed and self._model
+                    and seq_distance(first, self._expected) > 0):
+                # Frames were missed before this snapshot: ask for them again and apply the snapshot
+                # in its place in the sequence, so no arrival's order is guessed.
+                self._sequenced(item, now)
+                self._ask_replay(now)
+                return
             self._on_inventory_part(item, now)
         else:
             self._sequenced(item, now)
@@ -534,6 +549,8 @@ class BridgeLink:
                 self._send(self.config.device, now, track=True)
         self._boot_id = boot_id
         self._expected = next_seq
+        self._replay = None
+        self._replay_failed = False
         self._buffer.clear()
         self._gap_since = None
         self._assembly = None
@@ -579,6 +596,9 @@ class BridgeLink:
             self._gap_since = now
 
     def _apply(self, msg: p.Message, now: float) -> None:
+        if isinstance(msg, p.Inventory):
+            self._on_inventory_part(msg, now, in_sequence=True)
+            return
         if isinstance(msg, p.TagArrive):  # TagLeave is a subclass
             key = (msg.antenna, msg.uid.hex().upper())
             arrived = not isinstance(msg, p.TagLeave)
@@ -604,6 +624,10 @@ class BridgeLink:
             if self._on_fault is not None:
                 self._on_fault(msg)
         elif isinstance(msg, p.Ack):
+            if self._replay is not None and msg.cmd_seq == self._replay[2]:
+                if msg.status != p.AckStatus.OK:
+                    self._replay_gone(now, "the device's ring no longer holds the missed frames")
+                return
             pending = self._pending.pop(msg.cmd_seq, None)
             if msg.status != p.AckStatus.OK:
                 self.counters["command_errors"] += 1
@@ -614,9 +638,9 @@ class BridgeLink:
             elif pending is not None:
                 self.counters["commands_acked"] += 1
 
-    def _on_inventory_part(self, inv: p.Inventory, now: float) -> None:
+    def _on_inventory_part(self, inv: p.Inventory, now: float, in_sequence: bool = False) -> None:
         first = (inv.seq - (inv.part - 1)) % SEQ_MOD
-        if seq_distance(first, self._expected) < 0:
+        if not in_sequence and seq_distance(first, self._expected) < 0:
             self.counters["stale_inventory_parts"] += 1
             return
         key = (inv.boot_id, inv.snapshot, first, inv.parts)
@@ -631,8 +655,13 @@ class BridgeLink:
             gone = sorted(self._model - snapshot)
             new = sorted(snapshot - self._model)
             self._model = snapshot
-        for antenna, uid, arrived in self._reconcile_order(gone, new, first):
-            self._emit(PresenceChange(antenna, uid, arrived, now, "inventory", None, self._boot_id))
+        ordered = self._reconcile_order(gone, new, first)
+        unexplained = {c for c in ordered if c[2]} - self._explained
+        for antenna, uid, arrived in ordered:
+            known = len(unexplained) < 2 or (antenna, uid, arrived) not in unexplained
+            if not known:
+                self.counters["unordered_arrivals"] += 1
+            self._emit(PresenceChange(antenna, uid, arrived, now, "inventory", None, self._boot_id, known))
         self.counters["inventories"] += 1
         self.counters["reconciled_changes"] += len(gone) + len(new)
         if gone or new:
@@ -640,13 +669,16 @@ class BridgeLink:
                 "inventory reconciled", extra={"event": "bridge_reconciled", "url": self.url,
                                                "left": len(gone), "arrived": len(new)},
             )
-        self._expected = (first + inv.parts) % SEQ_MOD
-        for s in [s for s in self._buffer if seq_distance(s, self._expected) < 0]:
-            del self._buffer[s]
         self._need_inventory = False
         self._inventory_due = None
-        self._gap_since = None
-        self._drain(now)
+        self._replay_failed = False
+        self._replay = None
+        if not in_sequence:
+            self._expected = (first + inv.parts) % SEQ_MOD
+            for s in [s for s in self._buffer if seq_distance(s, self._expected) < 0]:
+                del self._buffer[s]
+            self._gap_since = None
+            self._drain(now)
         self._state = "ready"
         self._synced.set()
         self._unsynced_since = None
@@ -667,7 +699,28 @@ class BridgeLink:
                 change = (msg.antenna, msg.uid.hex().upper(), not isinstance(msg, p.TagLeave))
                 when[change] = max(when.get(change, -1), seq_distance(seq, self._expected))
         diffs = [(a, u, False) for a, u in gone] + [(a, u, True) for a, u in new]
+        self._explained = set(when)
         return sorted(diffs, key=lambda change: when.get(change, -1))  # stable: lost changes keep their order
+
+    def _ask_replay(self, now: float) -> None:
+        if self._replay is not None and self._replay[0] == self._expected:
+            return
+        self.counters["replay_requests"] += 1
+        log.info("asking the device to replay from %d", self._expected,
+                 extra={"event": "bridge_replay_request", "url": self.url, "first": self._expected})
+        sent = self._send(p.Replay(self._expected), now)
+        self._replay = (self._expected, now, sent.seq)
+
+    def _replay_gone(self, now: float, reason: str) -> None:
+        """The missed frames cannot be had again: drop what waited for them and take a fresh
+        snapshot; its arrivals then carry ``ordered=False`` if there are several."""
+        self.counters["replays_failed"] += 1
+        log.warning("replay failed: %s", reason, extra={"event": "bridge_replay_failed", "url": self.url})
+        self._replay = None
+        self._replay_failed = True
+        for s in [s for s, m in self._buffer.items() if isinstance(m, p.Inventory)]:
+            del self._buffer[s]
+        self._request_inventory(now, "replay failed")
 
     def _request_inventory(self, now: float, reason: str) -> None:
         self._need_inventory = True
@@ -722,8 +775,15 @@ class BridgeLink:
             log.info("sequence gap", extra={"event": "bridge_gap", "url": self.url,
                                             "expected": self._expected, "buffered": len(self._buffer)})
             self._gap_since = None
-            if self._inventory_due is None:
+            if self._inventory_due is None and self._replay is None and not self._replay_failed:
+                self._ask_replay(now)
+            elif self._inventory_due is None and self._replay is None:
                 self._request_inventory(now, "sequence gap")
+        if self._replay is not None:
+            if seq_distance(self._expected, self._replay[0]) > 0 and not self._buffer:
+                self._replay = None  # the gap is filled
+            elif now - self._replay[1] >= max(cfg.ack_timeout, 4 * cfg.reorder_window):
+                self._replay_gone(now, "no answer to REPLAY")
         if self._inventory_due is not None and now >= self._inventory_due:
             self._request_inventory(now, "inventory overdue")
         for seq, pending in list(self._pending.items()):

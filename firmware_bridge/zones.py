@@ -141,6 +141,7 @@ class ZoneChange:
     entered: bool
     slot: int
     t: float
+    ordered: bool = True  # False: an arrival learnt from a snapshot, its order among others unknown
 
 
 _AMBIGUOUS = object()
@@ -163,6 +164,7 @@ class ZoneTracker:
         self._raw: dict[str, set[int]] = {}
         self._committed: dict[str, Slot] = {}
         self._due: dict[str, float] = {}
+        self._unordered: set[str] = set()
         self.unmapped = 0
 
     def feed(self, change: PresenceChange) -> list[ZoneChange]:
@@ -173,6 +175,8 @@ class ZoneTracker:
             log.warning("tag on an antenna with no zone",
                         extra={"event": "zone_unmapped", "antenna": change.antenna, "uid": change.uid})
             return self.poll(now)
+        if change.arrived and not change.ordered:
+            self._unordered.add(change.uid)
         antennas = self._raw.setdefault(change.uid, set())
         (antennas.add if change.arrived else antennas.discard)(change.antenna)
         first = change.arrived and len(antennas) == 1 and change.uid not in self._committed
@@ -196,7 +200,8 @@ class ZoneTracker:
             if old is not None and (target is None or target.zone != old.zone):
                 out.append(ZoneChange(uid, old.zone, False, old.index, now))
             if target is not None and (old is None or target.zone != old.zone):
-                out.append(ZoneChange(uid, target.zone, True, target.index, now))
+                out.append(ZoneChange(uid, target.zone, True, target.index, now, uid not in self._unordered))
+            self._unordered.discard(uid)
             if target is None:
                 self._committed.pop(uid, None)
             else:
