@@ -221,6 +221,10 @@ class BridgeLink:
         self._replay: tuple[int, float, int] | None = None  # (first seq asked, sent at, command seq)
         self._replay_failed = False  # the ring no longer held what was missed: a snapshot decides
         self._explained: set[tuple[int, str, bool]] = set()
+        # (command seq, sent at, the snapshot's differences, the unexplained arrivals), while the
+        # device replays its ring to order a snapshot's arrivals; the ring's arrivals, in order.
+        self._order_replay: tuple[int, float, list, set] | None = None
+        self._ring_order: dict[tuple[int, str, bool], int] = {}
         self._expect_wanted: tuple[int, ...] = ()
         self._expect_sent: tuple[int, ...] | None = None
         self._expect_at = 0.0
@@ -477,6 +481,10 @@ class BridgeLink:
                 self._request_inventory(now, "reset detected by heartbeat")
         if isinstance(item, p.Heartbeat):
             self._last_heartbeat = now
+        if (self._order_replay is not None and isinstance(item, p.TagArrive) and not isinstance(item, p.TagLeave)
+                and seq_distance(item.seq, self._expected) < 0):
+            self._ring_order[(item.antenna, item.uid.hex().upper(), True)] = len(self._ring_order)
+            return
         if isinstance(item, p.Inventory):
             first = (item.seq - (item.part - 1)) % SEQ_MOD
             if (item.boot_id == self._boot_id and not self._replay_failed and self._model
@@ -551,6 +559,8 @@ class BridgeLink:
         self._expected = next_seq
         self._replay = None
         self._replay_failed = False
+        if self._order_replay is not None:
+            self._order_replay_done(now)
         self._buffer.clear()
         self._gap_since = None
         self._assembly = None
@@ -624,6 +634,9 @@ class BridgeLink:
             if self._on_fault is not None:
                 self._on_fault(msg)
         elif isinstance(msg, p.Ack):
+            if self._order_replay is not None and msg.cmd_seq == self._order_replay[0]:
+                self._order_replay_done(now)
+                return
             if self._replay is not None and msg.cmd_seq == self._replay[2]:
                 if msg.status != p.AckStatus.OK:
                     self._replay_gone(now, "the device's ring no longer holds the missed frames")
@@ -657,11 +670,15 @@ class BridgeLink:
             self._model = snapshot
         ordered = self._reconcile_order(gone, new, first)
         unexplained = {c for c in ordered if c[2]} - self._explained
-        for antenna, uid, arrived in ordered:
-            known = len(unexplained) < 2 or (antenna, uid, arrived) not in unexplained
-            if not known:
-                self.counters["unordered_arrivals"] += 1
-            self._emit(PresenceChange(antenna, uid, arrived, now, "inventory", None, self._boot_id, known))
+        if len(unexplained) >= 2 and self._order_replay is None:
+            # Several arrivals and no frame says in which order: the device's ring may (a host that
+            # just started, or one whose gap the ring no longer covers); the ACK ends its replay.
+            sent = self._send(p.Replay((first - fw.RING_FRAMES) % SEQ_MOD), now)
+            self._order_replay = (sent.seq, now, ordered, unexplained)
+            self._ring_order = {}
+            self.counters["order_replays"] += 1
+        else:
+            self._emit_reconciled(ordered, unexplained, {}, now)
         self.counters["inventories"] += 1
         self.counters["reconciled_changes"] += len(gone) + len(new)
         if gone or new:
@@ -682,6 +699,27 @@ class BridgeLink:
         self._state = "ready"
         self._synced.set()
         self._unsynced_since = None
+
+    def _emit_reconciled(self, ordered: list[tuple[int, str, bool]], unexplained: set[tuple[int, str, bool]],
+                         ring: dict[tuple[int, str, bool], int], now: float) -> None:
+        """Emit a snapshot's differences; arrivals the ring placed go in the ring's order, after
+        any it could not place, which are flagged unordered if there are several."""
+        unplaced = [c for c in unexplained if c not in ring]
+        if ring:
+            placed = sorted((c for c in ordered if c in ring), key=lambda c: ring[c])
+            rest = [c for c in ordered if c not in ring]
+            ordered = rest + placed
+        for change in ordered:
+            known = len(unplaced) < 2 or change not in unplaced
+            if not known:
+                self.counters["unordered_arrivals"] += 1
+            self._emit(PresenceChange(change[0], change[1], change[2], now, "inventory", None, self._boot_id, known))
+
+    def _order_replay_done(self, now: float) -> None:
+        assert self._order_replay is not None
+        _, _, ordered, unexplained = self._order_replay
+        self._order_replay = None
+        self._emit_reconciled(ordered, unexplained, self._ring_order, now)
 
     def _reconcile_order(
         self, gone: list[tuple[int, str]], new: list[tuple[int, str]], first: int
@@ -779,6 +817,8 @@ class BridgeLink:
                 self._ask_replay(now)
             elif self._inventory_due is None and self._replay is None:
                 self._request_inventory(now, "sequence gap")
+        if self._order_replay is not None and now - self._order_replay[1] >= max(cfg.ack_timeout, 0.2):
+            self._order_replay_done(now)  # no answer: what the ring gave so far
         if self._replay is not None:
             if seq_distance(self._expected, self._replay[0]) > 0 and not self._buffer:
                 self._replay = None  # the gap is filled

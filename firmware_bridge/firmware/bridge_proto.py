@@ -452,18 +452,20 @@ class Device:
             self._ack(seq, mtype, ACK_UNKNOWN_COMMAND)
 
     def _replay(self, cmd_seq, first):
-        """Send again, with their own sequence numbers, the frames from ``first`` on.  ACK OK if the
-        ring still held ``first``, NOT_READY if it is gone (the host then needs an inventory)."""
-        frames = []
+        """Send again, with their own sequence numbers, the frames from ``first`` on, then the ACK
+        (so it marks the end): OK if the ring still held ``first``; NOT_READY if not, after the
+        whole ring (a host that has no position, e.g. just started, learns the recent order)."""
+        start = 0
         found = False
-        for seq, frame in self.ring:
-            if not found and seq == first:
+        for i in range(len(self.ring)):
+            if self.ring[i][0] == first:
+                start = i
                 found = True
-            if found:
-                frames.append(frame)
-        self._ack(cmd_seq, T_REPLAY, ACK_OK if found else ACK_NOT_READY)
+                break
+        frames = [frame for _, frame in self.ring[start:]]
         for frame in frames:
             self._write(frame)
+        self._ack(cmd_seq, T_REPLAY, ACK_OK if found else ACK_NOT_READY)
 
     def _configure(self, body):
         if len(body) < 7:

@@ -105,3 +105,40 @@ def test_when_the_order_is_gone_the_dealer_is_asked_not_a_guess_applied(tmp_path
         assert rig.link.health().counters.get("replays_failed", 0) >= 1
     finally:
         rig.close()
+
+
+def test_a_restarted_host_orders_the_cards_dealt_meanwhile_from_the_device_ring(tmp_path) -> None:
+    rig = Rig(tmp_path)
+    try:
+        rig.emu.place(0, "04000003")
+        assert wait_for(lambda: len(rig.changes) == 1)
+        rig.link.stop()  # the daemon goes down; the dealer keeps pitching
+        rig.emu.place(*SEAT3_FIRST)
+        time.sleep(0.1)
+        rig.emu.place(*SEAT1_SECOND)
+        time.sleep(0.1)
+        deck = Deck("A")
+        deck.add(SEAT3_FIRST[1], Card.parse("Ah"))
+        deck.add(SEAT1_SECOND[1], Card.parse("Kd"))
+        deck.add("04000003", Card.parse("2c"))
+        out: list = []
+        pipeline = RfidPipeline(ZoneTracker(ZoneMap.standard(seats=4), arrive_debounce=0.0),
+                                Fusion(DeckRegistry([deck])), out.append)
+        pipeline.remember({Card.parse("2c"): "seat:1"})  # what the journal restores
+        changes: list[PresenceChange] = []
+
+        def on_change(change: PresenceChange) -> None:
+            changes.append(change)
+            pipeline.feed(change)
+
+        with BridgeLink(rig.path, LINK, on_change=on_change) as link:
+            assert link.wait_synced(5)
+            assert wait_for(lambda: len(changes) >= 3)
+            time.sleep(0.1)
+            pipeline.poll()
+            assert link.health().counters.get("order_replays", 0) == 1
+        assert [(c.antenna, c.uid) for c in changes if c.uid != "04000003"] == [SEAT3_FIRST, SEAT1_SECOND]
+        assert all(c.ordered for c in changes if c.uid != "04000003")
+        assert [(e.seat, e.card.label()) for e in out if isinstance(e, Deal)] == [(3, "Ah"), (1, "Kd")]
+    finally:
+        rig.emu.stop()
