@@ -67,10 +67,10 @@ class FirmwareProcess(_ChildProcess):
     def remove(self, key: int, antenna: int, uid: str) -> None:
         self.conn.send(("remove", key, antenna, uid))
 
-    def times(self) -> tuple[dict[int, float], float]:
+    def times(self) -> tuple[dict[int, float], tuple[float, float]]:
         self.conn.send(("times",))
         times, lag = self.conn.recv()
-        return dict(times), lag
+        return dict(times), tuple(lag)
 
 
 def _firmware_main(conn, link_path: str, fw_dir: str, readers: int) -> None:
@@ -90,7 +90,7 @@ def _firmware_main(conn, link_path: str, fw_dir: str, readers: int) -> None:
                 board.table.remove(cmd[2], bytes.fromhex(cmd[3]))
                 times[cmd[1]] = time.monotonic()
             elif cmd[0] == "times":
-                conn.send((dict(times), board.lag_us / 1000))
+                conn.send((dict(times), (board.lag_us / 1000, 100.0 * board.late_samples / max(1, board.samples))))
             elif cmd[0] == "stop":
                 raise SimEnd()
 
@@ -316,18 +316,19 @@ def session_latency(broker: Broker, hands: int, fw_dir: str | Path, seed: int = 
             s.hand(n, wrong_seat=wrong_every > 0 and n % wrong_every == wrong_every - 1)
         elapsed = time.monotonic() - t0
         time.sleep(1.0)
-        times, lag_ms = fw.times()
+        times, lag = fw.times()
         msgs = sub.messages()
         health = d.bridge.health().to_dict()
     finally:
         sub.stop()
         d.stop()
         fw.stop()
-    return _score(s, times, msgs, gone, lag_ms, elapsed, health)
+    return _score(s, times, msgs, gone, lag, elapsed, health)
 
 
 def _score(s: _Session, times: dict[int, float], msgs: list[tuple[str, Any, float]],
-           gone: dict[str, list[float]], lag_ms: float, elapsed: float, health: dict[str, Any]) -> dict[str, Any]:
+           gone: dict[str, list[float]], lag: tuple[float, float], elapsed: float, health: dict[str, Any]
+           ) -> dict[str, Any]:
     cards: dict[tuple[int, int], list[float]] = {}
     boards: list[tuple[set[str], float]] = []
     alerts: list[tuple[int | None, float, str]] = []
@@ -380,7 +381,8 @@ def _score(s: _Session, times: dict[int, float], msgs: list[tuple[str, Any, floa
         "alerts_seen": dict(Counter(code for _, _, code in alerts)),
         "board_events": [sorted(cs) for cs, _ in boards][:6],
         "hands": len({h for h, _, _ in s.hole} | {h for h, _ in s.wrong}), "cards_moved": len(s.moves),
-        "firmware_max_lag_ms": round(lag_ms, 3), "seconds": round(elapsed, 1),
+        "firmware_max_lag_ms": round(lag[0], 3), "firmware_lagging_over_5ms_pct": round(lag[1], 2),
+        "seconds": round(elapsed, 1),
         "link_counters": {k: v for k, v in health.get("counters", {}).items()
                           if k in ("faults", "gaps", "inventories", "corrupt_frames", "device_resets")},
     }

@@ -125,21 +125,29 @@ class Board:
         return bytes(out)
 
     # -- pins and chip selects -------------------------------------------------
-    def _pin_changed(self):
+    def _pin_changed(self, n):
         cfg = self.config
+        pins = self.pins
+        mux = getattr(cfg, "MUX_ADDR", None)
         low = []
-        if getattr(cfg, "MUX_ADDR", None) is not None:
-            addr = 0
-            for bit, n in enumerate(cfg.MUX_ADDR):
-                if self.pins.get(n, 1):
-                    addr |= 1 << bit
-            for d, n in enumerate(cfg.MUX_ENABLE):
-                if self.pins.get(n, 1) == 0:
+        if mux is not None:
+            if n not in cfg.MUX_ENABLE and n not in mux:
+                return
+            for d, e in enumerate(cfg.MUX_ENABLE):
+                if pins.get(e, 1) == 0:
+                    addr = 0
+                    for bit, a in enumerate(mux):
+                        if pins.get(a, 1):
+                            addr |= 1 << bit
                     low.append(d * 16 + addr)
         else:
-            for i, n in enumerate(cfg.CS_PINS):
-                if self.pins.get(n, 1) == 0:
+            if n not in cfg.CS_PINS:
+                return
+            for i, c in enumerate(cfg.CS_PINS):
+                if pins.get(c, 1) == 0:
                     low.append(i)
+        if not low and not self.selected:
+            return
         low = [i for i in low if i < len(self.readers)]
         for i in self.selected:
             if i not in low:
@@ -319,7 +327,7 @@ def make_stubs(board):
                 if self.n == 22 and v == 0:
                     for r in board.readers:
                         r.reset()
-                board._pin_changed()
+                board._pin_changed(self.n)
             return None
 
         def on(self):

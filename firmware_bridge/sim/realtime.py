@@ -26,6 +26,8 @@ class RealtimeBoard(Board):
         self.poll = poll
         self.t0 = time.monotonic()
         self.lag_us = 0.0
+        self.samples = 0
+        self.late_samples = 0  # samples where the model ran more than 5 ms behind the wall clock
         self._next_io = 0.0
 
     def deliver(self, now: float, data: bytes) -> None:
@@ -46,6 +48,9 @@ class RealtimeBoard(Board):
             time.sleep(ahead)
         elif ahead < 0:
             self.lag_us = max(self.lag_us, -ahead * 1e6)
+        self.samples += 1
+        if ahead < -0.005:
+            self.late_samples += 1
         super()._hook(now)
         data = self.pty.read()
         if data:
