@@ -28,6 +28,7 @@ class RealtimeBoard(Board):
         self.lag_us = 0.0
         self.samples = 0
         self.late_samples = 0  # samples where the model ran more than 5 ms behind the wall clock
+        self.late: list[list[float]] = []  # [from, to] wall-clock spans when it did
         self._next_io = 0.0
 
     def deliver(self, now: float, data: bytes) -> None:
@@ -51,6 +52,11 @@ class RealtimeBoard(Board):
         self.samples += 1
         if ahead < -0.005:
             self.late_samples += 1
+            wall = time.monotonic()
+            if self.late and wall - self.late[-1][1] < 0.01:
+                self.late[-1][1] = wall
+            else:
+                self.late.append([wall, wall])
         super()._hook(now)
         data = self.pty.read()
         if data:
