@@ -34,12 +34,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from controller.bench_latency import _ChildProcess, _summary
-from controller.broker import Broker
-from controller.cards import standard_deck
-from controller.config import Config
-from controller.decks import Deck, DeckRegistry
-from controller.events import Acknowledge, Act, EndHand, NewHand, SeatPlayer, SetButton
+from controller.bench.latency import _ChildProcess, _summary
+from controller.demo.config import demo_config
+from controller.mqtt.broker import Broker
+from controller.rules.cards import standard_deck
+from controller.rules.decks import Deck, DeckRegistry
+from controller.rules.events import Acknowledge, Act, EndHand, NewHand, SeatPlayer, SetButton
 
 FIRMWARE_DIR = Path(__file__).resolve().parents[2] / "firmware_bridge" / "firmware"
 SEATS = 10
@@ -181,7 +181,8 @@ def floor_read_ms(fw_dir: str | Path = FIRMWARE_DIR) -> float:
 class _Session:
     """Deals hold'em hands on the model table and records when each card landed or left."""
 
-    def __init__(self, daemon: Any, fw: FirmwareProcess, rng: random.Random, uids: list[str], slow: float) -> None:
+    def __init__(self, daemon: Any, pipeline: Any, fw: FirmwareProcess, rng: random.Random, uids: list[str],
+                 slow: float) -> None:
         self.d = daemon
         self.fw = fw
         self.rng = rng
@@ -193,7 +194,7 @@ class _Session:
         self.wrong: list[tuple[int, int]] = []  # (hand, key)
         self.leaves: list[tuple[str, int]] = []  # (uid, key)
         self.landed: set[str] = set()
-        zone_map = daemon.pipeline.zones.zone_map
+        zone_map = pipeline.zones.zone_map
         self.seat_antenna = {(s.zone.seat, s.index): a for a, s in zone_map.antennas.items() if s.zone.kind == "seat"}
         self.board_antenna = [a for a, s in sorted(zone_map.antennas.items()) if s.zone.kind == "board"]
         self.pile = {s.zone.kind: a for a, s in zone_map.antennas.items() if s.zone.kind in ("burn", "muck")}
@@ -282,7 +283,7 @@ class _Session:
 
 def session_latency(broker: Broker, hands: int, fw_dir: str | Path, seed: int = 3, wrong_every: int = 4,
                     slow_tags: float = 0.1) -> dict[str, Any]:
-    from controller.daemon import Daemon
+    from controller.app.daemon import Daemon
 
     rng = random.Random(seed)
     deck = Deck("A")
@@ -290,30 +291,31 @@ def session_latency(broker: Broker, hands: int, fw_dir: str | Path, seed: int = 
     for uid, card in zip(uids, standard_deck(), strict=True):
         deck.add(uid, card)
     tmp = Path(tempfile.mkdtemp(prefix="tablectl-bench-table-"))
-    config = Config.default_demo("bench", size=SEATS, journal=tmp / "journal.sqlite",
+    config = demo_config("bench", size=SEATS, journal=tmp / "journal.sqlite",
                                  mqtt_url=f"mqtt://127.0.0.1:{broker.port}", broadcast_delay=0)
     link_path = str(tmp / "ttyRP2040")
     fw = FirmwareProcess(link_path, str(fw_dir))
-    d = Daemon(config, registry=DeckRegistry([deck]), serial_url=link_path)
+    d = Daemon(config, registry=DeckRegistry([deck]), backends={"serial": link_path})
     d.start()
+    rfid = d.sources["serial"]
     gone: dict[str, list[float]] = {}
-    fusion_feed = d.pipeline.fusion.feed
+    fusion_feed = rfid.pipeline.fusion.feed
 
     def watch(change: Any) -> Any:
         if not change.entered:
             gone.setdefault(change.uid, []).append(time.monotonic())
         return fusion_feed(change)
 
-    d.pipeline.fusion.feed = watch
+    rfid.pipeline.fusion.feed = watch
     sub = EventSubscriber(broker.host, broker.port, config.topic)
     try:
         d.link.connected_event.wait(10)
-        if not d.bridge.wait_synced(20):
+        if not rfid.bridge.wait_synced(20):
             raise RuntimeError("bench: the firmware never synchronised with the host")
         for seat in range(1, SEATS + 1):
             d.submit(SeatPlayer(seat, f"p{seat}"))
         d.submit(SetButton(SEATS))
-        s = _Session(d, fw, rng, uids, slow_tags)
+        s = _Session(d, rfid.pipeline, fw, rng, uids, slow_tags)
         t0 = time.monotonic()
         for n in range(hands):
             s.hand(n, wrong_seat=wrong_every > 0 and n % wrong_every == wrong_every - 1)
@@ -321,7 +323,7 @@ def session_latency(broker: Broker, hands: int, fw_dir: str | Path, seed: int = 
         time.sleep(1.0)
         times, lag = fw.times()
         msgs = sub.messages()
-        health = d.bridge.health().to_dict()
+        health = rfid.bridge.health().to_dict()
     finally:
         sub.stop()
         d.stop()

@@ -9,8 +9,8 @@ from dataclasses import replace
 
 import pytest
 
-from controller.broker import Broker
-from controller.config import Config
+from controller.demo.config import demo_config
+from controller.mqtt.broker import Broker
 from firmware_bridge import protocol as p
 from firmware_bridge.emulator import Emulator
 from firmware_bridge.link import BridgeLink, IncompatibleDeviceError
@@ -58,16 +58,16 @@ def broker() -> Iterator[Broker]:
 
 
 def test_the_daemon_stops_feeding_the_watchdog_when_its_device_is_refused(tmp_path, broker: Broker) -> None:
-    from controller.daemon import Daemon
+    from controller.app.daemon import Daemon
 
     path = str(tmp_path / "ttyEMU")
-    config = Config.default_demo("t8", size=4, journal=tmp_path / "j.sqlite",
+    config = demo_config("t8", size=4, journal=tmp_path / "j.sqlite",
                                  mqtt_url=f"mqtt://127.0.0.1:{broker.port}", broadcast_delay=0)
     with Emulator(8, protocol_version=p.PROTOCOL_VERSION + 1, link_path=path):
-        d = Daemon(config, serial_url=path).start()
+        d = Daemon(config, backends={"serial": path}).start()
         try:
             assert d.link is not None and d.link.connected_event.wait(10)
-            assert wait_for(lambda: d.health()["serial"]["error"] is not None, 10)
+            assert wait_for(lambda: d.health()["serial"].get("error") is not None, 10)
             assert not d.healthy()
         finally:
             d.stop()

@@ -11,9 +11,9 @@ import threading
 import time
 from dataclasses import replace
 
-from controller.cards import Card
-from controller.decks import Deck, DeckRegistry
-from controller.events import Deal
+from controller.rules.cards import Card
+from controller.rules.decks import Deck, DeckRegistry
+from controller.rules.events import Deal
 from firmware_bridge.emulator import Emulator
 from firmware_bridge.fusion import Fusion, OrderUnknown, RfidPipeline
 from firmware_bridge.link import BridgeLink, PresenceChange
