@@ -68,6 +68,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         "alert": _bench_alert,
         "equity": _bench_equity,
         "vision": _bench_vision,
+        "table": _bench_table,
     }
     with _console(stderr=True).status(f"tablectl bench {args.what}: measuring (the JSON follows on stdout)"):
         result = runners[args.what](args)
@@ -107,6 +108,14 @@ def _bench_equity(args: argparse.Namespace) -> dict:
     from controller.bench.equity import run_bench
 
     return run_bench()
+
+
+def _bench_table(args: argparse.Namespace) -> dict:
+    from controller.bench.table import run_bench
+
+    err = _console(stderr=True)
+    return run_bench(hands=args.hands or 12, seed=args.seed, fw_dir=args.firmware,
+                     progress=lambda msg: err.print(f"[dim]bench table: {msg}[/dim]"))
 
 
 def _bench_vision(args: argparse.Namespace) -> dict:
@@ -317,13 +326,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_scenario)
 
     p = sub.add_parser("bench", help="benchmarks printing JSON")
-    p.add_argument("what", choices=["engine", "bridge", "latency", "alert", "equity", "vision"])
+    p.add_argument("what", choices=["engine", "bridge", "latency", "alert", "equity", "vision", "table"])
     p.add_argument("--json", action="store_true", help="plain JSON on stdout")
     p.add_argument("--compact", action="store_true", help="one-line JSON")
     p.add_argument("--hands", type=int, default=None, help="engine: hands in the session")
     p.add_argument("--cards", type=int, default=None, help="bridge: cards to move")
     p.add_argument("--runs", type=int, default=None, help="alert: repeated runs")
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--firmware", default=None, help="table: the firmware folder to run (default: the shipped one)")
     p.set_defaults(func=cmd_bench)
 
     p = sub.add_parser("recognize", help="read the cards in image files (camera fallback)")
