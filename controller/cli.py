@@ -110,6 +110,10 @@ def _bench_equity(args: argparse.Namespace) -> dict:
 
 
 def _bench_vision(args: argparse.Namespace) -> dict:
+    if args.real:  # real photos labelled in YOLO format: right / unknown / wrong per card
+        from vision.bench import run_real_bench
+
+        return run_real_bench(args.real)
     from vision import run_bench
 
     return run_bench()
@@ -322,6 +326,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--hands", type=int, default=None, help="engine: hands in the session")
     p.add_argument("--cards", type=int, default=None, help="bridge: cards to move")
     p.add_argument("--runs", type=int, default=None, help="alert: repeated runs")
+    p.add_argument("--real", default=None, metavar="DIR", help="vision: score real photos of a YOLO-labelled folder")
     p.add_argument("--seed", type=int, default=1)
     p.set_defaults(func=cmd_bench)
 

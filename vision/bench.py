@@ -6,6 +6,10 @@
 
 ``run_bench()`` measures the stock recogniser on the held-back synthetic set (fonts and
 seeds never used to train it) and on synthetic 1280x720 table frames, on this machine.
+``run_real_bench(folder)`` scores it card by card on real photos labelled in YOLO format
+(right / unknown / wrong and the confusions, :mod:`vision.yolo`); ``calibrate_real(folder)``
+chooses the index reader's confidence threshold on such a folder (its train split: never
+on the photos it is then measured on).
 """
 
 from __future__ import annotations
@@ -165,7 +169,105 @@ def run_bench(n_cards: int = BENCH_CARDS, n_frames: int = BENCH_FRAMES, recogniz
     }
 
 
+
+
+REAL_UNSTRETCH = 4 / 3  # the Roboflow export squashed 4:3 photos to 640x640 (see its README)
+
+
+def _reader(rec: Recognizer):  # type: ignore[no-untyped-def]
+    def read(img: np.ndarray) -> list[tuple[Any, ...]]:
+        return [(None if d.card is None else d.card.face, d.box, d.index) for d in rec.recognize(img)]
+    return read
+
+
+def run_real_bench(folder: str | Path, recognizer: Recognizer | None = None, unstretch: float | None = REAL_UNSTRETCH,
+                   progress: Any = None) -> dict[str, Any]:
+    """Right / unknown / wrong per labelled card on real photos (a YOLO folder, or a parent of
+    split folders such as ``valid/`` and ``test/``: each is reported, and the total)."""
+    from .yolo import score_folder
+
+    rec = recognizer or Recognizer.stock()
+    folder = Path(folder)
+    splits = [folder] if (folder / "images").is_dir() else sorted(
+        d for d in folder.iterdir() if (d / "images").is_dir() and d.name != "train")
+    t = time.perf_counter()
+    parts = [score_folder(d, _reader(rec), unstretch, progress) for d in splits]
+    total: dict[str, Any] = {"cards": 0, "right": 0, "unknown": 0, "wrong": 0, "stray_reads": 0, "photos": 0}
+    conf: Counter[tuple[str, str]] = Counter()
+    for p in parts:
+        for k in total:
+            total[k] += p[k]
+        conf.update({(c["true"], c["read"]): c["count"] for c in p["confusions"]})
+    n = max(total["cards"], 1)
+    return {
+        "dataset": str(folder),
+        "splits": [str(p["folder"]) for p in parts],
+        "unstretch": unstretch,
+        "index_threshold": rec.index_threshold,
+        "threshold": rec.threshold,
+        **total,
+        "right_rate": round(total["right"] / n, 4),
+        "unknown_rate": round(total["unknown"] / n, 4),
+        "wrong_rate": round(total["wrong"] / n, 4),
+        "confusions": [{"true": t_, "read": r, "count": c} for (t_, r), c in conf.most_common()],
+        "per_split": parts,
+        "seconds": round(time.perf_counter() - t, 1),
+        "note": "train/ splits are left out (mirrored copies; calibrate_real uses them)",
+    }
+
+
+def calibrate_real(folder: str | Path, recognizer: Recognizer | None = None, max_wrong: float = 0.005,
+                   unstretch: float | None = REAL_UNSTRETCH) -> dict[str, Any]:
+    """The lowest index-reader threshold whose wrong rate on ``folder`` stays at most ``max_wrong``.
+
+    Meant for a *training* split: mirrored copies are turned back first (by how well each
+    way reads, labels unseen).  Returns the sweep; the chosen threshold is ``"threshold"``.
+    """
+    from .yolo import iter_folder, score_photo
+
+    rec = recognizer or Recognizer.stock()
+    keep = rec.index_threshold
+    rec.index_threshold = 0.0
+
+    def score(img: np.ndarray) -> float:
+        assert rec.index is not None
+        from .corners import read_indices
+
+        return sum(r.confidence for r in read_indices(img, rec.index, rec.index_params))
+
+    photos = []
+    try:
+        for ph in iter_folder(folder, unstretch, unmirror=score):
+            photos.append((ph.cards, [(d.card.face if d.card else None, d.confidence, d.box, d.index)
+                                      for d in rec.recognize(ph.image)]))
+    finally:
+        rec.index_threshold = keep
+    sweep = []
+    chosen = 1.0
+    for thr in np.round(np.arange(0.2, 0.96, 0.025), 3):
+        right = wrong = n = 0
+        for cards, found in photos:
+            v, _ = score_photo(cards, [(f if c >= thr else None, b, a) for f, c, b, a in found])
+            n += len(v)
+            right += sum(1 for t_, r in v if r == t_)
+            wrong += sum(1 for t_, r in v if r is not None and r != t_)
+        sweep.append({"threshold": float(thr), "right": round(right / max(n, 1), 4),
+                      "wrong": round(wrong / max(n, 1), 4)})
+    for row in reversed(sweep):  # the lowest threshold from which on the wrong rate stays low
+        if row["wrong"] > max_wrong:
+            break
+        chosen = row["threshold"]
+    return {"folder": str(folder), "photos": len(photos), "max_wrong": max_wrong, "threshold": chosen,
+            "sweep": sweep}
+
+
 if __name__ == "__main__":  # pragma: no cover
     import json
+    import sys
 
-    print(json.dumps(run_bench(), indent=2))
+    if len(sys.argv) > 2 and sys.argv[1] == "calibrate":
+        print(json.dumps(calibrate_real(sys.argv[2]), indent=2))
+    elif len(sys.argv) > 2 and sys.argv[1] == "real":
+        print(json.dumps(run_real_bench(sys.argv[2]), indent=2))
+    else:
+        print(json.dumps(run_bench(), indent=2))

@@ -41,9 +41,9 @@ import numpy as np
 
 from controller.cards import Card
 from controller.events import BoardCards, Burn, Deal, Expose, Muck
-from firmware_bridge.zones import Zone
 
 from .recognizer import CameraLayout, Detection
+from .regions import Zone
 
 
 class _LabelSink(Protocol):

@@ -115,16 +115,13 @@ def test_frame_scan_sorts_cards_into_zones_and_sees_face_down(rec: Recognizer) -
     assert up.face == "up" and up.card in (None, C("3h"))
 
 
-def test_seven_cards_per_1280x720_frame_fast_enough(rec: Recognizer) -> None:
+def test_seven_cards_per_1280x720_frame_found(rec: Recognizer) -> None:
+    """Frame rate is measured by ``tablectl bench vision`` (a timed test would be flaky on a shared CPU)."""
     cam = SyntheticCamera(seed=9)
     frames = [cam.random_frame(7) for _ in range(4)]
-    rec.recognize(frames[0].bgr)
-    t = time.perf_counter()
-    found = sum(len(rec.recognize(f.bgr)) for f in frames)
-    per_frame = (time.perf_counter() - t) / len(frames)
+    found = sum(len([d for d in rec.recognize(f.bgr) if d.card is not None or d.face == "down"]) for f in frames)
     assert frames[0].image.shape == (720, 1280, 3)
     assert found >= 26
-    assert per_frame < 1 / 15 * 2  # target 15 fps; run_bench measures it without test-runner noise
 
 
 def test_recognize_files(tmp_path, rec: Recognizer) -> None:
