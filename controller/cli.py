@@ -137,13 +137,23 @@ def cmd_recognize(args: argparse.Namespace) -> int:
 
 
 def cmd_calibrate_camera(args: argparse.Namespace) -> int:
-    """Reference images of the deck in play: lay each card face up under the camera."""
-    from hw.camera import OpenCVCamera
+    """Reference images of the deck in play: lay each card face up under the camera (or take
+    labelled crops from photos of the deck, ``--photos``); then teach the recogniser the deck."""
     from vision import LabelStore, Recognizer, capture_reference
 
-    camera = OpenCVCamera(args.device)
     store = LabelStore(args.store)
     console = _console()
+    if args.photos:
+        from vision.labels import import_yolo
+
+        got = import_yolo(args.photos, store, per_rank=args.per_rank)
+        console.print(f"stored {got['crops']} labelled crops from {got['photos']} photos: {got['per_rank']}")
+        report = store.refine(Recognizer.stock())
+        console.print_json(json.dumps(report, default=str))
+        return 0 if got["crops"] else 1
+    from hw.camera import OpenCVCamera
+
+    camera = OpenCVCamera(args.device)
 
     def prompt(card) -> None:
         console.print(f"Lay [bold]{card.face}[/] face up under the camera, then press Enter.")
@@ -340,6 +350,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--store", default=None, help="label store folder (default: the state directory)")
     p.add_argument("--shots", type=int, default=3)
     p.add_argument("--no-wait", action="store_true", help="do not wait for Enter between cards")
+    p.add_argument("--photos", default=None, metavar="DIR", help="labelled photos of the deck (YOLO folder), no camera")
+    p.add_argument("--per-rank", type=int, default=5, help="with --photos: labelled cards per rank to take")
     p.set_defaults(func=cmd_calibrate_camera)
 
     p = sub.add_parser("run", help="the daemon: serve the table from a config file")

@@ -70,7 +70,12 @@ def find_marks(bgr: np.ndarray, p: IndexParams = IndexParams()) -> Marks:
     """Glyph-sized dark marks on bright paper (local contrast, no global threshold)."""
     b, g, r = cv2.split(bgr)
     v = cv2.min(cv2.min(b, g), r)
-    ink = cv2.adaptiveThreshold(v, 255, cv2.ADAPTIVE_THRESH_MEAN_C, cv2.THRESH_BINARY_INV, p.block, p.contrast)
+    # exposure: paper is among the brightest things in view; a dim photo has dim paper and weak ink
+    small = v[::4, ::4]
+    top = float(np.partition(small.ravel(), int(small.size * 0.99))[int(small.size * 0.99)])
+    contrast = int(np.clip(round(p.contrast * top / 200), 8, p.contrast))
+    paper_min = max(50.0, 0.55 * top)
+    ink = cv2.adaptiveThreshold(v, 255, cv2.ADAPTIVE_THRESH_MEAN_C, cv2.THRESH_BINARY_INV, p.block, contrast)
     # paper: the neighbourhood's brightest pixels are bright and unsaturated
     n, labels, stats, cents = cv2.connectedComponentsWithStats(ink, connectivity=8)
     if n <= 1:
@@ -95,7 +100,7 @@ def find_marks(bgr: np.ndarray, p: IndexParams = IndexParams()) -> Marks:
         pv = np.sort(v[ys, xs].astype(np.int32), 1)
         pc = np.sort(mx[ys, xs].astype(np.int32) - v[ys, xs].astype(np.int32), 1)
         # at least half of the ring is paper (an index near the card's edge has the table beside it)
-        idx = idx[(pv[:, 4] >= 110) & (pc[:, 3] <= 80)]
+        idx = idx[(pv[:, 4] >= paper_min) & (pc[:, 3] <= 80)]
     if len(idx) > p.max_marks:
         idx = idx[np.argsort(-stats[idx, 4])[:p.max_marks]]
     return Marks(bgr, labels, stats, cents, idx)
@@ -475,6 +480,11 @@ def merge_reads(reads: list[IndexRead], pairs: np.ndarray | None = None) -> list
         unit = float(np.hypot(*r.down))
         dup = None
         for i, k in enumerate(kept):
+            if k.face == r.face and _opposite_corners(k, r):  # both indices of one card: one read, its quad
+                c = 1 - (1 - k.confidence) * (1 - r.confidence)
+                kept[i] = IndexRead(k.face, c, _quad_from_corners(k, r), k.origin, k.down, max(k.p_index, r.p_index))
+                dup = i
+                break
             same_index = float(np.hypot(*(r.origin - k.origin))) < 0.8 * unit
             if same_index or _iou(r.quad, k.quad) > 0.6:
                 dup = i
@@ -519,3 +529,27 @@ def labelled_examples(image: np.ndarray, face: str, model: IndexModel, deck: Dec
         deck.add(hyp.rank_f[k], hyp.suit_f[k], face)
         n += 1
     return n
+
+
+def _opposite_corners(a: IndexRead, b: IndexRead) -> bool:
+    """Two reads sit at the two index corners of one card: facing opposite ways, a card apart."""
+    ua, ub = float(np.hypot(*a.down)), float(np.hypot(*b.down))
+    if float(a.down @ b.down) / (ua * ub) > -0.7 or not 0.6 < ua / ub < 1.6:
+        return False
+    d = float(np.hypot(*(b.origin - a.origin))) / (0.5 * (ua + ub))
+    return 4.5 < d < 14.0
+
+
+def _quad_from_corners(a: IndexRead, b: IndexRead) -> np.ndarray:
+    """The card's quadrilateral from its two indices: each index's own corner of the card
+    (read from the card geometry, its nearer corner), the other two along the card's sides."""
+    qa, qb = a.quad, b.quad
+    p0 = qa[0]  # the corner beside ``a``'s index
+    p2 = qb[0]  # the corner beside ``b``'s index, diagonally opposite
+    rt = np.array([a.down[1], -a.down[0]], np.float32)
+    rt /= float(np.hypot(*rt)) + 1e-9
+    dn = a.down / (float(np.hypot(*a.down)) + 1e-9)
+    diag = p2 - p0
+    p1 = p0 + float(diag @ rt) * rt
+    p3 = p0 + float(diag @ dn) * dn
+    return np.array([p0, p1, p2, p3], np.float32)

@@ -435,6 +435,23 @@ class Recognizer:
         h, w = image.shape[:2]
         return min(dets, key=lambda d: (d.center[0] - w / 2) ** 2 + (d.center[1] - h / 2) ** 2)
 
+    def read_crop(self, image: np.ndarray) -> Detection | None:
+        """The card an image was cut around: a warped card (read whole), or a crop of a photo
+        around one card (the read whose card best fills the crop; neighbours' cards that
+        reach into it are not taken for it)."""
+        if image.shape[:2] == (WARP_H, WARP_W):
+            rd = self.read(image)
+            return Detection(rd.card, rd.confidence, np.array([[0, 0], [WARP_W, 0], [WARP_W, WARP_H], [0, WARP_H]],
+                                                                np.float32), rd.face, image)
+        h, w = image.shape[:2]
+        frame = np.array([[0, 0], [w, 0], [w, h], [0, h]], np.float32)
+        best, best_iou = None, 0.2
+        for d in self.recognize(image):
+            iou = _quad_iou(d.quad, frame)
+            if d.card is not None and iou > best_iou:
+                best, best_iou = d, iou
+        return best
+
     def scan(self, frame: np.ndarray, layout: CameraLayout, keep_crops: bool = True) -> dict[Zone, list[Detection]]:
         """Cards per zone of ``layout`` (a card belongs to the region holding its centre)."""
         out: dict[Zone, list[Detection]] = {z: [] for z in layout.zones}

@@ -40,6 +40,8 @@ def parse_class_name(name: str) -> str | None:
     else:
         face = name.strip().replace("10", "T")
         face = face[:-1].upper() + face[-1:].lower()
+    if not re.fullmatch(r"[2-9TJQKA][cdhs]", face):
+        return None
     try:
         return Card.parse(face).face
     except (CardError, ValueError, IndexError):
@@ -74,13 +76,15 @@ class LabelledPhoto:
 
 
 def iter_folder(folder: Path | str, unstretch: float | None = None,
-                unmirror: Callable[[np.ndarray], float] | None = None) -> Iterator[LabelledPhoto]:
+                unmirror: Callable[[np.ndarray], float] | None = None,
+                only: Sequence[str] | None = None) -> Iterator[LabelledPhoto]:
     """The labelled photos of a YOLO folder (``folder/images`` + ``folder/labels``, or a parent of
     several such split folders).  ``unstretch``: width/height to restore when the export
     squashed photos to a square (``4/3`` for 640x640 exports of 4:3 photos; the width is
     scaled, so no pixel row is lost).  ``unmirror``: a score of how well a photo reads
     (labels unseen); a photo whose mirror image scores higher is mirrored back, boxes
-    with it (augmented exports hold mirrored copies, whose indices read backwards)."""
+    with it (augmented exports hold mirrored copies, whose indices read backwards).
+    ``only``: these image file names only."""
     folder = Path(folder)
     splits = [folder] if (folder / "images").is_dir() else sorted(
         d for d in folder.iterdir() if (d / "images").is_dir())
@@ -89,7 +93,7 @@ def iter_folder(folder: Path | str, unstretch: float | None = None,
     for split in splits:
         names = [parse_class_name(n) for n in find_names(split)]
         for img_path in sorted((split / "images").iterdir()):
-            if img_path.suffix.lower() not in IMAGE_SUFFIXES:
+            if img_path.suffix.lower() not in IMAGE_SUFFIXES or (only is not None and img_path.name not in only):
                 continue
             img = cv2.imread(str(img_path), cv2.IMREAD_COLOR)
             if img is None:
