@@ -2,19 +2,30 @@
 
 Usage::
 
-    rec = Recognizer.stock()                 # trained on synthetic indices, cached on disk
+    rec = Recognizer.stock()                 # the shipped weights (vision/data/*.npz)
     for det in rec.recognize(frame_bgr):     # every card in the frame
         print(det.card, det.confidence, det.box, det.face)
     rec.scan(frame_bgr, layout)              # {Zone: [Detection]} by regions of interest
 
-Each card is warped upright and both corner indices are read (see :mod:`vision.glyphs`);
-the evidence of the two corners is pooled, so one covered or glared corner still reads,
-and two corners that disagree lower the confidence instead of producing a guess.
-Colour (red/black) is decided first and leaves two suits for the shape to choose from;
-on number cards the centre pips back the suit and their count the rank.  The stock
-weights ship in ``vision/data/stock.npz`` (trained on synthetic cards in the training
-fonts only: ``python -m vision.train``); :meth:`Recognizer.refine` fine-tunes them on
-labelled crops of the deck in play.
+Two readers work together:
+
+* **Whole cards** (:mod:`vision.detect`, :mod:`vision.glyphs`): a card whose outline is found is
+  warped upright and both corner indices are read; the evidence of the two corners is pooled,
+  so one covered or glared corner still reads, and two corners that disagree lower the
+  confidence instead of producing a guess.  Colour (red/black) is decided first and leaves
+  two suits for the shape to choose from; on number cards the centre pips back the suit and
+  their count the rank.  Weights: ``vision/data/stock.npz`` (synthetic cards in the training
+  fonts: ``python -m vision.train stock``).
+* **Corner indices** (:mod:`vision.corners`): wherever the outline is lost (overlapping cards,
+  a light table, a covered corner), indices are found by local contrast anywhere in the
+  frame and each is read on its own; one clear corner names its card.  Weights:
+  ``vision/data/index.npz`` (real deck artwork: ``python -m vision.train index``).  Its
+  threshold (``INDEX_THRESHOLD``) was calibrated on real photos (``vision.bench.calibrate_real``
+  on a training split only).
+
+:meth:`Recognizer.refine` teaches both readers the deck in play from labelled crops.
+The recogniser never imports the synthetic generator (:mod:`vision.synth`) or the deck
+renderer (:mod:`vision.decks`): those are for training, tests, the demo and benchmarks.
 """
 
 from __future__ import annotations
@@ -22,7 +33,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +42,15 @@ import numpy as np
 
 from controller.cards import Card
 
-from .corners import INDEX_FILE, DeckExamples, IndexModel, IndexParams, labelled_examples, read_indices
+from .corners import (
+    INDEX_FILE,
+    DeckExamples,
+    IndexModel,
+    IndexParams,
+    IndexRead,
+    labelled_examples,
+    read_indices,
+)
 from .detect import WARP_H, WARP_W, DetectParams, box_of, find_quads, max_channel, min_channel, warp
 from .glyphs import (
     RANK_CLASSES,
@@ -61,6 +80,7 @@ PIP_WEIGHT = 4.0  # the pips (bigger than the index suit) count as much as four 
 PIP_COUNT_LOGIT = 2.0  # log-odds a pip count adds to the number rank it matches
 SUIT_MASS = 0.05  # below this probability mass on the colour's two suits, confidence fades
 ACE_PIP_WIDTH = 0.16  # a lone centre pip at least this wide (of the card) makes an ace
+COURT_MAX_PIPS = 4  # this many pips of one size in a card's centre: not a court picture
 
 
 def cache_dir() -> Path:
@@ -410,6 +430,7 @@ class Recognizer:
             for d in sure:
                 cv2.fillConvexPoly(img, (d.quad - off).astype(np.int32), (255, 255, 255))
         for r in read_indices(img, self.index, self.index_params, deck=self.deck_examples):
+            r = self._cross_check(img, r)
             card = Card.parse(r.face, self.deck) if r.confidence >= self.index_threshold else None
             if card is None and r.p_index < 0.5:
                 continue  # probably no index at all
@@ -434,6 +455,18 @@ class Recognizer:
             return None
         h, w = image.shape[:2]
         return min(dets, key=lambda d: (d.center[0] - w / 2) ** 2 + (d.center[1] - h / 2) ** 2)
+
+    def _cross_check(self, img: np.ndarray, r: IndexRead) -> IndexRead:
+        """The centre of the card an index places must not contradict the rank: no more pips than
+        a number card has (covers hide pips, nothing adds them), no pips in rows on a court card."""
+        rank = r.face[0]
+        pips = read_pips(warp(img, r.quad))
+        if pips.count < 2:
+            return r
+        if (rank in NUMBER_RANKS and pips.count > NUMBER_RANKS[rank]) or (rank not in NUMBER_RANKS
+                                                                          and pips.count >= COURT_MAX_PIPS):
+            return replace(r, confidence=r.confidence * PIP_EXCESS)
+        return r
 
     def read_crop(self, image: np.ndarray) -> Detection | None:
         """The card an image was cut around: a warped card (read whole), or a crop of a photo
