@@ -22,7 +22,8 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from controller.cards import RANKS, Card
+from controller.errors import PokerTableError
+from controller.rules.cards import RANKS, Card
 
 from .recognizer import cache_dir
 
@@ -36,7 +37,7 @@ _SHEET_RANKS = "A23456789TJQK"
 _SHEET_SUITS = "cdhs"
 
 
-class DeckArtworkMissing(RuntimeError):
+class DeckArtworkMissing(PokerTableError, RuntimeError):
     """The deck SVGs or ``rsvg-convert`` are not installed (``scripts/bootstrap`` installs them)."""
 
 

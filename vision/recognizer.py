@@ -40,7 +40,9 @@ from typing import Any
 import cv2
 import numpy as np
 
-from controller.cards import Card
+from controller.errors import PokerTableError
+from controller.geometry import Zone
+from controller.rules.cards import Card
 
 from .corners import (
     INDEX_FILE,
@@ -66,7 +68,6 @@ from .glyphs import (
     read_corner,
     read_pips,
 )
-from .regions import Zone
 
 log = logging.getLogger(__name__)
 
@@ -277,7 +278,7 @@ STOCK_FILE = Path(__file__).with_name("data") / "stock.npz"  # shipped weights (
 INDEX_THRESHOLD = 0.5  # calibrated on the real photos' train/ split (see vision.bench.calibrate_real)
 
 
-class VisionModelError(RuntimeError):
+class VisionModelError(PokerTableError, RuntimeError):
     """A shipped model file is missing or unreadable (rebuild it: ``python -m vision.train``)."""
 
 

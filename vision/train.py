@@ -59,7 +59,7 @@ def _training_glyphs(cards, seeds):  # type: ignore[no-untyped-def]
 
 def build_stock_model(rounds: int = STOCK_ROUNDS, workers: int = 2) -> CardModel:
     """Train the whole-card model on synthetic cards in the training fonts (deterministic)."""
-    from controller.cards import standard_deck
+    from controller.rules.cards import standard_deck
 
     from .glyphs import RANK_CLASSES, SUIT_CLASSES
 
@@ -141,7 +141,7 @@ def index_examples(jobs: Sequence[tuple[str, str, int]]) -> tuple[np.ndarray, ..
 
 
 def _jobs(decks: Sequence[str], rounds: int, seed: int) -> list[tuple[str, str, int]]:
-    from controller.cards import standard_deck
+    from controller.rules.cards import standard_deck
 
     faces = [c.face for c in standard_deck()]
     return [(d, f, seed + 100_000 * r + 1000 * di + fi)

@@ -22,7 +22,7 @@ import cv2
 import numpy as np
 import yaml
 
-from controller.cards import Card, CardError
+from controller.rules.cards import Card, CardError
 
 _RANK_WORDS = {"ace": "A", "king": "K", "queen": "Q", "jack": "J", "10": "T", "ten": "T"}
 _SUIT_WORDS = {"clubs": "c", "diamonds": "d", "hearts": "h", "spades": "s"}

@@ -45,20 +45,12 @@ def test_scoring_right_wrong_unknown_and_index_anchor() -> None:
 
 
 def test_vision_imports_no_bridge_serial_or_synthetic_generator() -> None:
-    code = ("import sys, vision, vision.recognizer, vision.fallback, vision.labels, vision.corners;"
+    code = ("import sys, vision, vision.recognizer, vision.fallback, vision.labels, vision.corners, vision.layout,"
+            " vision.source;"
             "bad = [m for m in ('vision.synth', 'vision.decks', 'firmware_bridge', 'serial') if m in sys.modules];"
             "print(bad); sys.exit(1 if bad else 0)")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO)
     assert r.returncode == 0, r.stdout + r.stderr
-
-
-def test_camera_zones_meet_the_bridge_zones() -> None:
-    from firmware_bridge.zones import Zone as BridgeZone
-    from vision.regions import Zone
-
-    assert Zone("seat", 3) == BridgeZone("seat", 3) and BridgeZone("board") == Zone("board")
-    assert {BridgeZone("seat", 2): "x"}[Zone.parse("seat:2")] == "x"
-    assert Zone("burn") != BridgeZone("muck")
 
 
 def test_index_reader_on_held_back_real_decks() -> None:

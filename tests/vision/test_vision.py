@@ -14,9 +14,9 @@ import pytest
 cv2 = pytest.importorskip("cv2")
 pytest.importorskip("PIL")
 
-from controller.cards import Card, standard_deck  # noqa: E402
-from controller.decks import Deck, DeckRegistry  # noqa: E402
-from controller.events import Deal, Expose  # noqa: E402
+from controller.rules.cards import Card, standard_deck  # noqa: E402
+from controller.rules.decks import Deck, DeckRegistry  # noqa: E402
+from controller.rules.events import Deal, Expose  # noqa: E402
 from firmware_bridge.fusion import Fusion  # noqa: E402
 from firmware_bridge.zones import Zone  # noqa: E402
 from vision import (  # noqa: E402
