@@ -24,8 +24,11 @@ So the frame is searched for indices themselves:
 
 from __future__ import annotations
 
+import json
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import cv2
 import numpy as np
@@ -40,7 +43,7 @@ SUIT_AT = (PATCH_W / 2, 16.0 + PX)
 JUNK = "x"
 RANK_LABELS = RANK_CLASSES + JUNK
 SUIT_LABELS = SUIT_CLASSES + JUNK
-INDEX_VERSION = "i2"
+INDEX_VERSION = "i3"
 
 
 @dataclass(frozen=True)
@@ -309,45 +312,76 @@ class MLPHead:
 
 @dataclass
 class IndexModel:
-    """The two heads (rank incl. "not an index", suit incl. "not an index") and the card geometry.
+    """The corner-index classifier and the card geometry, run with OpenCV's ``dnn`` module.
 
+    ``onnx``: one ONNX graph with two small perceptrons, ``rank_x -> rank_logits`` (13 ranks
+    and "not an index") and ``suit_x -> suit_logits`` (4 suits and "not an index");
+    :meth:`from_heads` builds it from trained :class:`MLPHead` weights (that needs the
+    ``onnx`` package: the ``[train]`` extra); running it needs only OpenCV.
     ``card``: where the card lies relative to its index, in units of the rank-to-suit
     distance in the upright index frame: left, top (of the card's corner, from the rank's
-    centre), width, height.
+    centre), width, height.  ``red_split``: the ink redness between black and red indices.
     """
 
-    rank: MLPHead
-    suit: MLPHead
-    card: tuple[float, float, float, float] = (-1.2, -1.4, 7.0, 9.8)
+    onnx: bytes
+    card: tuple[float, float, float, float] = (-0.7, -1.15, 6.7, 10.1)
     red_split: float = 0.12
+    _local: threading.local = field(default_factory=threading.local, init=False, repr=False, compare=False)
+
+    @classmethod
+    def from_heads(cls, rank: MLPHead, suit: MLPHead, card: tuple[float, float, float, float],
+                   red_split: float) -> IndexModel:
+        import onnx  # training only (the [train] extra)
+        from onnx import TensorProto, helper, numpy_helper
+
+        inits, nodes, inputs, outputs = [], [], [], []
+        for name, head in (("rank", rank), ("suit", suit)):
+            p = head.params
+            for key in ("W1", "b1", "W2", "b2"):
+                inits.append(numpy_helper.from_array(p[key].astype(np.float16).astype(np.float32), f"{name}_{key}"))
+            nodes += [helper.make_node("Gemm", [f"{name}_x", f"{name}_W1", f"{name}_b1"], [f"{name}_h"]),
+                      helper.make_node("Relu", [f"{name}_h"], [f"{name}_r"]),
+                      helper.make_node("Gemm", [f"{name}_r", f"{name}_W2", f"{name}_b2"], [f"{name}_logits"])]
+            inputs.append(helper.make_tensor_value_info(f"{name}_x", TensorProto.FLOAT, ["n", p["W1"].shape[0]]))
+            outputs.append(helper.make_tensor_value_info(f"{name}_logits", TensorProto.FLOAT,
+                                                         ["n", p["W2"].shape[1]]))
+        graph = helper.make_graph(nodes, "corner_index", inputs, outputs, inits)
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], producer_name="vision.train")
+        model.ir_version = 8
+        onnx.checker.check_model(model)
+        return cls(model.SerializeToString(), card, red_split)
 
     def save(self, path: Path) -> None:
+        """``path`` (the ONNX graph) and ``path`` with ``.json`` (version, card geometry, colour split)."""
         path.parent.mkdir(parents=True, exist_ok=True)
-        arrays: dict[str, np.ndarray] = {"version": np.array(INDEX_VERSION), "card": np.array(self.card),
-                                         "red_split": np.array(self.red_split)}
-        for name, head in (("r", self.rank), ("s", self.suit)):
-            arrays |= {f"{name}_{key}": val.astype(np.float16) for key, val in head.params.items()}
-        tmp = path.with_name(path.name + ".tmp.npz")
-        np.savez_compressed(tmp, **arrays)
-        tmp.replace(path)
+        meta = {"version": INDEX_VERSION, "card": list(self.card), "red_split": self.red_split}
+        for target, data in ((path, self.onnx), (path.with_suffix(".json"), json.dumps(meta, indent=1).encode())):
+            tmp = target.with_name(target.name + ".tmp")
+            tmp.write_bytes(data)
+            tmp.replace(target)
 
     @classmethod
     def load(cls, path: Path) -> IndexModel:
-        with np.load(path) as z:
-            if str(z["version"]) != INDEX_VERSION:
-                raise ValueError(f"index model {path}: version {z['version']}, expected {INDEX_VERSION}")
-            heads = []
-            for name, classes in (("r", RANK_LABELS), ("s", SUIT_LABELS)):
-                h = MLPHead(classes)
-                h.params = {key: z[f"{name}_{key}"].astype(np.float32) for key in ("W1", "b1", "W2", "b2")}
-                h.hidden = h.params["W1"].shape[1]
-                heads.append(h)
-            return cls(heads[0], heads[1], tuple(float(v) for v in z["card"]), float(z["red_split"]))
+        meta = json.loads(path.with_suffix(".json").read_text())
+        if meta.get("version") != INDEX_VERSION:
+            raise ValueError(f"index model {path}: version {meta.get('version')}, expected {INDEX_VERSION}")
+        model = cls(path.read_bytes(), tuple(float(v) for v in meta["card"]), float(meta["red_split"]))  # type: ignore[arg-type]
+        model._net()  # fail now, not at the first frame, if OpenCV cannot read it
+        return model
+
+    def _net(self) -> Any:
+        net = getattr(self._local, "net", None)  # one net per thread: a dnn.Net is not thread-safe
+        if net is None:
+            net = cv2.dnn.readNetFromONNX(np.frombuffer(self.onnx, np.uint8))
+            self._local.net = net
+        return net
 
     def probabilities(self, hyp: Hypotheses) -> tuple[np.ndarray, np.ndarray]:
-        pr = np.exp(log_softmax(self.rank.logits(hyp.rank_f)))
-        ps = np.exp(log_softmax(self.suit.logits(hyp.suit_f)))
-        return pr, ps
+        net = self._net()
+        net.setInput(np.ascontiguousarray(hyp.rank_f, np.float32), "rank_x")
+        net.setInput(np.ascontiguousarray(hyp.suit_f, np.float32), "suit_x")
+        zr, zs = net.forward(["rank_logits", "suit_logits"])
+        return np.exp(log_softmax(zr)), np.exp(log_softmax(zs))
 
     def card_quad(self, origin: np.ndarray, down: np.ndarray) -> np.ndarray:
         """The card's corners (frame pixels) from its index's rank centre and unit down vector."""
@@ -357,7 +391,7 @@ class IndexModel:
         return np.array([origin + x * rt + y * down for x, y in pts], np.float32)
 
 
-INDEX_FILE = Path(__file__).with_name("data") / "index.npz"
+INDEX_FILE = Path(__file__).with_name("data") / "index.onnx"
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ Two readers work together:
 * **Corner indices** (:mod:`vision.corners`): wherever the outline is lost (overlapping cards,
   a light table, a covered corner), indices are found by local contrast anywhere in the
   frame and each is read on its own; one clear corner names its card.  Weights:
-  ``vision/data/index.npz`` (real deck artwork: ``python -m vision.train index``).  Its
+  ``vision/data/index.onnx`` (real deck artwork: ``python -m vision.train index``).  Its
   threshold (``INDEX_THRESHOLD``) was calibrated on real photos (``vision.bench.calibrate_real``
   on a training split only).
 

@@ -3,7 +3,7 @@
 * ``stock`` (``vision/data/stock.npz``): the whole-card reader's glyph heads, trained on
   synthetic cards in the *training* fonts only (``vision.synth``); the held-back fonts and
   seeds stay unseen for :func:`vision.bench.run_bench`.
-* ``index`` (``vision/data/index.npz``): the corner-index reader of :mod:`vision.corners`,
+* ``index`` (``vision/data/index.onnx``): the corner-index reader of :mod:`vision.corners`,
   trained on real deck artwork (:mod:`vision.decks`, Debian's ``gnome-cards-data``, the
   training decks only) rendered on varied surfaces with overlaps, perspective, blur, glare
   and JPEG.  Every rank-suit pair the finder proposes is labelled by where the card was put:
@@ -186,7 +186,7 @@ def build_index_model(rounds: int = INDEX_ROUNDS, decks: Sequence[str] | None = 
     is_red = np.isin(ys, [SUIT_LABELS.index(c) for c in "dh"])
     is_black = np.isin(ys, [SUIT_LABELS.index(c) for c in "cs"])
     split = 0.5 * (float(np.percentile(red[is_red], 5)) + float(np.percentile(red[is_black], 95)))
-    model = IndexModel(rank, suit, card, split)  # type: ignore[arg-type]
+    model = IndexModel.from_heads(rank, suit, card, split)  # type: ignore[arg-type]
     info = {"decks": list(decks), "scenes": len(jobs), "pairs": len(yr), "indices": int((~junk).sum()),
             "trained_on": len(sel), "card": [round(v, 3) for v in card], "red_split": round(split, 4),
             "red_p5": round(float(np.percentile(red[is_red], 5)), 4),

@@ -6,8 +6,6 @@ small samples and assert the targets with margin.
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 import pytest
 
@@ -63,12 +61,9 @@ def test_held_back_sample_meets_targets_with_margin(rec: Recognizer) -> None:
     deck = standard_deck()
     n = 208  # four decks, held-back fonts, seeds outside both training and run_bench
     ok = wrong = unknown = 0
-    times = []
     for i in range(n):
         s = card_scene(deck[i % 52], 7_000_000 + i, split="test")
-        t = time.perf_counter()
         det = rec.recognize_crop(s.bgr)
-        times.append(time.perf_counter() - t)
         if det is None or det.card is None:
             unknown += 1
         elif det.card.face == deck[i % 52].face:
@@ -77,8 +72,7 @@ def test_held_back_sample_meets_targets_with_margin(rec: Recognizer) -> None:
             wrong += 1
     assert ok / n >= 0.97, (ok, wrong, unknown)
     assert wrong <= 1, (ok, wrong, unknown)
-    # the target is < 10 ms; a loaded CI machine gets slack, run_bench measures it properly
-    assert float(np.median(times)) < 0.025
+    # time per crop (< 10 ms) is measured by `tablectl bench vision`, not here: a shared CPU makes timed tests flaky
 
 
 def test_detection_has_box_confidence_and_json(rec: Recognizer) -> None:
