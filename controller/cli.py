@@ -140,8 +140,9 @@ def cmd_calibrate_camera(args: argparse.Namespace) -> int:
     """Reference images of the deck in play: lay each card face up under the camera (or take
     labelled crops from photos of the deck, ``--photos``); then teach the recogniser the deck."""
     from vision import LabelStore, Recognizer, capture_reference
+    from vision.labels import default_label_dir
 
-    store = LabelStore(args.store)
+    store = LabelStore(args.store or default_label_dir())  # where the camera source finds the deck in play
     console = _console()
     if args.photos:
         from vision.labels import import_yolo
@@ -149,6 +150,7 @@ def cmd_calibrate_camera(args: argparse.Namespace) -> int:
         got = import_yolo(args.photos, store, per_rank=args.per_rank)
         console.print(f"stored {got['crops']} labelled crops from {got['photos']} photos: {got['per_rank']}")
         report = store.refine(Recognizer.stock())
+        report.pop("recognizer", None)
         console.print_json(json.dumps(report, default=str))
         return 0 if got["crops"] else 1
     from hw.camera.opencv import OpenCVCamera
@@ -348,7 +350,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("calibrate-camera", help="capture reference images of the deck in play")
     p.add_argument("--device", default="0", help="camera index or /dev/videoN")
-    p.add_argument("--store", default=None, help="label store folder (default: the state directory)")
+    p.add_argument("--store", default=None, help="label store folder (default: the camera's, in the cache folder)")
     p.add_argument("--shots", type=int, default=3)
     p.add_argument("--no-wait", action="store_true", help="do not wait for Enter between cards")
     p.add_argument("--photos", default=None, metavar="DIR", help="labelled photos of the deck (YOLO folder), no camera")

@@ -156,6 +156,7 @@ class LabelStore:
             report["after"] = self.measure(rec, held)
             rec.refine(held)
         report["glyphs_added"] = rec.model.extra
+        report["index_examples"] = len(rec.deck_examples)
         report["recognizer"] = rec
         return report
 

@@ -51,6 +51,12 @@ class CameraSource:
         if self.rfid is not None:
             self.rfid.observers.append(self._note)
         recognizer = Recognizer.stock()
+        from vision.labels import LabelStore, default_label_dir
+
+        labels = LabelStore(default_label_dir())  # the deck in play, as `tablectl calibrate-camera` stored it
+        if len(labels):
+            log.info("camera learns the deck in play", extra={"labels": len(labels),
+                                                              "examples": recognizer.refine(labels.items())})
         self._loop = self.ctx.thread(lambda: self._run(recognizer, 1.0 / self.section.fps), "camera")
 
     def _note(self, event: Any) -> None:
