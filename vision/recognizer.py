@@ -398,6 +398,8 @@ class Recognizer:
             conf *= ONE_CORNER if rank in NUMBER_RANKS else ONE_CORNER_COURT
         if pips is not None and pips.count >= 2 and rank in NUMBER_RANKS and pips.count > NUMBER_RANKS[rank]:
             conf *= PIP_EXCESS  # more pips than the rank has: covers hide pips, nothing adds them
+        if pips is not None and rank not in NUMBER_RANKS and pips.count >= COURT_MAX_PIPS:
+            conf *= PIP_EXCESS  # rows of pips where a court picture should be
         return Card(rank, allowed[sj], self.deck), conf
 
     # -- frames
