@@ -140,7 +140,9 @@ function render() {
   const players = [];
   const hole = hand && ov.hole && ov.hole.hand_id === s.hand_id ? ov.hole.seats : {};
   const equity = hand && ov.equity && ov.equity.hand_id === s.hand_id ? ov.equity.seats || {} : {};
-  document.body.dataset.equitySeq = hand && ov.equity && ov.equity.hand_id === s.hand_id ? String(ov.equity.seq) : "";
+  const current = hand && ov.equity && ov.equity.hand_id === s.hand_id;
+  document.body.dataset.equitySeq = current ? String(ov.equity.seq) : "";
+  document.body.dataset.equityMethod = current ? ov.equity.method : "";
   const winners = hand ? winnerSeats(hand) : new Map();
   const seatKeys = hand ? Object.keys(hand.seats) : [];
   const most = Math.max(2, ...seatKeys.map((k) => (hole[k] ? hole[k].length : hand.seats[k].cards)));
