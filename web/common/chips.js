@@ -205,3 +205,66 @@ export function putEntry(seat, send) {
   box.append(el("div", "section-label", `Chips pushed by seat ${seat}`), list, row, said, go);
   return box;
 }
+
+export function textInput(name, numeric, value = "") {
+  const i = document.createElement("input");
+  i.name = name;
+  i.type = "text";
+  if (numeric) {
+    i.inputMode = "numeric";
+    i.pattern = "[0-9]*";
+  }
+  i.value = value;
+  i.autocomplete = "off";
+  return i;
+}
+
+export function labelled(text, input) {
+  const wrap = el("label", "field");
+  wrap.append(el("span", "", text), input);
+  return wrap;
+}
+
+// One seat's player and chips: seat/rename (request/seat), unseat, set a stack or add chips
+// (request/stack: between hands only, journaled; the controller refuses them mid-hand).
+export function seatEditor(state, seat, send) {
+  const table = state && state.table;
+  const player = table && table.players ? table.players[String(seat)] : null;
+  const hand = state && state.hand;
+  const inHand = Boolean(hand && !["done", "dead"].includes(hand.phase));
+  const box = el("div", "seat-editor");
+  box.dataset.seat = String(seat);
+  const name = textInput("name", false, player ? player.name : "");
+  const st = stackOf(state, seat);
+  const stack = textInput("stack", true, st == null ? "" : String(st));
+  const add = textInput("add", true);
+  let post = false;
+  const postBtn = btn("posts to come in", "declare", () => {
+    post = !post;
+    postBtn.setAttribute("aria-pressed", String(post));
+  }, { post: "toggle" });
+  postBtn.setAttribute("aria-pressed", "false");
+  const num = (i) => (i.value.trim() === "" ? null : Number(i.value.replace(/[^0-9]/g, "")));
+  const form = el("div", "form");
+  form.append(labelled("Name", name), labelled("Stack", stack), labelled("Add (rebuy, add-on)", add), postBtn);
+  const actions = el("div", "pad-quick");
+  actions.append(
+    btn(player ? "Rename" : "Seat player", "pad-btn go", () => {
+      if (!name.value.trim()) return;
+      const fields = { seat, name: name.value.trim() };
+      if (post) fields.post = true;
+      if (!player && num(stack) != null) fields.stack = num(stack);
+      send("seat", fields);
+    }, { send: "seat" }),
+    btn("Set stack", "pad-btn raise", () => {
+      if (num(stack) != null) send("stack", { seat, stack: num(stack) });
+    }, { send: "stack" }),
+    btn("Add chips", "pad-btn raise", () => {
+      if (num(add)) send("stack", { seat, add: num(add) });
+    }, { send: "add" }),
+  );
+  if (player) actions.append(btn("Unseat", "pad-btn fold", () => send("unseat", { seat }), { send: "unseat" }));
+  box.append(form, actions);
+  if (inHand) box.append(el("div", "pad-range", "Stacks change between hands: the controller refuses them now."));
+  return box;
+}

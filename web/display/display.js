@@ -4,8 +4,8 @@
 // ACL gives the display and console users public topics only (docs/mqtt.md).
 
 import { cardBack, cardFace } from "../common/cards.js";
-import { actionPad, betOf, chipsOf, fmt, GAMES, lastActionText, legal, levelText, potText, rangeText, stackOf,
-  STRUCTURES } from "../common/chips.js";
+import { actionPad, betOf, chipsOf, fmt, GAMES, lastActionText, legal, levelText, potText, rangeText, seatEditor,
+  stackOf, STRUCTURES, labelled, textInput } from "../common/chips.js";
 import { connect, loadConfig, parsePayload, topicRoot } from "../common/config.js";
 import { requester } from "../common/console.js";
 
@@ -492,94 +492,23 @@ function wireConsole() {
   $("#btn-level").addEventListener("click", () => openDialog("Blinds and levels", levelDialog));
 }
 
-function field(labelText, input) {
-  const wrap = document.createElement("label");
-  wrap.className = "field";
-  const span = document.createElement("span");
-  span.textContent = labelText;
-  wrap.append(span, input);
-  return wrap;
-}
-
-function input(name, type, value = "") {
-  const i = document.createElement("input");
-  i.name = name;
-  i.type = type === "number" ? "text" : type;
-  if (type === "number") {
-    i.inputMode = "numeric";
-    i.pattern = "[0-9]*";
-  }
-  i.value = value;
-  i.autocomplete = "off";
-  return i;
-}
-
-// Seat and name players; stacks between hands (rebuys, add-ons, chip-ups: request/stack).
+// Seat and name players; stacks between hands (common/chips.js seatEditor).
 function playersDialog(body) {
   const table = ui.state ? ui.state.table : null;
-  const size = table ? table.size : 10;
-  const inHand = Boolean(ui.state && ui.state.hand && !["done", "dead"].includes(ui.state.hand.phase));
-  const form = document.createElement("div");
-  form.className = "form";
   const seats = [];
-  for (let n = 1; n <= size; n++) seats.push(n);
-  let seat = null;
-  const name = input("name", "text");
-  const stack = input("stack", "number");
-  const add = input("add", "number");
-  let post = false;
-  const postBtn = button("posts to come in", "choice", () => {
-    post = !post;
-    postBtn.setAttribute("aria-pressed", String(post));
-  }, { post: "toggle" });
-  postBtn.setAttribute("aria-pressed", "false");
+  for (let n = 1; n <= (table ? table.size : 10); n++) seats.push(n);
+  const editor = document.createElement("div");
   const pick = seatChoices(seats, null, (n) => {
-    seat = n;
-    const p = table && table.players[String(n)];
-    name.value = p ? p.name : "";
-    const st = stackOf(ui.state, n);
-    stack.value = st == null ? "" : String(st);
-    add.value = "";
+    editor.replaceChildren(seatEditor(ui.state, n, (name, fields) => {
+      closeDialog();
+      request(name, fields);
+    }));
   });
   for (const b of pick.children) {
     const p = table && table.players[b.dataset.pickSeat];
-    b.textContent = p ? `${b.dataset.pickSeat} ${p.name}` : `${b.dataset.pickSeat} \u2013 empty`;
+    b.textContent = p ? `${b.dataset.pickSeat} ${p.name}` : `${b.dataset.pickSeat} \u2013`;
   }
-  const need = () => {
-    if (seat == null) toast("Pick a seat first", false);
-    return seat != null;
-  };
-  const num = (el) => (el.value.trim() === "" ? null : Number(el.value.replace(/[^0-9]/g, "")));
-  const actions = document.createElement("div");
-  actions.className = "grid wide";
-  actions.append(
-    button("Seat / rename", "choice go", () => {
-      if (!need() || !name.value.trim()) return;
-      const fields = { seat, name: name.value.trim() };
-      if (post) fields.post = true;
-      if (num(stack) != null && !inHand) fields.stack = num(stack);
-      closeDialog();
-      request("seat", fields);
-    }, { send: "seat" }),
-    button("Unseat", "choice", () => {
-      if (!need()) return;
-      closeDialog();
-      request("unseat", { seat });
-    }, { send: "unseat" }),
-    button("Set stack", "choice go", () => {
-      if (!need() || num(stack) == null) return;
-      closeDialog();
-      request("stack", { seat, stack: num(stack) });
-    }, { send: "stack" }),
-    button("Add chips", "choice go", () => {
-      if (!need() || !num(add)) return;
-      closeDialog();
-      request("stack", { seat, add: num(add) });
-    }, { send: "add" }),
-  );
-  form.append(field("Name", name), field("Stack", stack), field("Add (rebuy, add-on)", add), postBtn);
-  body.append(sectionLabel("Seat"), pick, form, actions);
-  if (inHand) body.append(sectionLabel("Stacks change between hands only: the controller refuses them now"));
+  body.append(sectionLabel("Seat"), pick, editor);
 }
 
 function gameDialog(body) {
@@ -623,7 +552,7 @@ function levelDialog(body) {
     nxt.textContent = `Next: ${levelText({ ...level.next, ends_at: null }).text}`;
     body.append(nxt);
   }
-  const number = input("level", "number", level ? String(level.number) : "");
+  const number = textInput("level", true, level ? String(level.number) : "");
   const grid = document.createElement("div");
   grid.className = "grid wide";
   grid.append(
@@ -638,7 +567,7 @@ function levelDialog(body) {
       request("level", { number: n });
     }, { send: "level" }),
   );
-  body.append(field("Level number", number), grid);
+  body.append(labelled("Level number", number), grid);
 }
 
 main();
