@@ -114,6 +114,16 @@ export function actionPad(state, send, opts = {}) {
   box.dataset.seat = l ? String(l.seat) : "";
   if (!l) {
     box.append(el("div", "pad-range", hand && hand.to_act != null ? `Seat ${hand.to_act} to act` : "No action pending"));
+    if (hand && hand.to_act != null) {
+      // A hand without chip accounting: the action alone (the controller takes amounts from the table).
+      box.dataset.seat = String(hand.to_act);
+      const quick = el("div", "pad-quick");
+      for (const a of ["fold", "check", "call", "bet", "raise", "complete", "bring_in"]) {
+        quick.append(btn(a.replace("_", " "), `pad-btn ${a === "fold" ? "fold" : a === "check" || a === "call" ? "call"
+          : "raise"}`, () => send("action", { seat: hand.to_act, action: a, all_in: false }), { quick: a }));
+      }
+      box.append(quick);
+    }
     return box;
   }
   const head = el("div", "pad-range", rangeText(l));

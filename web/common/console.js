@@ -59,3 +59,15 @@ export function requester(client, clientId, root, notify) {
 
   return { request, onResponse, responseTopic };
 }
+
+// A short message at the top of the page: green for OK, red for an error (kept longer).
+const toastTimers = new WeakMap();
+export function showToast(el, text, ok) {
+  el.textContent = text;
+  el.dataset.ok = String(Boolean(ok));
+  el.hidden = false;
+  clearTimeout(toastTimers.get(el));
+  toastTimers.set(el, setTimeout(() => {
+    el.hidden = true;
+  }, ok ? 2500 : 5000));
+}

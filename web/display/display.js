@@ -7,7 +7,7 @@ import { cardBack, cardFace } from "../common/cards.js";
 import { actionPad, betOf, chipsOf, fmt, GAMES, lastActionText, legal, levelText, potText, rangeText, seatEditor,
   stackOf, STRUCTURES, labelled, textInput } from "../common/chips.js";
 import { connect, loadConfig, parsePayload, topicRoot } from "../common/config.js";
-import { requester } from "../common/console.js";
+import { requester, showToast } from "../common/console.js";
 
 const $ = (sel) => document.querySelector(sel);
 const ACTIONS = ["fold", "check", "call", "bet", "raise", "complete", "bring_in"];
@@ -37,7 +37,6 @@ const ui = {
   alertSource: "none", // which topic last decided the alert: "active" (retained) wins over state.alert
   shown: null, // {hand_id, seats} cards tabled at the showdown (public then)
   result: null, // {hand_id, text}
-  toastTimer: 0,
 };
 
 // ---------------------------------------------------------------- connection
@@ -365,14 +364,7 @@ function resetAck() {
 }
 
 function toast(text, ok) {
-  const el = $("#toast");
-  el.textContent = text;
-  el.dataset.ok = String(Boolean(ok));
-  el.hidden = false;
-  clearTimeout(ui.toastTimer);
-  ui.toastTimer = setTimeout(() => {
-    el.hidden = true;
-  }, ok ? 2500 : 5000);
+  showToast($("#toast"), text, ok);
 }
 
 // ---------------------------------------------------------------- dialogs

@@ -9,10 +9,10 @@ import { cardFace } from "../common/cards.js";
 import { actionPad, fmt, GAMES, lastActionText, levelText, potText, seatEditor, stackOf, betOf,
   chipsOf } from "../common/chips.js";
 import { connect, loadConfig, parsePayload, topicRoot } from "../common/config.js";
-import { requester } from "../common/console.js";
+import { requester, showToast } from "../common/console.js";
 
 const $ = (sel) => document.querySelector(sel);
-const t = { root: "", state: null, requests: null, editing: null, toastTimer: 0, lastAction: "", padKey: "" };
+const t = { root: "", state: null, requests: null, editing: null, lastAction: "", padKey: "" };
 
 async function main() {
   const cfg = await loadConfig("tracker");
@@ -135,7 +135,7 @@ function render() {
     chips.max_raise, chips.bets, chips.stacks], t.editing, t.editing != null && table.players[String(t.editing)]]);
   if (key === t.padKey) return;
   t.padKey = key;
-  if (inHand && hand.to_act != null && chips && t.editing == null) {
+  if (inHand && hand.to_act != null && t.editing == null) {
     const name = table.players[String(hand.to_act)] ? table.players[String(hand.to_act)].name : "";
     $("#pad-title").textContent = `Seat ${hand.to_act}${name ? ` \u00b7 ${name}` : ""} to act`;
     pad.replaceChildren(actionPad(s, send));
@@ -161,14 +161,7 @@ function render() {
 }
 
 function toast(text, ok) {
-  const el = $("#toast");
-  el.textContent = text;
-  el.dataset.ok = String(Boolean(ok));
-  el.hidden = false;
-  clearTimeout(t.toastTimer);
-  t.toastTimer = setTimeout(() => {
-    el.hidden = true;
-  }, ok ? 2500 : 5000);
+  showToast($("#toast"), text, ok);
 }
 
 main();
