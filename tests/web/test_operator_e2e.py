@@ -69,7 +69,7 @@ def rig():
                 for name, size in (("tracker", (1024, 768)), ("display", (800, 480)), ("overlay", (1920, 1080))):
                     pages[name] = open_page(browser, web.page_url(name), size)
                 yield daemon, pages
-                for page, errors in pages.values():
+                for _page, errors in pages.values():
                     assert not errors, errors
         finally:
             web.stop()
