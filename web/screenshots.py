@@ -6,6 +6,7 @@ and photographs the pages in Debian's Chromium:
 
 * ``docs/screenshots/display.png``        the dealer display mid-deal (800x480);
 * ``docs/screenshots/display-alert.png``  a card to the wrong seat: the misdeal alert;
+* ``docs/screenshots/tracker.png``        the action tracker with a seat to act (1024x768);
 * ``docs/screenshots/overlay.png``        the broadcast overlay at a showdown (1920x1080; the page is
   transparent, so the picture puts a dark gradient behind it where OBS would put the video).
 
@@ -75,6 +76,21 @@ def main() -> int:
             save_screenshot(page, "display-alert.png", DOCS / "display-alert.png")
             page.close()
 
+            # -- the action tracker, preflop, a seat to act
+            k = TableFeed(broker, passwords["controller"], "tracker", size=9)
+            feeds.append(k)
+            k.seat({1: "Ann", 3: "Bob", 4: "Chen", 6: "Dara"})
+            k.submit(SetButton(1))
+            k.submit(NewHand())
+            for card in ("Ah", "7c", "Qd", "2s", "9h", "9c", "Kd", "Ks"):
+                k.submit(Deal(k.hand["next_seat"], Card.parse(card)))
+            tracker = browser.new_page()
+            tracker.set_viewport_size({"width": 1024, "height": 768})
+            tracker.goto(web.page_url("tracker", table="tracker", user="console", **{"pass": passwords["console"]}))
+            tracker.wait_for_selector(".pad .pad-quick", timeout=TIMEOUT_MS)
+            save_screenshot(tracker, "tracker.png", DOCS / "tracker.png")
+            tracker.close()
+
             # -- the overlay at a showdown
             hand = showdown_holdem()
             o = TableFeed(broker, passwords["controller"], "booth", size=10, broadcast_delay=0.2)
@@ -95,7 +111,7 @@ def main() -> int:
             f.close()
         web.stop()
         broker.stop()
-    for name in ("display.png", "display-alert.png", "overlay.png"):
+    for name in ("display.png", "display-alert.png", "tracker.png", "overlay.png"):
         print(DOCS / name)
     return 0
 
