@@ -396,3 +396,37 @@ def test_overlay_parts_can_be_hidden(web_browser, web_server, web_broker, web_pa
         page.close()
     finally:
         tb.close()
+
+
+def test_display_fits_ten_seats_with_chips(web_browser, web_server, web_broker, web_passwords):  # noqa: F811
+    needs_browser()
+    tb = Table(web_broker, web_passwords, "chip10")
+    state = flop_state()
+    now = time.time()
+    seats = range(1, 11)
+    state["table"] = table(now, {s: 1_234_567 for s in seats}, size=10)
+    state["hand"]["seats"] = {str(s): {"cards": 2, "up": [], "folded": s == 4, "dead": False, "all_in": False}
+                              for s in seats}
+    state["hand"]["chips"]["stacks"] = {str(s): 1_234_567 for s in seats}
+    state["hand"]["chips"]["bets"] = {str(s): 25_000 for s in seats if s != 4}
+    tb.state(state)
+    page, errors = open_page(web_browser, web_server.page_url("display", table="chip10", user="console",
+                                                             **{"pass": web_passwords["console"]}), (800, 480))
+    try:
+        page.wait_for_selector('.seat[data-seat="10"] .stack[data-stack="1234567"]', timeout=TIMEOUT_MS)
+        boxes = {n: page.locator(f'.seat[data-seat="{n}"]').bounding_box() for n in seats}
+        for n, box in boxes.items():
+            assert box and box["x"] >= 0 and box["y"] >= 0 and box["x"] + box["width"] <= 800, (n, box)
+        save_screenshot(page, "display-ten-chips.png")
+        for a in seats:  # no seat covers another
+            for b in seats:
+                if a < b:
+                    p, q = boxes[a], boxes[b]
+                    overlap_x = min(p["x"] + p["width"], q["x"] + q["width"]) - max(p["x"], q["x"])
+                    overlap_y = min(p["y"] + p["height"], q["y"] + q["height"]) - max(p["y"], q["y"])
+                    assert overlap_x <= 0 or overlap_y <= 0, (a, b, p, q)
+        save_screenshot(page, "display-ten-chips.png")
+        assert not errors, errors
+    finally:
+        tb.close()
+        page.close()

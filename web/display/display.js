@@ -185,6 +185,13 @@ function render() {
   $("#btn-misdeal").disabled = !inHand;
 }
 
+// Amounts on a seat box: exact below 100,000, then 123k / 1.23M (the pad shows every chip).
+function short(n) {
+  if (n < 100_000) return fmt(n);
+  if (n < 1_000_000) return `${Math.floor(n / 1000)}k`;
+  return `${(Math.floor(n / 10_000) / 100).toFixed(2)}M`;
+}
+
 function renderClock() {
   const level = ui.state && ui.state.table ? ui.state.table.level : null;
   const { text, left } = levelText(level);
@@ -261,7 +268,7 @@ function renderSeats(table, hand) {
     if (marks.small_blind === n) badge("sb", "SB");
     if (marks.big_blind === n) badge("bb", "BB");
     if (hand && hand.bring_in === n) badge("bring-in", "BRING-IN");
-    if (badges.childElementCount) el.append(badges);
+    if (badges.childElementCount) top.append(badges); // one row: number, name, D/SB/BB
     const stack = stackOf(ui.state, n);
     const bet = hand ? betOf(ui.state, n) : 0;
     if (stack != null || bet) {
@@ -270,11 +277,11 @@ function renderSeats(table, hand) {
       const st = document.createElement("span");
       st.className = "stack";
       st.dataset.stack = stack == null ? "" : String(stack);
-      st.textContent = stack == null ? "" : fmt(stack);
+      st.textContent = stack == null ? "" : short(stack);
       const bt = document.createElement("span");
       bt.className = "bet";
       bt.dataset.bet = String(bet);
-      bt.textContent = bet ? fmt(bet) : "";
+      bt.textContent = bet ? short(bet) : "";
       money.append(st, bt);
       el.append(money);
     }
