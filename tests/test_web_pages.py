@@ -400,7 +400,7 @@ def test_display_credential_never_sees_a_hole_card_before_showdown(broker, passw
 
 def test_docs_screenshots_exist_or_are_generated():
     """The README screenshots come from web/screenshots.py (run by hand); check they are sane PNGs."""
-    for name in ("display.png", "display-alert.png", "overlay.png"):
+    for name in ("display.png", "display-alert.png", "tracker.png", "overlay.png"):
         path = REPO / "docs" / "screenshots" / name
         if not path.exists():
             pytest.skip(f"{path} not generated yet: python web/screenshots.py")

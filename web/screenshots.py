@@ -103,6 +103,8 @@ def main() -> int:
             play_scenario(o, hand)
             overlay.wait_for_selector('body[data-phase="done"]', timeout=TIMEOUT_MS)
             overlay.wait_for_selector("#winner:not([hidden])", timeout=TIMEOUT_MS)
+            overlay.wait_for_function("() => [...document.querySelectorAll('.player[data-folded=\"false\"] .hand')]"
+                                      ".every((e) => e.textContent.trim())", timeout=TIMEOUT_MS)  # the server's names
             overlay.add_style_tag(content="html { background: linear-gradient(160deg, #23313f, #0b1118) !important; }")
             save_screenshot(overlay, "overlay.png", DOCS / "overlay.png")
             overlay.close()
