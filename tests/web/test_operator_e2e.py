@@ -22,7 +22,7 @@ from controller.cards import Card
 from controller.events import BoardCards, Burn, Deal
 from tests.web_helpers import ACL, CONF, REPO, TIMEOUT_MS, needs_browser, open_page, wait_until
 
-DELAY = 1.5
+DELAY = 2
 STACK = 10_000
 
 
@@ -32,7 +32,7 @@ def _chips_merged() -> bool:
     return "put" in getattr(mqtt_contract, "REQUEST_NAMES", ())
 
 
-pytestmark = pytest.mark.skipif(not _chips_merged(), reason="needs the chips engine and requests (issue 12)")
+needs_chips = pytest.mark.skipif(not _chips_merged(), reason="needs the chips engine and requests (issue 12)")
 
 
 @pytest.fixture
@@ -80,6 +80,48 @@ def chips_on(page, selector: str) -> str:
     return page.get_attribute(selector, "data-stack") or ""
 
 
+def test_tracker_seats_players_and_runs_a_hand_through_the_daemon(rig):
+    """The tracker's requests reach the daemon through the broker's ACL and change the table:
+    players seated by name, a new hand, every action of a hand; the display follows at once,
+    the overlay after the delay."""
+    daemon, pages = rig
+    tracker, display, overlay = (pages[n][0] for n in ("tracker", "display", "overlay"))
+    for seat, name in ((1, "Ann"), (2, "Bob"), (3, "Cy")):
+        tracker.click(f'#seats [data-edit="{seat}"]')
+        tracker.fill('#pad input[name="name"]', name)
+        tracker.click('#pad [data-send="seat"]')
+        display.wait_for_selector(f'.seat[data-seat="{seat}"] .name:text("{name}")', timeout=TIMEOUT_MS)
+    assert {int(k): v["name"] for k, v in daemon.service.public_state()["table"]["players"].items()} == \
+        {1: "Ann", 2: "Bob", 3: "Cy"}
+    tracker.click("#btn-new-hand")
+    wait_until(lambda: daemon.service.engine is not None, 5, "the hand to start")
+    engine = daemon.service.engine
+    cards = iter(["Ah", "Kd", "7c", "As", "Kh", "2d"])
+    for _ in range(2):
+        for seat in list(engine.order):
+            daemon.submit(Deal(seat, Card.parse(next(cards))))
+    acted = 0
+    while daemon.service.public_state()["hand"]["street"] == "preflop":
+        hand = daemon.service.public_state()["hand"]
+        seat = hand["to_act"]
+        tracker.wait_for_selector(f'.pad[data-seat="{seat}"]', timeout=TIMEOUT_MS)
+        display.wait_for_selector(f'.seat[data-seat="{seat}"][data-to-act="true"]', timeout=TIMEOUT_MS)
+        before = daemon.service.seq
+        quick = "check" if acted == 2 else "call"
+        tracker.click(f'.pad [data-quick="{quick}"]')
+        wait_until(lambda b=before: daemon.service.seq > b, 5, f"seat {seat} {quick}")
+        acted += 1
+        assert acted <= 3
+    daemon.submit(Burn(Card.parse("3c")))
+    daemon.submit(BoardCards(tuple(Card.parse(c) for c in ("9s", "8s", "4h"))))
+    display.wait_for_selector('#board[data-count="3"]', timeout=TIMEOUT_MS)
+    assert overlay.get_attribute("#board", "data-count") != "3"  # the overlay waits out its delay...
+    overlay.wait_for_selector('#board[data-count="3"]', timeout=int((DELAY + 8) * 1000))  # ...then shows it
+    seat = daemon.service.public_state()["hand"]["to_act"]
+    overlay.wait_for_selector(f'.player[data-seat="{seat}"][data-to-act="true"]', timeout=TIMEOUT_MS)
+
+
+@needs_chips
 def test_a_hand_entered_on_the_tracker_shows_on_the_display_and_the_overlay(rig):
     daemon, pages = rig
     tracker, display, overlay = (pages[n][0] for n in ("tracker", "display", "overlay"))
