@@ -41,9 +41,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from controller.cards import Card
-from controller.engine import HandEngine, Phase
-from controller.events import (
+from controller.errors import PokerTableError
+from controller.journal import HandRecord, Journal
+from controller.rules.cards import Card
+from controller.rules.engine import HandEngine, Phase
+from controller.rules.events import (
     Act,
     Aside,
     BoardCards,
@@ -61,8 +63,7 @@ from controller.events import (
     Stub,
     UnseatPlayer,
 )
-from controller.games import Family, get_game
-from controller.journal import HandRecord, Journal
+from controller.rules.games import Family, get_game
 
 DEFAULT_STARTING_STACK = 10_000_000
 """Chips every player starts with in an exported hand: the table does not count stacks."""
@@ -84,7 +85,7 @@ _LIMIT_CODES = {"FT", "FO/8", "F7S", "F7S/8", "FR"}
 _STUD_CODES = {"F7S", "F7S/8", "FR"}
 
 
-class PhhUnsupported(ValueError):
+class PhhUnsupported(PokerTableError, ValueError):
     """This hand cannot be written as PHH; the message says why."""
 
 

@@ -1,7 +1,7 @@
 """The one owner of table state.
 
 Every input — a card sensed by the bridge, a button on the panel, a request from the
-dealer's console — becomes an :mod:`controller.events` event and goes through
+dealer's console — becomes an :mod:`controller.rules.events` event and goes through
 :meth:`TableService.submit`: written to the journal first (durable), then applied.
 Applying is deterministic, so replaying the journal after a crash (even ``kill -9``)
 rebuilds exactly the same table, mid-hand included.
@@ -21,11 +21,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from controller.engine import HandEngine, Phase, SetupError
-from controller.events import (
+from controller.errors import PokerTableError
+from controller.geometry import seat_of
+from controller.mqtt.contract import alert_from_ruling, public_cards
+from controller.rules.engine import HandEngine, Phase, SetupError
+from controller.rules.events import (
     Acknowledge,
     Act,
+    Aside,
     BoardCards,
+    Boxed,
     Burn,
     CallMisdeal,
     CameraReport,
@@ -35,27 +40,28 @@ from controller.events import (
     EndHand,
     Event,
     Expose,
+    Muck,
     NewHand,
     Report,
     SeatPlayer,
     SetButton,
     ShufflerFault,
     StartHand,
+    Stub,
     UnknownTagRead,
     UnseatPlayer,
 )
-from controller.games import GameError
-from controller.mqtt_contract import alert_from_ruling, public_cards
-from controller.profiles import ProfileError
-from controller.rulings import IRREGULARITY, MISDEAL, Ruling, kind_of, make_ruling
-from controller.table import Table, TableError
+from controller.rules.games import GameError
+from controller.rules.profiles import ProfileError
+from controller.rules.rulings import IRREGULARITY, MISDEAL, Ruling, kind_of, make_ruling
+from controller.rules.table import Table, TableError
 
 log = logging.getLogger("controller.service")
 
 HAND_EVENTS = (Deal, Burn, BoardCards, Act, Discard, Expose, Report)
 
 
-class Rejected(ValueError):
+class Rejected(PokerTableError, ValueError):
     """An input the table cannot take now; nothing changed (the message says why)."""
 
 
@@ -156,7 +162,7 @@ class TableService:
             if event.alert is not None and all(a.id != event.alert for a in self.alerts):
                 raise Rejected(f"no active alert {event.alert!r}")
 
-    def _try(self, change: Callable[[Table], None]) -> None:
+    def _try(self, change: Callable[[Table], object]) -> None:
         probe = _copy_table(self.table)
         try:
             change(probe)
@@ -167,10 +173,10 @@ class TableService:
     def apply(self, event: Event, *, seq: int, at: float) -> list[Output]:
         self.seq = seq
         out: list[Output] = []
-        handler = getattr(self, f"_apply_{event.kind}", None)
+        handler = _HANDLERS.get(type(event))
         if handler is None:
             raise Rejected(f"the table does not take {event.kind!r} events")
-        handler(event, out, at)
+        handler(self, event, out, at)
         return [Output(o.kind, o.payload, seq, o.secret) for o in out]
 
     def _apply_seat_player(self, ev: SeatPlayer, out: list[Output], at: float) -> None:
@@ -238,17 +244,6 @@ class TableService:
         if engine.over:
             self._close_hand(out)
 
-    _apply_deal = _hand_event
-    _apply_burn = _hand_event
-    _apply_board = _hand_event
-    _apply_act = _hand_event
-    _apply_discard = _hand_event
-    _apply_expose = _hand_event
-    _apply_report = _hand_event
-    _apply_stub = _hand_event
-    _apply_muck = _hand_event
-    _apply_aside = _hand_event
-    _apply_boxed = _hand_event
 
     def _apply_call_misdeal(self, ev: CallMisdeal, out: list[Output], at: float) -> None:
         self._hand_event(Report(ev.reason), out, at)
@@ -280,13 +275,15 @@ class TableService:
         self._alert(r, out, at, severity="fault")
 
     def _apply_camera_report(self, ev: CameraReport, out: list[Output], at: float) -> None:
+        # The camera watches the board as well as the seats: the alert names the zone, and a seat
+        # only when the zone is one (the alert schema's ``seat`` is a seat number or null).
         r = make_ruling(IRREGULARITY, ev.reason, "identify_card", profile=self.table.rules, game=self.table.game,
-                        seat=ev.zone, card=ev.seen, detail=ev.detail or None)
+                        seat=seat_of(ev.zone), card=ev.seen, zone=ev.zone, detail=ev.detail or None)
         self._alert(r, out, at)
 
     def _apply_unknown_tag(self, ev: UnknownTagRead, out: list[Output], at: float) -> None:
         r = make_ruling(IRREGULARITY, "unknown_tag", "identify_card", profile=self.table.rules,
-                        game=self.table.game, zone=ev.zone, uid=ev.uid)
+                        game=self.table.game, seat=seat_of(ev.zone), zone=ev.zone, uid=ev.uid)
         self._alert(r, out, at)
 
     # ------------------------------------------------------------------ helpers
@@ -409,3 +406,31 @@ def _copy_table(table: Table) -> Table:
     import copy
 
     return copy.deepcopy(table)
+
+
+#: The service's handler of each event type the table takes outside a hand's engine (explicit).
+_HANDLERS: dict[type[Event], Callable[[TableService, Any, list[Output], float], None]] = {
+    Deal: TableService._hand_event,
+    Burn: TableService._hand_event,
+    BoardCards: TableService._hand_event,
+    Act: TableService._hand_event,
+    Discard: TableService._hand_event,
+    Expose: TableService._hand_event,
+    Report: TableService._hand_event,
+    Stub: TableService._hand_event,
+    Muck: TableService._hand_event,
+    Aside: TableService._hand_event,
+    Boxed: TableService._hand_event,
+    SeatPlayer: TableService._apply_seat_player,
+    UnseatPlayer: TableService._apply_unseat_player,
+    SetButton: TableService._apply_set_button,
+    ChangeGame: TableService._apply_change_game,
+    NewHand: TableService._apply_new_hand,
+    StartHand: TableService._apply_start_hand,
+    CallMisdeal: TableService._apply_call_misdeal,
+    EndHand: TableService._apply_end_hand,
+    Acknowledge: TableService._apply_acknowledge,
+    ShufflerFault: TableService._apply_shuffler_fault,
+    CameraReport: TableService._apply_camera_report,
+    UnknownTagRead: TableService._apply_unknown_tag,
+}

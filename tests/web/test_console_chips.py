@@ -13,7 +13,7 @@ import json
 import time
 from typing import Any
 
-from controller.mqtt_contract import Topics, validate
+from controller.mqtt.contract import Topics, validate
 from tests.web_helpers import (
     TIMEOUT_MS,
     Recorder,

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from controller.cards import Card
-from controller.events import BoardCards, Burn, Deal
+from controller.rules.cards import Card
+from controller.rules.events import BoardCards, Burn, Deal
 from tests.web_helpers import ACL, CONF, REPO, TIMEOUT_MS, needs_browser, open_page, wait_until
 
 DELAY = 2
@@ -27,7 +27,7 @@ STACK = 10_000
 
 
 def _chips_merged() -> bool:
-    from controller import mqtt_contract
+    from controller.mqtt import contract as mqtt_contract
 
     return "put" in getattr(mqtt_contract, "REQUEST_NAMES", ())
 
@@ -41,11 +41,11 @@ def rig():
     from tests.mqtt_util import require_mosquitto
 
     require_mosquitto()
-    from controller.broker import Broker
-    from controller.config import validate_config
-    from controller.daemon import Daemon
-    from controller.decks import DeckRegistry
-    from controller.webserver import WebServer, launch_chromium
+    from controller.app.config import validate_config
+    from controller.app.daemon import Daemon
+    from controller.app.webserver import WebServer, launch_chromium
+    from controller.mqtt.broker import Broker
+    from controller.rules.decks import DeckRegistry
     from firmware_bridge.table_sim import enroll_deck
 
     passwords = {r: secrets.token_urlsafe(9) for r in ("controller", "display", "console", "overlay")}

@@ -18,14 +18,14 @@ from typing import Any
 
 import pytest
 
-from controller import dealer_sim
-from controller.cards import Card
-from controller.daemon import STATE_DEBOUNCE
-from controller.equity import equity, hand_strength
-from controller.events import Act, Discard, Muck, StartHand
-from controller.games import GAMES, get_game
-from controller.scenario import Scenario
+from controller.app.daemon import STATE_DEBOUNCE
+from controller.equity.odds import equity, hand_strength
+from controller.rules.cards import Card
+from controller.rules.events import Act, Discard, Muck, StartHand
+from controller.rules.games import GAMES, get_game
+from controller.rules.scenario import Scenario
 from controller.service import Rejected
+from controller.sim import dealer as dealer_sim
 from tests.web_helpers import (
     WEB,
     needs_browser,

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import json
 
-from controller.daemon import STATE_DEBOUNCE
-from controller.mqtt_contract import Topics
+from controller.app.daemon import STATE_DEBOUNCE
+from controller.mqtt.contract import Topics
 from tests.web_helpers import (
     TIMEOUT_MS,
     Recorder,
