@@ -3,7 +3,7 @@
 For every game, a realistic hand (the dealer simulator's) is published as the daemon publishes
 it, with a delay in seconds, on a real Mosquitto; at the start of every betting round the
 overlay in Chromium must show, for each live seat, the equity and the hand name(s) that
-``controller/equity.py`` computes from the same cards (computed here on its own, with its own
+``controller/equity/odds.py`` (was ``controller/equity.py``) computes from the same cards (computed here on its own, with its own
 samples where it is not exact).  Draw games show the current hand's name and no odds before
 the draw, the new hand's name after it; a draw hand whose discards no sensor identified is
 not named (its old name would be wrong).  High-low games show each half.  The overlay names
@@ -74,7 +74,7 @@ def with_muck_reader(events: list) -> list:
 
 
 def expected(f, game: str) -> dict[str, Any]:
-    """What controller/equity.py says for the cards on the table now, seat by seat."""
+    """What controller/equity/odds.py says for the cards on the table now, seat by seat."""
     engine = f.service.engine
     hand = f.hand
     hole = {int(s): [Card.parse(c) for c in cards] for s, cards in f.service.hole_cards().items()}
