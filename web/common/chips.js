@@ -146,8 +146,13 @@ export function actionPad(state, send, opts = {}) {
     quick.append(btn(`Min ${fmt(l.minRaise)}`, "pad-btn raise", () => act(verb, l.minRaise), { quick: "min" }));
     if (l.potLimit) quick.append(btn(`Pot ${fmt(l.maxRaise)}`, "pad-btn raise", () => act(verb, l.maxRaise),
       { quick: "pot" }));
-    quick.append(btn(`All in ${fmt(Math.min(l.allInTo, l.maxRaise ?? l.allInTo))}`, "pad-btn allin",
-      () => act(verb, Math.min(l.allInTo, l.maxRaise ?? l.allInTo)), { quick: "allin" }));
+    // All in when the stack is within the legal range (pot-limit and limit cap it: Pot / Min say the most).
+    if (l.maxRaise == null || l.allInTo <= l.maxRaise) {
+      quick.append(btn(`All in ${fmt(l.allInTo)}`, "pad-btn allin", () => act(verb, l.allInTo), { quick: "allin" }));
+    }
+  } else if (l.stack > l.toCall) {
+    // No full raise is open (too short, capped, not reopened): all in is offered; the controller rules on it.
+    quick.append(btn(`All in ${fmt(l.allInTo)}`, "pad-btn allin", () => act(verb, l.allInTo), { quick: "allin" }));
   }
   box.append(quick);
 

@@ -110,7 +110,7 @@ function onEvent(kind, ev) {
   } else if (kind === "action") {
     const words = ACTION_WORDS[ev.action] || ev.action;
     const amount = ev.amount != null ? ` ${["raise", "complete"].includes(ev.action) ? "to " : ""}${fmt(ev.amount)}` : "";
-    $("#last-action").textContent = `Seat ${ev.seat} ${words}${amount}${ev.all_in ? " (all in)" : ""}`;
+    $("#last-action").textContent = ev.text || `Seat ${ev.seat} ${words}${amount}${ev.all_in ? " (all in)" : ""}`;
   } else if (kind === "hand_end") {
     if (ev.shown) ui.shown = { hand_id: ev.hand_id, seats: ev.shown };
     ui.result = { hand_id: ev.hand_id, text: resultText(ev) };

@@ -50,7 +50,7 @@ function onMessage(topic, bytes, packet) {
     if (data) showAlert(data);
   } else if (rel === "event/action" && data) {
     const amount = data.amount != null ? ` ${fmt(data.amount)}` : "";
-    t.lastAction = `Seat ${data.seat} ${data.action}${amount}${data.all_in ? " (all in)" : ""}`;
+    t.lastAction = data.text || `Seat ${data.seat} ${data.action}${amount}${data.all_in ? " (all in)" : ""}`;
     render();
   } else if (rel === "event/hand_start") {
     t.lastAction = "";
