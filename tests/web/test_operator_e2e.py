@@ -51,11 +51,16 @@ def rig():
     passwords = {r: secrets.token_urlsafe(9) for r in ("controller", "display", "console", "overlay")}
     work = Path(tempfile.mkdtemp(prefix="tablectl-e2e-"))
     with Broker.start(users=passwords, acl_text=ACL, websockets_port=0, config_template=CONF) as broker:
-        config = validate_config({"table": {"id": "e2e", "size": 6, "game": "holdem"},
-                                  "stakes": {"small_blind": 100, "big_blind": 200, "ante": 0},
-                                  "mqtt": {"url": f"mqtt://127.0.0.1:{broker.port}"},
-                                  "journal": {"path": str(work / "journal.sqlite")},
-                                  "broadcast": {"delay": DELAY}})
+        settings = {"table": {"id": "e2e", "size": 6, "game": "holdem"},
+                    "stakes": {"small_blind": 100, "big_blind": 200, "ante": 0},
+                    "mqtt": {"url": f"mqtt://127.0.0.1:{broker.port}"},
+                    "journal": {"path": str(work / "journal.sqlite")},
+                    "broadcast": {"delay": DELAY}}
+        if _chips_merged():  # chips counted from a starting stack, with a level clock
+            settings["stakes"]["starting_stack"] = STACK
+            settings["levels"] = [{"small_blind": 100, "big_blind": 200, "ante": 0, "minutes": 20},
+                                  {"small_blind": 200, "big_blind": 400, "ante": 0, "minutes": 20}]
+        config = validate_config(settings)
         daemon = Daemon(config, registry=DeckRegistry([enroll_deck("A")]), mqtt_username="controller",
                         mqtt_password=passwords["controller"]).start()
         web = WebServer(root=REPO / "web", config={

@@ -3,7 +3,7 @@
 For every game, a realistic hand (the dealer simulator's) is published as the daemon publishes
 it, with a delay in seconds, on a real Mosquitto; at the start of every betting round the
 overlay in Chromium must show, for each live seat, the equity and the hand name(s) that
-``controller/equity/odds.py`` (was ``controller/equity.py``) computes from the same cards (computed here on its own, with its own
+``controller/equity/odds.py`` computes from the same cards (computed here on its own, with its own
 samples where it is not exact).  Draw games show the current hand's name and no odds before
 the draw, the new hand's name after it; a draw hand whose discards no sensor identified is
 not named (its old name would be wrong).  High-low games show each half.  The overlay names
