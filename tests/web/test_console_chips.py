@@ -99,16 +99,24 @@ class Table:
         self.rec.close()
 
 
+def console_page(browser, server, broker, passwords, table_id: str, state: dict[str, Any], page_name: str,
+                 size: tuple[int, int]):
+    """The controller's side publishing ``state``, and a console page (console credential) on it."""
+    tb = Table(broker, passwords, table_id)
+    tb.state(state)
+    page, errors = open_page(browser, server.page_url(page_name, table=table_id, user="console",
+                                                     **{"pass": passwords["console"]}), size)
+    return tb, page, errors
+
+
 def strip(body: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in body.items() if k != "transaction"}
 
 
 def test_display_shows_chips_and_enters_amounts_fast(web_browser, web_server, web_broker, web_passwords):  # noqa: F811
     needs_browser()
-    tb = Table(web_broker, web_passwords, "chip1")
-    tb.state(flop_state())
-    page, errors = open_page(web_browser, web_server.page_url("display", table="chip1", user="console",
-                                                             **{"pass": web_passwords["console"]}), (800, 480))
+    tb, page, errors = console_page(web_browser, web_server, web_broker, web_passwords, "chip1", flop_state(),
+                                    "display", (800, 480))
     try:
         page.wait_for_selector('#pot[data-pot="5000"]', timeout=TIMEOUT_MS)
         assert "Pot 5,000" in page.inner_text("#pot") and "side 1: 200" in page.inner_text("#pot")
@@ -167,10 +175,8 @@ def test_display_shows_chips_and_enters_amounts_fast(web_browser, web_server, we
 
 def test_pot_limit_pad_offers_the_pot(web_browser, web_server, web_broker, web_passwords):  # noqa: F811
     needs_browser()
-    tb = Table(web_broker, web_passwords, "chip2")
-    tb.state(flop_state("pot_limit"))
-    page, errors = open_page(web_browser, web_server.page_url("display", table="chip2", user="console",
-                                                             **{"pass": web_passwords["console"]}), (800, 480))
+    tb, page, errors = console_page(web_browser, web_server, web_broker, web_passwords, "chip2",
+                                    flop_state("pot_limit"), "display", (800, 480))
     try:
         page.wait_for_selector('#pot[data-pot="5000"]', timeout=TIMEOUT_MS)
         page.click("#btn-action")
@@ -186,10 +192,8 @@ def test_pot_limit_pad_offers_the_pot(web_browser, web_server, web_broker, web_p
 def test_console_seats_players_sets_stacks_changes_game_and_level(web_browser, web_server, web_broker,  # noqa: F811
                                                                   web_passwords):  # noqa: F811
     needs_browser()
-    tb = Table(web_broker, web_passwords, "chip3")
-    tb.state(idle_state())
-    page, errors = open_page(web_browser, web_server.page_url("display", table="chip3", user="console",
-                                                             **{"pass": web_passwords["console"]}), (800, 480))
+    tb, page, errors = console_page(web_browser, web_server, web_broker, web_passwords, "chip3", idle_state(),
+                                    "display", (800, 480))
     try:
         page.wait_for_selector('.seat[data-seat="3"] .stack[data-stack="8800"]', timeout=TIMEOUT_MS)
         page.click("#btn-players")
@@ -240,10 +244,8 @@ def test_console_seats_players_sets_stacks_changes_game_and_level(web_browser, w
 
 def test_action_tracker_on_a_tablet(web_browser, web_server, web_broker, web_passwords):  # noqa: F811
     needs_browser()
-    tb = Table(web_broker, web_passwords, "trk1")
-    tb.state(flop_state())
-    page, errors = open_page(web_browser, web_server.page_url("tracker", table="trk1", user="console",
-                                                             **{"pass": web_passwords["console"]}), (1024, 768))
+    tb, page, errors = console_page(web_browser, web_server, web_broker, web_passwords, "trk1", flop_state(),
+                                    "tracker", (1024, 768))
     try:
         page.wait_for_selector('#pot[data-pot="5000"]', timeout=TIMEOUT_MS)
         assert page.get_attribute('#seats tr[data-seat="3"]', "data-to-act") == "true"
@@ -400,7 +402,6 @@ def test_overlay_parts_can_be_hidden(web_browser, web_server, web_broker, web_pa
 
 def test_display_fits_ten_seats_with_chips(web_browser, web_server, web_broker, web_passwords):  # noqa: F811
     needs_browser()
-    tb = Table(web_broker, web_passwords, "chip10")
     state = flop_state()
     now = time.time()
     seats = range(1, 11)
@@ -409,9 +410,8 @@ def test_display_fits_ten_seats_with_chips(web_browser, web_server, web_broker, 
                               for s in seats}
     state["hand"]["chips"]["stacks"] = {str(s): 1_234_567 for s in seats}
     state["hand"]["chips"]["bets"] = {str(s): 25_000 for s in seats if s != 4}
-    tb.state(state)
-    page, errors = open_page(web_browser, web_server.page_url("display", table="chip10", user="console",
-                                                             **{"pass": web_passwords["console"]}), (800, 480))
+    tb, page, errors = console_page(web_browser, web_server, web_broker, web_passwords, "chip10", state, "display",
+                                    (800, 480))
     try:
         page.wait_for_selector('.seat[data-seat="10"] .stack[data-stack="1234567"]', timeout=TIMEOUT_MS)
         boxes = {n: page.locator(f'.seat[data-seat="{n}"]').bounding_box() for n in seats}

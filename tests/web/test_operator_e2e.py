@@ -81,6 +81,17 @@ def rig():
             daemon.stop()
 
 
+def new_hand_dealt(daemon, tracker) -> None:
+    """The tracker starts a hand; the dealer deals two cards to each seat (the antennas' events)."""
+    tracker.click("#btn-new-hand")
+    wait_until(lambda: daemon.service.engine is not None, 5, "the hand to start")
+    engine = daemon.service.engine
+    cards = iter(["Ah", "Kd", "7c", "As", "Kh", "2d"])
+    for _ in range(2):
+        for seat in list(engine.order):
+            daemon.submit(Deal(seat, Card.parse(next(cards))))
+
+
 def chips_on(page, selector: str) -> str:
     return page.get_attribute(selector, "data-stack") or ""
 
@@ -98,13 +109,7 @@ def test_tracker_seats_players_and_runs_a_hand_through_the_daemon(rig):
         display.wait_for_selector(f'.seat[data-seat="{seat}"] .name:text("{name}")', timeout=TIMEOUT_MS)
     assert {int(k): v["name"] for k, v in daemon.service.public_state()["table"]["players"].items()} == \
         {1: "Ann", 2: "Bob", 3: "Cy"}
-    tracker.click("#btn-new-hand")
-    wait_until(lambda: daemon.service.engine is not None, 5, "the hand to start")
-    engine = daemon.service.engine
-    cards = iter(["Ah", "Kd", "7c", "As", "Kh", "2d"])
-    for _ in range(2):
-        for seat in list(engine.order):
-            daemon.submit(Deal(seat, Card.parse(next(cards))))
+    new_hand_dealt(daemon, tracker)
     acted = 0
     while daemon.service.public_state()["hand"]["street"] == "preflop":
         hand = daemon.service.public_state()["hand"]
@@ -138,13 +143,7 @@ def test_a_hand_entered_on_the_tracker_shows_on_the_display_and_the_overlay(rig)
         tracker.click('#pad [data-send="seat"]')
         tracker.wait_for_selector(f'#seats tr[data-seat="{seat}"] td[data-stack="{STACK}"]', timeout=TIMEOUT_MS)
     display.wait_for_selector('.seat[data-seat="3"] .stack[data-stack="10000"]', timeout=TIMEOUT_MS)
-    tracker.click("#btn-new-hand")
-    wait_until(lambda: daemon.service.engine is not None, 5, "the hand to start")
-    engine = daemon.service.engine
-    cards = iter(["Ah", "Kd", "7c", "As", "Kh", "2d"])
-    for _ in range(2):
-        for seat in list(engine.order):
-            daemon.submit(Deal(seat, Card.parse(next(cards))))
+    new_hand_dealt(daemon, tracker)
     tracker.wait_for_selector(".pad .pad-range[data-to-call]", timeout=TIMEOUT_MS)
 
     def act(quick: str, amount: str | None = None) -> None:
