@@ -267,7 +267,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     config = _load_config_or_exit(args.config)
     with Journal(args.journal or config.journal.path) as journal:
         target = sys.stdout if args.output == "-" else args.output
-        result = export_phh(journal, config.stakes, target, table=config.table.id)
+        result = export_phh(journal, target, table=config.table.id)
     err = _console(stderr=True)
     err.print(f"{len(result.exported)} hands exported, {len(result.skipped)} skipped")
     for hand_id, reason in result.skipped:

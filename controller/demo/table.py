@@ -39,7 +39,7 @@ class DemoStats:
 
 
 def _hand_dict(rng: random.Random, game: str, mistake_rate: float) -> tuple[dict, bool]:
-    hand = dealer_sim.legal_hand(rng, game=game)
+    hand = dealer_sim.legal_hand(rng, game=game, chips=True)
     if rng.random() < mistake_rate:
         bad = dealer_sim.corrupt(rng, hand)
         if bad is not None:
@@ -237,7 +237,7 @@ def run_table_demo(hands: int = 0, seed: int | None = None, pace: float = 0.4, m
             seated: set[int] = set()
             while hands == 0 or n < hands:
                 game = list(GAMES)[n % len(GAMES)]
-                data = dealer_sim.legal_hand(rng, game=game)
+                data = dealer_sim.legal_hand(rng, game=game, chips=True)
                 mistake = rng.random() < mistake_rate
                 if mistake:
                     kinds = list(RFID_MISTAKES)
