@@ -45,6 +45,7 @@ import math
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from itertools import combinations, combinations_with_replacement
+from typing import Any
 
 import numpy as np
 
@@ -89,7 +90,8 @@ class FastEvalError(PokerTableError, ValueError):
 # ---------------------------------------------------------------- card codes
 
 
-_CODE_OF = {(r, s): 4 * i + j for i, r in enumerate(RANKS) for j, s in enumerate(SUITS)}
+_CODE_OF: dict[tuple[str | None, str | None], int] = {
+    (r, s): 4 * i + j for i, r in enumerate(RANKS) for j, s in enumerate(SUITS)}
 
 
 def card_code(card: Card) -> int:
@@ -500,9 +502,10 @@ def evaluate_batch(evaluator: str, cards, board=None) -> np.ndarray:
         if n == 5:
             values = values_from_sums5(evaluator, key_sums(KEY5, part))
         elif n in (6, 7) and base != "27":
-            values = values_from_sums7(
-                evaluator, n, key_sums(KEY7, part), lambda hit, part=part: key_sums(BITS, part[hit[0]])
-            )
+            def flush_sums(hit: Any, part: Any = part) -> Any:
+                return key_sums(BITS, part[hit[0]])
+
+            values = values_from_sums7(evaluator, n, key_sums(KEY7, part), flush_sums)
         else:
             values = values_from_sums5(evaluator, subset_sums(part, 5)).max(axis=0)
         out[start : start + step] = values

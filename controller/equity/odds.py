@@ -160,6 +160,7 @@ def hand_strength(game: str, cards: Sequence[Card], board: Sequence[Card] = (), 
 def _code(card: Card) -> int:
     if card.is_joker:
         raise EquityError("a joker cannot be dealt out here (only ace-to-five lowball uses it)")
+    assert card.rank is not None and card.suit is not None  # every card but the joker has both
     return RANKS.index(card.rank) * 4 + SUITS.index(card.suit)
 
 

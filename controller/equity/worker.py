@@ -171,6 +171,7 @@ class EquityWorker:
                 if self._stop:
                     return
                 req, self._pending = self._pending, None
+                assert req is not None  # the wait ends on a request or on stop
                 self._busy = True
             try:
                 payload = equity_payload(req, round(self.clock(), 3))

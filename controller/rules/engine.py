@@ -116,7 +116,7 @@ class HandEngine:
         self._check_setup()
         self.button = setup.button
         self.small_blind, self.big_blind = self._blinds()
-        start = self.button if self.game.button else self.size
+        start = self.button if self.game.button and self.button is not None else self.size
         self.order: list[int] = clockwise(setup.seats, start, self.size)  # dealing order
         self.active: set[int] = set(self.order)  # not folded, not dead
         self.folded: set[int] = set()
@@ -198,6 +198,7 @@ class HandEngine:
             return None, None
         if s.blinds_given:
             return s.small_blind, s.big_blind
+        assert s.button is not None  # _check_setup: a button game has a button
         order = clockwise(s.seats, s.button, self.size)
         if len(order) == 2 and s.button in order:
             return s.button, next(x for x in order if x != s.button)
@@ -400,7 +401,8 @@ class HandEngine:
         self.forced_seat = None
         first = self.street.first
         if first is FirstToAct.BLINDS:
-            anchor = (self.chips and self.chips.straddle_seat) or self.big_blind or self.small_blind or self.button
+            anchor = ((self.chips and self.chips.straddle_seat) or self.big_blind or self.small_blind or self.button
+                      or self.size)
             self.bet.pointer = anchor
             if anchor in need and anchor != self.button:
                 self.bet.level, self.bet.matched = 1, {anchor: 1}
@@ -416,7 +418,8 @@ class HandEngine:
         elif first is FirstToAct.OPENER and self.big_blind is None and self.small_blind is None:
             # RRoP s12 Draw High: action after the draw starts with the opener, or the next
             # player clockwise if the opener has folded.
-            self.bet.pointer = self._prev_seat(self.opener) if self.opener else self.button
+            self.bet.pointer = (self._prev_seat(self.opener) if self.opener
+                                else self.button if self.button is not None else self.size)
         else:
             self.bet.pointer = self.button if self.button is not None else self.size
         if self.street.first is not FirstToAct.BLINDS and len(need) <= 1:

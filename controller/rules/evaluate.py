@@ -28,7 +28,7 @@ Games and their evaluators:
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
 
@@ -430,7 +430,7 @@ def best_of(evaluator_name: str, hole: Sequence[Card], board: Sequence[Card] = (
 
 
 def best_hands(
-    evaluator_name: str, hands: dict[int, Sequence[Card]], board: Sequence[Card] = ()
+    evaluator_name: str, hands: Mapping[int, Sequence[Card]], board: Sequence[Card] = ()
 ) -> tuple[list[int], dict[int, HandValue | None]]:
     """Evaluate every seat; return (winning seats in seat order, value of each seat).
 

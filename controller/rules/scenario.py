@@ -454,7 +454,7 @@ def _normal_posts(value: Any) -> dict[int, list[str]]:
     out = {}
     for seat, posts in (value or {}).items():
         items = [posts] if isinstance(posts, str) else list(posts)
-        names = set()
+        names: set[str] = set()
         for p in items:
             names.update(BLIND_POSTS if p == "both" else (str(p),))
         out[int(seat)] = [b for b in BLIND_POSTS if b in names] + sorted(names - set(BLIND_POSTS))

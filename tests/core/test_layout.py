@@ -53,3 +53,12 @@ def test_sources_are_plug_ins_the_daemon_does_not_name() -> None:
     daemon = (REPO / "controller" / "app" / "daemon.py").read_text()
     for word in ("BridgeLink", "TablePanel", "NfcReader", "OpenCVCamera", "CameraFallback", "_start_bridge"):
         assert word not in daemon, word
+
+
+def test_the_core_type_checks() -> None:
+    """mypy over the core (its scope is ``[tool.mypy] files`` in pyproject.toml)."""
+    exe = shutil.which("mypy", path=str(Path(sys.executable).parent)) or shutil.which("mypy")
+    if exe is None:
+        pytest.fail("mypy is not installed (it is in the [test] extra)")
+    proc = subprocess.run([exe, "--no-incremental"], cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
