@@ -351,6 +351,9 @@ class MqttSection(_Section):
     password_file: Path | None = None
     tls: TlsSection | None = None
     keepalive: int = Field(60, ge=1, le=65535)
+    # Home Assistant MQTT discovery of the public entities (online, active alert, game, hand number).
+    discovery: StrictBool = True
+    discovery_prefix: str = Field("homeassistant", pattern=r"^[A-Za-z0-9_-]+(/[A-Za-z0-9_-]+)*$")
 
     @field_validator("url")
     @classmethod

@@ -144,14 +144,18 @@ class Publisher:
 
     # ------------------------------------------------------------------ broadcast
     def _broadcast(self, name: str, payload: dict[str, Any], retain: bool) -> None:
+        # Each broadcast message carries its journal seq, so the delivered cursor waits for it: a
+        # crash inside the delay republishes it after the restart instead of losing it.
+        seq = int(payload.get("seq") or 0)
         if self.broadcast_delay == END_OF_HAND:
             if payload.get("hand") is None and name == "state":
                 # Between hands the overlay may see the table (no hand in it).
-                self.link.publish(self.topics.broadcast(name), payload, retain=retain)
+                self.link.publish(self.topics.broadcast(name), payload, retain=retain, seq=seq)
             else:
                 self._held = [h for h in self._held if h[0] != name] + [(name, payload, retain)]
             return
-        self.link.publish(self.topics.broadcast(name), payload, retain=retain, delay=float(self.broadcast_delay))
+        self.link.publish(self.topics.broadcast(name), payload, retain=retain, delay=float(self.broadcast_delay),
+                          seq=seq)
 
     def _end_broadcast(self, service: TableService, hand_id: int, seq: int, now: float) -> None:
         """The hand is over: release what was held (end_of_hand), then clear the retained secret."""
@@ -164,7 +168,8 @@ class Publisher:
             held["state"] = (final, True)
             for name, (payload, _retain) in held.items():
                 # Released after the hand: not retained, so nothing of it lingers on the broker.
-                self.link.publish(self.topics.broadcast(name), payload, retain=False)
+                self.link.publish(self.topics.broadcast(name), payload, retain=False, seq=seq)
             self._held.clear()
-        # RRoP/TDA aside, the secret's retained copy must not outlive its hand.
-        self.link.publish(self.topics.broadcast("holecards"), b"", retain=True, delay=delay + 0.001)
+        # RRoP/TDA aside, the secret's retained copy must not outlive its hand (its seq holds the
+        # delivered cursor back until it is out: a crash before then clears it after the restart).
+        self.link.publish(self.topics.broadcast("holecards"), b"", retain=True, delay=delay + 0.001, seq=seq)
