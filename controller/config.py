@@ -26,6 +26,8 @@ Sections (see ``examples/table.toml`` for a commented, complete example):
 ``[broadcast]``  delay: seconds (int >= 0) or ``"end_of_hand"`` for hole cards
 ``[journal]``    path, sync
 ``[camera]``     enabled
+``[web]``        the pages ``tablectl run`` serves: ``[web.display]``, ``[web.overlay]`` (host, port,
+                 the broker login each page gets), the broker's websockets URL
 """
 
 from __future__ import annotations
@@ -451,6 +453,52 @@ class CameraSection(_Section):
     rois: dict[str, list[int]] = Field(default_factory=dict)
 
 
+class WebPageSection(_Section):
+    """One page served by ``tablectl run``: where it listens and the broker login it hands out.
+    Each page has its own server, so the display's port never serves the overlay's login."""
+
+    enabled: StrictBool = True
+    host: str = "127.0.0.1"
+    port: int = Field(8080, ge=0, le=65535)
+    user: str | None = None  # the broker login the page uses (display/console, overlay)
+    password_file: Path | None = None  # that login's password, for the page's config.json
+
+    @field_validator("password_file")
+    @classmethod
+    def _password_file(cls, v: Path | None, info: ValidationInfo) -> Path | None:
+        return _existing_file(v, info)
+
+    def read_password(self) -> str | None:
+        return self.password_file.read_text(encoding="utf-8").strip() if self.password_file else None
+
+
+class WebSection(_Section):
+    """The dealer display and the broadcast overlay, served by ``tablectl run``."""
+
+    enabled: StrictBool = True
+    # The broker's websockets URL as the browser sees it; default ws://<the page's host>:9001.
+    ws: str | None = Field(None, pattern=r"^wss?://[^\s/]+(:\d+)?(/\S*)?$")
+    root: Path | None = None  # the web/ folder; default: the one beside the installed source
+    display: WebPageSection = Field(default_factory=lambda: WebPageSection(port=8080, user="console"))
+    overlay: WebPageSection = Field(default_factory=lambda: WebPageSection(port=8081, user="overlay"))
+
+    @field_validator("root")
+    @classmethod
+    def _root(cls, v: Path | None, info: ValidationInfo) -> Path | None:
+        if v is None:
+            return None
+        v = _resolve(v, info)
+        if not (v / "display" / "index.html").is_file():
+            raise ValueError(f"{v} is not the web/ folder (no display/index.html)")
+        return v
+
+    @model_validator(mode="after")
+    def _ports(self) -> WebSection:
+        if self.display.enabled and self.overlay.enabled and self.display.port == self.overlay.port != 0:
+            raise _Keyed([("overlay.port", "the overlay needs its own port (the display's serves only the display)")])
+        return self
+
+
 class Config(_Section):
     """The whole file.  Field order matters: ``table`` validates first, the later sections
     are checked against it (seat numbers, the stakes a game needs)."""
@@ -465,6 +513,7 @@ class Config(_Section):
     broadcast: BroadcastSection = Field(default_factory=BroadcastSection)
     journal: JournalSection = Field(default_factory=JournalSection)
     camera: CameraSection = Field(default_factory=CameraSection)
+    web: WebSection = Field(default_factory=WebSection)
 
     @field_validator("stakes")
     @classmethod

@@ -396,7 +396,36 @@ class Daemon:
         if item.future is not None:
             item.future.set_result(outputs)
 
+    def _log_outputs(self, outputs: list[Output]) -> None:
+        """Rulings, hands and table changes in the log, with journal fields (``journalctl -t
+        tablectl HAND_ID=17``).  Only public words: an alert never names a hidden card."""
+        assert self.service is not None
+        tid = self.config.table.id
+        for out in outputs:
+            p = out.payload
+            if out.kind == "alert":
+                log.warning("ruling %s (%s): %s", p.get("reason"), p.get("ruling") or p.get("severity"),
+                            p.get("message"), extra={"seq": out.seq, "hand_id": p.get("hand_id"), "table_id": tid,
+                                                     "reason": p.get("reason"), "remedy": p.get("remedy"),
+                                                     "citations": "; ".join(p.get("citations") or [])})
+            elif out.kind == "hand_start":
+                log.info("hand %s: %s, button %s, seats %s", self.service.hand_id, p.get("game"), p.get("button"),
+                         p.get("seats"), extra={"seq": out.seq, "hand_id": self.service.hand_id, "table_id": tid})
+            elif out.kind == "hand_end":
+                winners = ", ".join(f"seat {w['seat']}" + (f" ({w['hand']})" if w.get("hand") else "")
+                                    for w in p.get("winners") or []) or "none"
+                log.info("hand %s ended: %s; winners %s", self.service.hand_id, p.get("result"), winners,
+                         extra={"seq": out.seq, "hand_id": self.service.hand_id, "table_id": tid,
+                                "result": p.get("result")})
+            elif out.kind == "table":
+                log.info("table: %s", " ".join(f"{k}={v}" for k, v in p.items()),
+                         extra={"seq": out.seq, "table_id": tid})
+
     def _after(self, outputs: list[Output]) -> None:
+        try:
+            self._log_outputs(outputs)
+        except Exception:  # noqa: BLE001, S110 - applied and published: a log line cannot undo it
+            pass
         for out in outputs:
             if out.kind == "hand_start" and self.pipeline is not None:
                 self.pipeline.new_hand()

@@ -144,7 +144,7 @@ def run_table_demo(hands: int = 0, seed: int | None = None, pace: float = 0.4, m
     from controller.decks import DeckRegistry
     from controller.events import Acknowledge, ChangeGame, EndHand, SeatPlayer, UnseatPlayer
     from controller.service import Rejected
-    from controller.webserver import WebServer
+    from controller.webserver import HOST, PageServers
     from firmware_bridge.emulator import Emulator
     from firmware_bridge.table_sim import Console as ConsoleStep
     from firmware_bridge.table_sim import Movement, TableLayout, TableSim, enroll_deck
@@ -196,11 +196,12 @@ def run_table_demo(hands: int = 0, seed: int | None = None, pace: float = 0.4, m
                         camera_factory=lambda: SyntheticTableCamera(camera_view, seed=rng.randrange(1000)))
         daemon.start()
         ws = f"ws://127.0.0.1:{broker.websockets_port}"
-        web = WebServer(root=repo / "web", port=http_port, config={
+        # One server per page: the display's port never hands out the overlay's login.
+        web = PageServers(repo / "web", config={
             "ws": ws, "table": "demo", "base": "poker",
             "display": {"user": "console", "pass": passwords["console"]},
             "overlay": {"user": "overlay", "pass": passwords["overlay"]},
-        })
+        }, listen={"display": (HOST, http_port), "overlay": (HOST, http_port + 1 if http_port else 0)})
         try:
             console.rule("poker-table-controller demo")
             console.print(f"broker      mqtt://127.0.0.1:{broker.port}  (websockets {ws})")

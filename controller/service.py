@@ -116,10 +116,20 @@ class TableService:
         return self.apply(event, seq=seq, at=now)
 
     def replay(self, entries) -> list[Output]:
-        """Rebuild state from journal entries (seq, at, event)."""
+        """Rebuild state from journal entries (seq, at, event).  An entry this table cannot take
+        (a journal written for a bigger table, another game...) raises :class:`JournalError`
+        naming its seq and the reason: never a traceback, never a half-applied guess."""
+        from controller.journal import JournalError
+
         outputs: list[Output] = []
         for entry in entries:
-            outputs.extend(self.apply(entry.event, seq=entry.seq, at=entry.at))
+            try:
+                outputs.extend(self.apply(entry.event, seq=entry.seq, at=entry.at))
+            except (TableError, GameError, ProfileError, SetupError, Rejected, ValueError, KeyError) as exc:
+                raise JournalError(
+                    f"entry seq {entry.seq} ({entry.event.kind}) does not apply to this table "
+                    f"({self.table.size} seats, {self.table.game}): {exc}; was the journal written with "
+                    "another config?") from exc
         return outputs
 
     def _precheck(self, event: Event) -> None:

@@ -292,6 +292,9 @@ delay = 0
 
 [journal]
 path = "journal.sqlite"
+
+[web]
+enabled = false
 """)
     return cfg
 
