@@ -214,7 +214,6 @@ class Daemon:
             log.info("republishing what the broker never acknowledged", extra={"outputs": len(unsent)})
         self.publisher.publish(unsent, self.service)
         self.link.start()
-        self.publish_info()
         if cfg.mqtt.discovery:
             for topic, payload in discovery_messages(cfg, self.topics):
                 self.link.publish(topic, payload, retain=True)
@@ -225,6 +224,7 @@ class Daemon:
         self._owner = threading.Thread(target=self._run, name="engine-owner", daemon=True)
         self._owner.start()
         self.started.set()
+        self.publish_info()
         status = f"table {cfg.table.id}: hand {self.service.hand_id}"
         if not self.registry.decks:
             # Loud: every tag will read as unknown and every card as an irregularity.
