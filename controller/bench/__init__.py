@@ -1,0 +1,1 @@
+"""Benchmarks (``tablectl bench ...``), each printing JSON."""
