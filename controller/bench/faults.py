@@ -55,16 +55,17 @@ WATCHERS = ("display", "console", "overlay", "homeassistant")
 TABLE = "t1"
 SEATS = (1, 2, 3, 4, 5, 6)
 GAMES = ("holdem", "omaha")
-FAULTS = ("none", "kill", "outage", "unplug", "reset")
+FAULTS = ("none", "kill", "outage", "unplug", "reset", "misdeal")  # misdeal: the dealer calls one mid-deal
 SHOWN_KINDS = ("deal", "burn", "board")  # input events that each give one event/card, event/burn, event/board
 CARD = re.compile(r"(?<![A-Za-z0-9])([2-9TJQKA][hdcs])(?![A-Za-z0-9])")
 
 
 @dataclass
 class Record:
-    t: float
+    t: float  # monotonic arrival time
     topic: str
     payload: bytes
+    wall: float = 0.0  # wall-clock arrival time (payloads' ts are wall clock)
 
 
 class Recorder:
@@ -104,7 +105,7 @@ class Recorder:
 
     def _on_message(self, client, userdata, msg) -> None:
         with self.lock:
-            self.records.append(Record(time.monotonic(), msg.topic, bytes(msg.payload)))
+            self.records.append(Record(time.monotonic(), msg.topic, bytes(msg.payload), time.time()))
 
     def snapshot(self) -> list[Record]:
         with self.lock:
@@ -331,8 +332,9 @@ enabled = false
         return [json.loads(r.payload) for r in self.ctl.snapshot() if r.topic == topic and r.payload]
 
     def card_count(self) -> int:
+        """Distinct card, burn and board events received (a repeat after an outage counts once)."""
         kinds = {self.topics.event(k) for k in ("card", "burn", "board")}
-        return sum(1 for r in self.ctl.snapshot() if r.topic in kinds)
+        return len({(r.topic, json.loads(r.payload)["seq"]) for r in self.ctl.snapshot() if r.topic in kinds})
 
 
 def _header(start: dict) -> dict:
@@ -393,12 +395,25 @@ def deal_hand(rig: Rig, n: int, fault: str, progress: Callable[[str], None]) -> 
     hand["steps"] = dealer_sim._Dealer(rig.rng, _header(start)).run()  # noqa: SLF001 - the simulator's dealer
     plan = rig.sim.plan(hand)
     moves = [i for i, a in enumerate(plan.actions) if not hasattr(a, "event")]
+    if fault == "misdeal":
+        # Called during the initial deal, before any action (after substantial action a misdeal
+        # is too late and the hand plays on: RRoP s3 Misdeals 2, TDA 34).
+        first_act = next((i for i, a in enumerate(plan.actions) if hasattr(a, "event")), len(plan.actions))
+        moves = [i for i in moves if i < first_act] or moves
     at = rig.rng.choice(moves[: max(1, len(moves) * 2 // 3)]) if fault != "none" and moves else -1
     cards_before = rig.card_count()
     for i, action in enumerate(plan.actions):
+        if i == at and fault == "misdeal":
+            _quiet(rig.card_count, 0.4, 4.0)
+            r = rig.console.request("misdeal", {"reason": "called_misdeal"})
+            if r is None or not r["ok"]:
+                log.refused.append(f"misdeal: {r and r['error']}")
+            break
         if i == at:
             getattr(rig, {"kill": "kill9"}.get(fault, fault))()
         if hasattr(action, "event"):
+            if any(e["seq"] > seq for e in rig.events("hand_end")):
+                break  # the hand ended early (a ruling): the dealer stops and clears the table
             # The dealer acts on what the display shows: wait until the cards pitched so far are in.
             due = sum(1 for e in plan.expected[: action.index] if e.kind in SHOWN_KINDS)
             settle = time.monotonic() + 8
@@ -441,7 +456,7 @@ def deal_hand(rig: Rig, n: int, fault: str, progress: Callable[[str], None]) -> 
 
 
 # ---------------------------------------------------------------------- the verdict
-def analyse(rig: Rig, hands: list[HandLog]) -> dict[str, Any]:
+def analyse(rig: Rig, hands: list[HandLog], retained: list[Record] | None = None) -> dict[str, Any]:
     from controller.config import load_config
     from controller.journal import Journal
     from controller.service import TableService
@@ -450,15 +465,20 @@ def analyse(rig: Rig, hands: list[HandLog]) -> dict[str, Any]:
     cfg = load_config(rig.config)
     public_kinds = {"hand_start", "card", "burn", "board", "street", "action", "draw", "hand_end"}
     expected: dict[tuple[str, int], int] = {}
+    ended: set[int] = set()
     rulings: list[dict] = []
+    called = 0
     downcards: dict[int, set[str]] = defaultdict(set)
-    private_at: dict[int, float] = {}
     with Journal(cfg.journal.path) as journal:
         svc = TableService(Table(**cfg.table_kwargs()))
         for entry in journal.entries():
             for out in svc.apply(entry.event, seq=entry.seq, at=entry.at):
                 if out.kind in public_kinds:
                     expected[(out.kind, out.seq)] = svc.hand_id
+                if out.kind == "hand_end":
+                    ended.add(svc.hand_id)
+                elif out.kind == "alert" and out.payload.get("reason") == "called_misdeal":
+                    called += 1  # the dealer's own call, not a ruling the table made
                 elif out.kind == "alert":
                     rulings.append(dict(out.payload, seq=out.seq, hand=svc.hand_id))
                 elif out.kind == "holecards":
@@ -473,9 +493,6 @@ def analyse(rig: Rig, hands: list[HandLog]) -> dict[str, Any]:
         if r.topic.startswith(rig.topics.root + "/event/") and r.payload:
             p = json.loads(r.payload)
             got[(p["kind"], p["seq"])] += 1
-        elif r.topic == rig.topics.private_holecards and r.payload:
-            p = json.loads(r.payload)
-            private_at.setdefault(p["seq"], r.t)
     lost = sorted(k for k in expected if k not in got)
     duplicated = sum(n - 1 for k, n in got.items() if k in expected and n > 1)
 
@@ -502,23 +519,28 @@ def analyse(rig: Rig, hands: list[HandLog]) -> dict[str, Any]:
                 leaks[role] += 1
                 if len(examples) < 5:
                     examples.append(f"{role} {r.topic}: {sorted(bad)}")
-    # The overlay: broadcast hole cards never before their delay.
+    # The overlay: broadcast hole cards never before their delay (``ts`` is when the controller
+    # published the private copy, on this machine's clock).
     early = 0
     for r in rig.watch["overlay"].snapshot():
         if r.topic == rig.topics.broadcast("holecards") and r.payload:
             p = json.loads(r.payload)
-            t_private = private_at.get(p["seq"])
-            if t_private is not None and r.t < t_private + rig.delay - 0.05:
+            if r.wall < p["ts"] + rig.delay - 0.05:
                 early += 1
     # Recovery after a replug or reset: the first card the controller's stream got afterwards.
+    no_card_after: Counter = Counter()
     for kind, t in rig._replugs:  # noqa: SLF001
-        cards = [r.t for r in ctl if r.t > t and r.topic.startswith(rig.topics.root + "/event/")
+        cards = [r.t for r in ctl if t < r.t < t + 15 and r.topic.startswith(rig.topics.root + "/event/")
                  and r.topic.rsplit("/", 1)[-1] in ("card", "board", "burn")]
         if cards:
             rig.recovery[kind].append(min(cards) - t)
+        else:
+            no_card_after[kind] += 1  # the hand had ended (a ruling) or no card came in 15 s
     fault_of = {}
     for h in hands:
         fault_of[h.hand + 1] = h.fault
+    # A finished hand's hole cards still retained on the overlay's topic (a live hand's may be).
+    stale = [r for r in retained or [] if json.loads(r.payload).get("hand_id") in ended]
     by_reason = Counter(r["reason"] for r in rulings)
     by_fault = Counter(fault_of.get(r["hand"], "?") for r in rulings)
 
@@ -530,29 +552,36 @@ def analyse(rig: Rig, hands: list[HandLog]) -> dict[str, Any]:
     return {
         "hands": len(hands),
         "hands_finished": sum(h.finished for h in hands),
-        "faults": {"kill_9": rig.kills, "broker_outage": rig.outages, "unplug": rig.unplugs, "reset": rig.resets},
+        "faults": {"kill_9": rig.kills, "broker_outage": rig.outages, "unplug": rig.unplugs, "reset": rig.resets,
+                   "hands_by_fault": dict(Counter(h.fault for h in hands))},
+        "misdeals_called_by_the_dealer": called,
         "false_rulings": len(rulings),
         "false_rulings_by_reason": dict(by_reason),
         "false_rulings_by_fault": dict(by_fault),
         "hands_with_false_rulings_by_fault": dict(Counter(fault_of.get(h, "?") for h in {r["hand"] for r in rulings})),
+        "false_rulings_by_hand": {str(h): n for h, n in sorted(Counter(r["hand"] for r in rulings).items())},
         "requests": {"sent": rig.console.sent, "retried": rig.console.retries, "refused": rig.console.refused,
                      "refusals": dict(rig.console.errors)},
         "events": {"expected": len(expected), "received_distinct": sum(1 for k in got if k in expected),
                    "lost": len(lost), "lost_examples": [f"{k}@{s}" for k, s in lost[:5]],
                    "duplicated": duplicated},
         "leaks": {"display_console_ha": sum(leaks.values()), "by_credential": dict(leaks),
-                  "examples": examples, "overlay_before_delay": early},
+                  "examples": examples, "overlay_before_delay": early,
+                  "overlay_retained_after_its_hand": len(stale)},
         "recovery_s": {k: summary(v) for k, v in rig.recovery.items()},
+        "recovery_without_a_card_in_15_s": dict(no_card_after),
         "broadcast_delay_s": rig.delay,
         "note": "our own dealer simulator and antenna emulator; no table hardware",
     }
 
 
 def run_bench(hands: int = 60, seed: int = 1, delay: int = 2, pace: float = 0.08, log_mode: str = "json",
-              fault_weights: dict[str, float] | None = None,
+              fault_weights: dict[str, float] | None = None, schedule: list[str] | None = None,
               progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """Deal ``hands`` hands, each with one fault drawn by ``fault_weights`` (or taken in turn from
+    ``schedule``), and count what went wrong (see the module's docstring)."""
     progress = progress or (lambda msg: None)
-    weights = fault_weights or {"none": 2, "kill": 1, "outage": 1, "unplug": 1, "reset": 1}
+    weights = fault_weights or {"none": 2, "kill": 1, "outage": 1, "unplug": 1, "reset": 1, "misdeal": 1}
     work = Path(tempfile.mkdtemp(prefix="tablectl-faults-"))
     rig = Rig(work, seed, delay, log_mode, pace)
     t_start = time.monotonic()
@@ -564,7 +593,10 @@ def run_bench(hands: int = 60, seed: int = 1, delay: int = 2, pace: float = 0.08
         rig.console.request("set_button", {"seat": SEATS[-1]})
         kinds = list(weights)
         for n in range(hands):
-            fault = rig.rng.choices(kinds, weights=[weights[k] for k in kinds])[0]
+            if schedule:
+                fault = schedule[n % len(schedule)]
+            else:
+                fault = rig.rng.choices(kinds, weights=[weights[k] for k in kinds])[0]
             logs.append(deal_hand(rig, n, fault, progress))
         time.sleep(delay + 1.0)  # the last broadcast messages leave
         # No hand's hole cards may stay retained on the overlay's topic.
@@ -576,8 +608,7 @@ def run_bench(hands: int = 60, seed: int = 1, delay: int = 2, pace: float = 0.08
         late.close()
     finally:
         rig.stop()
-    result = analyse(rig, logs)
-    result["leaks"]["overlay_retained_after_last_hand"] = len(retained)
+    result = analyse(rig, logs, retained)
     result["seconds"] = round(time.monotonic() - t_start, 1)
     result["workdir"] = str(work)
     return result
