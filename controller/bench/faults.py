@@ -575,6 +575,75 @@ def analyse(rig: Rig, hands: list[HandLog], retained: list[Record] | None = None
     }
 
 
+def request_round_trip(rig: Rig, n: int = 200) -> dict[str, Any]:
+    """Request to response through the daemon (a ``set_button`` applied and journaled, and a
+    refused request that stops at validation) against a bare broker round trip (publish, QoS 1,
+    to a topic the same client subscribes to), in milliseconds, same broker, same process."""
+    import paho.mqtt.client as mqtt
+    from paho.mqtt.enums import CallbackAPIVersion
+
+    from controller.mqtt_link import set_nodelay
+
+    host, port, t = rig.broker.host, rig.broker.port, rig.topics
+
+    def client(user: str, topic: str) -> tuple[Any, dict[str, threading.Event]]:
+        waits: dict[str, threading.Event] = {}
+        c = mqtt.Client(callback_api_version=CallbackAPIVersion.VERSION2, protocol=mqtt.MQTTv5,
+                        client_id=f"rtt-{user}-{secrets.token_hex(3)}")
+        c.username_pw_set(user, rig.passwords[user])
+        ready = threading.Event()
+
+        def on_message(cl, ud, msg) -> None:
+            key = msg.payload.decode("utf-8", "replace")
+            for k, ev in list(waits.items()):
+                if k in key:
+                    ev.set()
+
+        c.on_message = on_message
+        c.on_socket_open = lambda cl, ud, sock: set_nodelay(sock)  # a client as quick as the daemon
+        c.on_subscribe = lambda *a: ready.set()
+        c.on_connect = lambda cl, ud, f, rc, p: cl.subscribe(topic, qos=1)
+        c.connect(host, port, keepalive=10)
+        c.loop_start()
+        ready.wait(10)
+        return c, waits
+
+    def measure(c: Any, waits: dict[str, threading.Event], topic: Callable[[int], str],
+                payload: Callable[[int, str], bytes]) -> list[float]:
+        out = []
+        for i in range(n):
+            key = f"rtt{i}x{secrets.token_hex(4)}"
+            ev = waits[key] = threading.Event()
+            t0 = time.perf_counter()
+            c.publish(topic(i), payload(i, key), qos=1)
+            if ev.wait(5):
+                out.append((time.perf_counter() - t0) * 1000)
+            del waits[key]
+        return out
+
+    console, cw = client("console", t.response + "/#")
+    bare, bw = client("controller", t.root + "/bench/echo")
+    try:
+        applied = measure(console, cw, lambda i: t.request("set_button"),
+                          lambda i, k: json.dumps({"seat": SEATS[i % len(SEATS)], "transaction": k}).encode())
+        refused = measure(console, cw, lambda i: t.request("seat"),
+                          lambda i, k: json.dumps({"seat": 99, "name": "x", "transaction": k}).encode())
+        echo = measure(bare, bw, lambda i: t.root + "/bench/echo", lambda i, k: k.encode())
+    finally:
+        for c in (console, bare):
+            c.disconnect()
+            c.loop_stop()
+
+    def p50(xs: list[float]) -> float | None:
+        return round(statistics.median(xs), 3) if xs else None
+
+    bare_p50 = p50(echo)
+    return {"requests": n, "applied_p50_ms": p50(applied), "refused_p50_ms": p50(refused),
+            "bare_round_trip_p50_ms": bare_p50,
+            "ratio_applied_to_bare": round(p50(applied) / bare_p50, 2) if applied and bare_p50 else None,
+            "journal_sync": "normal", "answered": [len(applied), len(refused), len(echo)]}
+
+
 def run_bench(hands: int = 60, seed: int = 1, delay: int = 2, pace: float = 0.08, log_mode: str = "json",
               fault_weights: dict[str, float] | None = None, schedule: list[str] | None = None,
               progress: Callable[[str], None] | None = None) -> dict[str, Any]:
@@ -586,10 +655,13 @@ def run_bench(hands: int = 60, seed: int = 1, delay: int = 2, pace: float = 0.08
     rig = Rig(work, seed, delay, log_mode, pace)
     t_start = time.monotonic()
     logs: list[HandLog] = []
+    rtt = None
+    retained: list[Record] = []
     try:
         rig.recovery["restart"].append(rig.wait_online(rig.start_daemon()))
         for seat in SEATS:
             rig.console.request("seat", {"seat": seat, "name": f"Player {seat}", "post": True})
+        rtt = request_round_trip(rig) if hands else None
         rig.console.request("set_button", {"seat": SEATS[-1]})
         kinds = list(weights)
         for n in range(hands):
@@ -609,6 +681,7 @@ def run_bench(hands: int = 60, seed: int = 1, delay: int = 2, pace: float = 0.08
     finally:
         rig.stop()
     result = analyse(rig, logs, retained)
+    result["request_to_response"] = rtt
     result["seconds"] = round(time.monotonic() - t_start, 1)
     result["workdir"] = str(work)
     return result
