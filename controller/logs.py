@@ -74,7 +74,8 @@ class JournaldHandler(logging.Handler):
         out = {"MESSAGE": msg, "PRIORITY": _PRIORITY.get(record.levelno, 6), "SYSLOG_IDENTIFIER": self.identifier,
                "LOGGER": record.name}
         for key, value in _fields(record).items():
-            out.setdefault(field_name(key), value)
+            if value is not None:
+                out.setdefault(field_name(key), value)
         return {k: clean_text(v) for k, v in out.items()}
 
     def emit(self, record: logging.LogRecord) -> None:
