@@ -14,9 +14,9 @@ from pathlib import Path
 
 from rich.console import Console
 
-from controller.logs import LEVELS as LOG_LEVELS
+from controller.app.logs import LEVELS as LOG_LEVELS
 
-DEFAULT_CONFORMANCE = Path(__file__).resolve().parent.parent.parent / "shared" / "conformance"
+DEFAULT_CONFORMANCE = Path(__file__).resolve().parents[2] / "shared" / "conformance"
 
 
 def _console(stderr: bool = False) -> Console:
@@ -25,7 +25,7 @@ def _console(stderr: bool = False) -> Console:
 
 # ---------------------------------------------------------------------- scenario
 def cmd_scenario(args: argparse.Namespace) -> int:
-    from controller.scenario import check_file, find_scenarios
+    from controller.rules.scenario import check_file, find_scenarios
 
     paths = args.paths or [str(DEFAULT_CONFORMANCE)]
     files = list(find_scenarios(paths))
@@ -71,6 +71,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         "equity": _bench_equity,
         "vision": _bench_vision,
         "faults": _bench_faults,
+        "table": _bench_table,
     }
     with _console(stderr=True).status(f"tablectl bench {args.what}: measuring (the JSON follows on stdout)"):
         result = runners[args.what](args)
@@ -82,7 +83,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 
 def _bench_engine(args: argparse.Namespace) -> dict:
-    from controller.bench_engine import run_bench
+    from controller.bench.engine import run_bench
 
     return run_bench(hands=args.hands or 2000, seed=args.seed)
 
@@ -94,20 +95,20 @@ def _bench_bridge(args: argparse.Namespace) -> dict:
 
 
 def _bench_latency(args: argparse.Namespace) -> dict:
-    from controller.bench_latency import run_bench
+    from controller.bench.latency import run_bench
 
     err = _console(stderr=True)
     return run_bench(cards=args.cards or 10000, progress=lambda msg: err.print(f"[dim]bench latency: {msg}[/dim]"))
 
 
 def _bench_alert(args: argparse.Namespace) -> dict:
-    from controller.bench_alert import run_bench
+    from controller.bench.alert import run_bench
 
     return run_bench(runs=args.runs or 30)
 
 
 def _bench_equity(args: argparse.Namespace) -> dict:
-    from controller.bench_equity import run_bench
+    from controller.bench.equity import run_bench
 
     return run_bench()
 
@@ -120,7 +121,19 @@ def _bench_faults(args: argparse.Namespace) -> dict:
                      progress=lambda msg: err.print(f"[dim]bench faults: {msg}[/dim]"))
 
 
+def _bench_table(args: argparse.Namespace) -> dict:
+    from controller.bench.table import run_bench
+
+    err = _console(stderr=True)
+    return run_bench(hands=args.hands or 12, seed=args.seed, fw_dir=args.firmware,
+                     progress=lambda msg: err.print(f"[dim]bench table: {msg}[/dim]"))
+
+
 def _bench_vision(args: argparse.Namespace) -> dict:
+    if args.real:  # real photos labelled in YOLO format: right / unknown / wrong per card
+        from vision.bench import run_real_bench
+
+        return run_real_bench(args.real)
     from vision import run_bench
 
     return run_bench()
@@ -144,13 +157,25 @@ def cmd_recognize(args: argparse.Namespace) -> int:
 
 
 def cmd_calibrate_camera(args: argparse.Namespace) -> int:
-    """Reference images of the deck in play: lay each card face up under the camera."""
-    from hw.camera import OpenCVCamera
+    """Reference images of the deck in play: lay each card face up under the camera (or take
+    labelled crops from photos of the deck, ``--photos``); then teach the recogniser the deck."""
     from vision import LabelStore, Recognizer, capture_reference
+    from vision.labels import default_label_dir
+
+    store = LabelStore(args.store or default_label_dir())  # where the camera source finds the deck in play
+    console = _console()
+    if args.photos:
+        from vision.labels import import_yolo
+
+        got = import_yolo(args.photos, store, per_rank=args.per_rank)
+        console.print(f"stored {got['crops']} labelled crops from {got['photos']} photos: {got['per_rank']}")
+        report = store.refine(Recognizer.stock())
+        report.pop("recognizer", None)
+        console.print_json(json.dumps(report, default=str))
+        return 0 if got["crops"] else 1
+    from hw.camera.opencv import OpenCVCamera
 
     camera = OpenCVCamera(args.device)
-    store = LabelStore(args.store)
-    console = _console()
 
     def prompt(card) -> None:
         console.print(f"Lay [bold]{card.face}[/] face up under the camera, then press Enter.")
@@ -171,13 +196,13 @@ def cmd_calibrate_camera(args: argparse.Namespace) -> int:
 def cmd_enroll(args: argparse.Namespace) -> int:
     """Register an RFID deck: 52 cards in a fixed order on one reader (RRoP s3 Irregularities 3:
     the engine must know every back in play)."""
-    from controller.enrollment import enroll_cli, line_reads
-    from controller.paths import registry_path
+    from controller.app.enrollment import enroll_cli, line_reads
+    from controller.app.paths import registry_path
 
     args.registry = args.registry or str(registry_path())
     console = _console()
     if args.nfc:
-        from hw.nfc import NfcReader, NfcReaderConfig
+        from hw.nfc.reader import NfcReader, NfcReaderConfig
 
         with NfcReader(NfcReaderConfig("enroll", path=args.nfc)) as reader:
             return enroll_cli(args, reader.reads(), console)
@@ -198,8 +223,8 @@ def cmd_enroll(args: argparse.Namespace) -> int:
 def cmd_run(args: argparse.Namespace) -> int:
     """The daemon (systemd runs this): config, registry and journal errors name the problem,
     print no traceback and change nothing."""
-    from controller.config import ConfigError, load_config
-    from controller.logs import setup_logging
+    from controller.app.config import ConfigError, load_config
+    from controller.app.logs import setup_logging
 
     setup_logging(args.log, args.log_level)
     err = _console(stderr=True)
@@ -208,10 +233,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         err.print(f"[red]configuration error[/red]\n{exc}")
         return 2
-    from controller.daemon import Daemon
-    from controller.decks import DeckRegistry, RegistryError
+    from controller.app.daemon import Daemon
+    from controller.app.paths import registry_path
     from controller.journal import JournalError
-    from controller.paths import registry_path
+    from controller.rules.decks import DeckRegistry, RegistryError
 
     try:
         registry = DeckRegistry.load(args.registry or registry_path())
@@ -220,8 +245,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         return 2
     if not registry.decks:
         err.print("[bold red]warning: no deck enrolled[/bold red]: every tag will read as unknown; "
-                  "enrol one with `tablectl enroll --deck A ...` (INSTALL.md step 6)")
-    daemon = Daemon(config, registry=registry, serial_url=args.serial)
+                  "enrol one with `tablectl enroll --deck A ...` (INSTALL.md step 7)")
+    backends = {"serial": args.serial} if args.serial else None
+    daemon = Daemon(config, registry=registry, backends=backends)
     try:
         daemon.start()
     except JournalError as exc:
@@ -242,7 +268,7 @@ def _serve_pages(config, err: Console):
     """The display and the overlay, each on its own port with its own login (config [web])."""
     import logging
 
-    from controller.webserver import DEFAULT_ROOT, PageServers
+    from controller.app.webserver import DEFAULT_ROOT, PageServers
 
     w = config.web
     pages = {name: page for name, page in (("display", w.display), ("overlay", w.overlay)) if page.enabled}
@@ -272,7 +298,7 @@ def _serve_pages(config, err: Console):
 
 def cmd_check_config(args: argparse.Namespace) -> int:
     """Load and check a config file the way ``run`` does, start nothing, print a summary."""
-    from controller.config import ConfigError, load_config
+    from controller.app.config import ConfigError, load_config
 
     try:
         config = load_config(args.config)
@@ -299,7 +325,7 @@ def cmd_check_config(args: argparse.Namespace) -> int:
 
 # ---------------------------------------------------------------------- replay / export
 def _load_config_or_exit(path: str):
-    from controller.config import ConfigError, load_config
+    from controller.app.config import ConfigError, load_config
 
     try:
         return load_config(path)
@@ -311,8 +337,8 @@ def _load_config_or_exit(path: str):
 def cmd_replay(args: argparse.Namespace) -> int:
     """Rebuild the table from its journal, exactly as a restart does, and show the hands."""
     from controller.journal import Journal, JournalError
+    from controller.rules.table import Table
     from controller.service import TableService
-    from controller.table import Table
 
     config = _load_config_or_exit(args.config)
     path = Path(args.journal or config.journal.path)
@@ -365,7 +391,7 @@ def cmd_export(args: argparse.Namespace) -> int:
         return 2
     with Journal(path) as journal:
         target = sys.stdout if args.output == "-" else args.output
-        result = export_phh(journal, config.stakes, target, table=config.table.id)
+        result = export_phh(journal, target, table=config.table.id)
     err = _console(stderr=True)
     err.print(f"{len(result.exported)} hands exported, {len(result.skipped)} skipped")
     for hand_id, reason in result.skipped:
@@ -375,8 +401,8 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 # ---------------------------------------------------------------------- demo
 def cmd_demo(args: argparse.Namespace) -> int:
-    from controller.broker import mosquitto_available
-    from controller.demo import run_console_demo, run_table_demo
+    from controller.demo.table import run_console_demo, run_table_demo
+    from controller.mqtt.broker import mosquitto_available
 
     if args.console or not mosquitto_available():
         if not args.console:
@@ -419,14 +445,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_scenario)
 
     p = sub.add_parser("bench", help="benchmarks printing JSON")
-    p.add_argument("what", choices=["engine", "bridge", "latency", "alert", "equity", "vision", "faults"],
+    p.add_argument("what", choices=["engine", "bridge", "latency", "alert", "equity", "vision", "table", "faults"],
                    help="which benchmark to run")
     p.add_argument("--json", action="store_true", help="plain JSON on stdout")
     p.add_argument("--compact", action="store_true", help="one-line JSON")
     p.add_argument("--hands", type=int, default=None, help="engine, faults: hands to deal")
     p.add_argument("--cards", type=int, default=None, help="bridge: cards to move")
     p.add_argument("--runs", type=int, default=None, help="alert: repeated runs")
+    p.add_argument("--real", default=None, metavar="DIR", help="vision: score real photos of a YOLO-labelled folder")
     p.add_argument("--seed", type=int, default=1, help="random seed (the same seed replays the same run)")
+    p.add_argument("--firmware", default=None, help="table: the firmware folder to run (default: the shipped one)")
     p.set_defaults(func=cmd_bench)
 
     p = sub.add_parser("recognize", help="read the cards in image files (camera fallback)")
@@ -436,9 +464,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("calibrate-camera", help="capture reference images of the deck in play")
     p.add_argument("--device", default="0", help="camera index or /dev/videoN")
-    p.add_argument("--store", default=None, help="label store folder (default: the state directory)")
+    p.add_argument("--store", default=None, help="label store folder (default: the camera's, in the cache folder)")
     p.add_argument("--shots", type=int, default=3, help="crops captured per card")
     p.add_argument("--no-wait", action="store_true", help="do not wait for Enter between cards")
+    p.add_argument("--photos", default=None, metavar="DIR", help="labelled photos of the deck (YOLO folder), no camera")
+    p.add_argument("--per-rank", type=int, default=5, help="with --photos: labelled cards per rank to take")
     p.set_defaults(func=cmd_calibrate_camera)
 
     p = sub.add_parser("run", help="the daemon: serve the table from a config file")

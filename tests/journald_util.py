@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from controller.logs import JOURNAL_SOCKET
+from controller.app.logs import JOURNAL_SOCKET
 
 
 def parse_entry(data: bytes) -> dict[str, str]:

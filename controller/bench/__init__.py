@@ -1,1 +1,1 @@
-"""Benchmarks (``tablectl bench ...``), each printing JSON."""
+"""Benchmarks (``tablectl bench ...``); each module's ``run_bench`` returns a JSON-ready dict."""

@@ -2,7 +2,7 @@
 
 The real thing end to end: Mosquitto with the shipped config and ACL, ``tablectl run`` as its
 own process, the antenna emulator on a pty with the reference seat-major wiring, a dealer who
-pitches legal hands (:mod:`controller.dealer_sim`, no mistakes) tag by tag and drives the
+pitches legal hands (:mod:`controller.sim.dealer`, no mistakes) tag by tag and drives the
 console over MQTT (a request per action, retried with the same transaction id when no answer
 comes).  While the dealer keeps dealing, faults are injected at random moments of a hand:
 
@@ -170,9 +170,9 @@ class HandLog:
 
 class Rig:
     def __init__(self, work: Path, seed: int, delay: int, log_mode: str, pace: float) -> None:
-        from controller.broker import Broker
-        from controller.decks import DeckRegistry
-        from controller.mqtt_contract import Topics
+        from controller.mqtt.broker import Broker
+        from controller.mqtt.contract import Topics
+        from controller.rules.decks import DeckRegistry
         from firmware_bridge.emulator import Emulator
         from firmware_bridge.table_sim import TableLayout, TableSim, enroll_deck
 
@@ -372,7 +372,7 @@ def _request_fields(event: Any) -> tuple[str, dict] | None:
 
 
 def deal_hand(rig: Rig, n: int, fault: str, progress: Callable[[str], None]) -> HandLog:
-    from controller import dealer_sim
+    from controller.sim import dealer as dealer_sim
 
     game = GAMES[n % len(GAMES)]
     log = HandLog(n, game, fault)
@@ -457,10 +457,10 @@ def deal_hand(rig: Rig, n: int, fault: str, progress: Callable[[str], None]) -> 
 
 # ---------------------------------------------------------------------- the verdict
 def analyse(rig: Rig, hands: list[HandLog], retained: list[Record] | None = None) -> dict[str, Any]:
-    from controller.config import load_config
+    from controller.app.config import load_config
     from controller.journal import Journal
+    from controller.rules.table import Table
     from controller.service import TableService
-    from controller.table import Table
 
     cfg = load_config(rig.config)
     public_kinds = {"hand_start", "card", "burn", "board", "street", "action", "draw", "hand_end"}
@@ -582,7 +582,7 @@ def request_round_trip(rig: Rig, n: int = 200) -> dict[str, Any]:
     import paho.mqtt.client as mqtt
     from paho.mqtt.enums import CallbackAPIVersion
 
-    from controller.mqtt_link import set_nodelay
+    from controller.mqtt.link import set_nodelay
 
     host, port, t = rig.broker.host, rig.broker.port, rig.topics
 

@@ -22,11 +22,11 @@ import pytest
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
-from controller.broker import Broker
-from controller.config import Config
-from controller.daemon import Daemon
-from controller.events import SeatPlayer
-from controller.mqtt_contract import REQUEST_NAMES, Topics
+from controller.app.daemon import Daemon
+from controller.demo.config import demo_config
+from controller.mqtt.broker import Broker
+from controller.mqtt.contract import REQUEST_NAMES, Topics
+from controller.rules.events import SeatPlayer
 from tests.conftest import REPO
 from tests.journald_util import fake_journald
 from tests.mqtt_util import Client, require_mosquitto, wait_until
@@ -94,7 +94,7 @@ def test_request_fuzzing_under_every_credential(tmp_path) -> None:
     rng = random.Random(17)
     passwords = {role: secrets.token_urlsafe(12) for role in ROLES}
     with Broker.start(users=passwords, acl_text=ACL, websockets_port=0, config_template=CONF) as broker:
-        cfg = Config.default_demo("t1", size=6, journal=tmp_path / "journal.sqlite",
+        cfg = demo_config("t1", size=6, journal=tmp_path / "journal.sqlite",
                                   mqtt_url=f"mqtt://127.0.0.1:{broker.port}", broadcast_delay=0)
         d = Daemon(cfg, mqtt_username="controller", mqtt_password=passwords["controller"]).start()
         assert d.link.connected_event.wait(10)

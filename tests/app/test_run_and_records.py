@@ -19,17 +19,17 @@ from pathlib import Path
 
 import pytest
 
-from controller.broker import Broker, free_port
-from controller.cards import Card
+from controller.app.daemon import Daemon
+from controller.app.webserver import PageServers
 from controller.cli import build_parser, main
-from controller.config import Config
-from controller.daemon import Daemon
-from controller.events import Act, Deal, NewHand, SeatPlayer, SetButton
+from controller.demo.config import demo_config
 from controller.journal import Journal
-from controller.mqtt_contract import Topics
+from controller.mqtt.broker import Broker, free_port
+from controller.mqtt.contract import Topics
+from controller.rules.cards import Card
+from controller.rules.events import Act, Deal, NewHand, SeatPlayer, SetButton
+from controller.rules.table import Table
 from controller.service import TableService
-from controller.table import Table
-from controller.webserver import PageServers
 from tests.conftest import REPO
 from tests.journald_util import fake_journald
 from tests.mqtt_util import Client, require_mosquitto, wait_until
@@ -59,7 +59,7 @@ def test_folded_hands_are_never_tabled_at_showdown() -> None:
     svc.submit(Act(3, "fold"))  # the button folds preflop
     svc.submit(Act(1, "call"))
     svc.submit(Act(2, "check"))
-    from controller.events import BoardCards, Burn
+    from controller.rules.events import BoardCards, Burn
 
     outs = []
     for street in (("2d", "3d", "4s"), ("9c",), ("Td",)):
@@ -162,7 +162,7 @@ def test_logs_carry_the_identifier_and_fields_install_md_names(tmp_path) -> None
     unit = (REPO / "systemd" / "poker-table-controller.service").read_text()
     install = (REPO / "systemd" / "INSTALL.md").read_text()
     assert "SyslogIdentifier=tablectl" in unit and "journalctl -t tablectl" in install
-    from controller.logs import IDENTIFIER
+    from controller.app.logs import IDENTIFIER
 
     assert IDENTIFIER == "tablectl"
 
@@ -180,7 +180,7 @@ def broker(passwords) -> Iterator[Broker]:
 
 
 def _daemon(tmp_path: Path, broker: Broker, passwords: dict[str, str], delay: int | str = 0) -> Daemon:
-    cfg = Config.default_demo("t1", size=6, journal=tmp_path / "journal.sqlite",
+    cfg = demo_config("t1", size=6, journal=tmp_path / "journal.sqlite",
                               mqtt_url=f"mqtt://127.0.0.1:{broker.port}", broadcast_delay=delay)
     d = Daemon(cfg, mqtt_username="controller", mqtt_password=passwords["controller"]).start()
     assert d.link.connected_event.wait(10)
@@ -189,7 +189,7 @@ def _daemon(tmp_path: Path, broker: Broker, passwords: dict[str, str], delay: in
 
 def test_a_lone_surrogate_under_journald_never_kills_the_engine_thread(tmp_path, broker, passwords) -> None:
     """Issue 17.4: a player named with a lone surrogate, logged to journald, killed the owner thread."""
-    from controller.logs import setup_logging
+    from controller.app.logs import setup_logging
 
     root = logging.getLogger()
     saved = (list(root.handlers), root.level)

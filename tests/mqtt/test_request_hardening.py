@@ -19,12 +19,13 @@ import pytest
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
-from controller.broker import Broker
-from controller.cards import Card
-from controller.config import Config
-from controller.daemon import Daemon
-from controller.events import Deal, NewHand, SeatPlayer, SetButton
-from controller.mqtt_contract import Topics
+from controller.app.config import CoreConfig
+from controller.app.daemon import Daemon
+from controller.demo.config import demo_config
+from controller.mqtt.broker import Broker
+from controller.mqtt.contract import Topics
+from controller.rules.cards import Card
+from controller.rules.events import Deal, NewHand, SeatPlayer, SetButton
 from tests.conftest import REPO
 from tests.mqtt_util import Client, require_mosquitto, wait_until
 
@@ -48,8 +49,8 @@ def broker(passwords) -> Iterator[Broker]:
         yield b
 
 
-def _config(tmp_path: Path, broker: Broker) -> Config:
-    return Config.default_demo(TABLE, size=6, journal=tmp_path / "journal.sqlite",
+def _config(tmp_path: Path, broker: Broker) -> CoreConfig:
+    return demo_config(TABLE, size=6, journal=tmp_path / "journal.sqlite",
                                mqtt_url=f"mqtt://127.0.0.1:{broker.port}", broadcast_delay=0)
 
 
