@@ -208,7 +208,8 @@ class Daemon:
         settings = MqttSettings(
             url=f"{'mqtts' if m.secure else 'mqtt'}://{m.host}:{m.effective_port}",
             username=self.mqtt_username, password=self.mqtt_password,
-            client_id=f"tablectl-{cfg.table.id}", keepalive=min(m.keepalive, 30),
+            client_id=controller_client_id(cfg.table.id, self.mqtt_username, self.mqtt_password),
+            keepalive=min(m.keepalive, 30),
             ca_file=str(tls.ca_file) if tls and tls.ca_file else None,
             certfile=str(tls.certfile) if tls and tls.certfile else None,
             keyfile=str(tls.keyfile) if tls and tls.keyfile else None,
@@ -625,6 +626,19 @@ class Daemon:
         if mqtt is not None and (mqtt["outbox_age"] > 5 or mqtt["network_age"] > 5 or not mqtt["link_alive"]):
             return False
         return all(h[name]["healthy"] for name in self.sources)
+
+
+def controller_client_id(table_id: str, username: str | None, password: str | None) -> str:
+    """The controller's MQTT client id: ``tablectl-<table>-<12 hex>``, the suffix derived from its
+    login (stable across restarts, so the persistent session is found again).  Mosquitto lets any
+    login connect with any client id and drops the older connection; an id no other login can
+    know keeps a display or console login from taking the controller's session over."""
+    import hashlib
+
+    if not password:
+        return f"tablectl-{table_id}"
+    digest = hashlib.sha256(f"{username}\0{password}\0{table_id}".encode("utf-8", "surrogatepass")).hexdigest()
+    return f"tablectl-{table_id}-{digest[:12]}"
 
 
 def discovery_messages(config: CoreConfig, topics: Topics) -> list[tuple[str, dict[str, Any]]]:

@@ -147,17 +147,25 @@ def test_a_message_paho_refuses_is_dropped_not_stuck(daemon, broker, passwords) 
 
 
 def test_a_display_login_cannot_take_the_controllers_client_id(daemon, broker, passwords) -> None:
-    """Issue 17.6: on the network-facing websockets listener a client's id is its login."""
+    """Issue 17.6: a display login connecting as ``tablectl-<table>`` knocked the controller
+    offline.  Its id now carries a suffix derived from its own password, which no other login knows."""
+    from controller.app.daemon import controller_client_id
+
+    own = controller_client_id(TABLE, "controller", passwords["controller"])
+    assert own.startswith(f"tablectl-{TABLE}-") and passwords["controller"] not in own
+    assert controller_client_id(TABLE, "controller", "another") != own
     before = daemon.link.counters["disconnects"]
-    thief = Client(broker, "display", passwords["display"], name="x", transport="websockets",
-                   port=broker.websockets_port)
-    thief.c._client_id = f"tablectl-{TABLE}".encode()  # noqa: SLF001 - what an attacker's client sends
-    thief.c.reconnect()
-    time.sleep(1.0)
+    for role, transport in (("display", "tcp"), ("console", "tcp"), ("display", "websockets")):
+        port = broker.port if transport == "tcp" else broker.websockets_port
+        thief = Client(broker, role, passwords[role], name="x", transport=transport, port=port)
+        thief.c._client_id = f"tablectl-{TABLE}".encode()  # noqa: SLF001 - what an attacker's client sends
+        thief.c.reconnect()
+        time.sleep(0.5)
+        thief.close()
+    time.sleep(0.5)
     assert daemon.link.connected and daemon.link.counters["disconnects"] == before
     daemon.submit(SeatPlayer(4, "Dee"))
     assert daemon.link.wait_idle(5)
-    thief.close()
 
 
 def test_requests_sent_while_the_daemon_is_down_are_applied_once(tmp_path, broker, passwords) -> None:
