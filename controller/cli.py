@@ -271,8 +271,8 @@ def _serve_pages(config, err: Console):
     from controller.app.webserver import DEFAULT_ROOT, PageServers
 
     w = config.web
-    pages = {name: page for name, page in (("display", w.display), ("overlay", w.overlay)) if page.enabled}
-    if not w.enabled or not pages:
+    pages = w.pages()
+    if not pages:
         return None
     page_cfg: dict = {"table": config.table.id, "base": config.mqtt.base_topic}
     if w.ws:
@@ -315,11 +315,8 @@ def cmd_check_config(args: argparse.Namespace) -> int:
     out.print(f"journal {config.journal.path} (sync {config.journal.sync}); {len(config.antennas)} antennas; "
               f"serial {config.serial.port if config.serial.enabled else 'off'}; "
               f"gpio {'on' if config.gpio.enabled else 'off'}; camera {'on' if config.camera.enabled else 'off'}")
-    w = config.web
-    if w.enabled:
-        for name, page in (("display", w.display), ("overlay", w.overlay)):
-            if page.enabled:
-                out.print(f"{name} page on http://{page.host}:{page.port}/{name}/ as {page.user or '(no login)'}")
+    for name, page in config.web.pages().items():
+        out.print(f"{name} page on http://{page.host}:{page.port}/{name}/ as {page.user or '(no login)'}")
     return 0
 
 

@@ -348,6 +348,12 @@ class WebSection(_Section):
     root: Path | None = None  # the web/ folder; default: the one beside the installed source
     display: WebPageSection = Field(default_factory=lambda: WebPageSection(port=8080, user="console"))
     overlay: WebPageSection = Field(default_factory=lambda: WebPageSection(port=8081, user="overlay"))
+    tracker: WebPageSection = Field(default_factory=lambda: WebPageSection(port=8082, user="console"))
+
+    def pages(self) -> dict[str, WebPageSection]:
+        """The enabled pages by name (each gets its own server and port)."""
+        pages = {"display": self.display, "overlay": self.overlay, "tracker": self.tracker}
+        return {name: page for name, page in pages.items() if page.enabled} if self.enabled else {}
 
     @field_validator("root")
     @classmethod
@@ -361,9 +367,10 @@ class WebSection(_Section):
 
     @model_validator(mode="after")
     def _ports(self) -> WebSection:
-        if self.display.enabled and self.overlay.enabled and self.display.port == self.overlay.port != 0:
-            raise KeyedProblems([("overlay.port",
-                                  "the overlay needs its own port (the display's serves only the display)")])
+        ports = [(name, page.port) for name, page in self.pages().items() if page.port]
+        for i, (name, port) in enumerate(ports):
+            if any(port == other for _, other in ports[:i]):
+                raise KeyedProblems([(f"{name}.port", "each page needs its own port (a page's server serves only it)")])
         return self
 
 

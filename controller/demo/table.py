@@ -203,7 +203,8 @@ def run_table_demo(hands: int = 0, seed: int | None = None, pace: float = 0.4, m
             "display": {"user": "console", "pass": passwords["console"]},
             "tracker": {"user": "console", "pass": passwords["console"]},
             "overlay": {"user": "overlay", "pass": passwords["overlay"]},
-        }, listen={"display": (HOST, http_port), "overlay": (HOST, http_port + 1 if http_port else 0)})
+        }, listen={"display": (HOST, http_port), "overlay": (HOST, http_port + 1 if http_port else 0),
+                   "tracker": (HOST, http_port + 2 if http_port else 0)})
         try:
             console.rule("poker-table-controller demo")
             console.print(f"broker      mqtt://127.0.0.1:{broker.port}  (websockets {ws})")

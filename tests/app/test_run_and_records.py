@@ -313,6 +313,9 @@ password_file = "console.pass"
 port = {oport}
 user = "overlay"
 password_file = "overlay.pass"
+
+[web.tracker]
+port = {free_port()}
 """)
     registry = tmp_path / "decks.json"
     registry.write_text('{"version": 1, "decks": []}')
