@@ -14,6 +14,8 @@ from pathlib import Path
 
 from rich.console import Console
 
+from controller.app.logs import LEVELS as LOG_LEVELS
+
 DEFAULT_CONFORMANCE = Path(__file__).resolve().parents[2] / "shared" / "conformance"
 
 
@@ -68,6 +70,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         "alert": _bench_alert,
         "equity": _bench_equity,
         "vision": _bench_vision,
+        "faults": _bench_faults,
         "table": _bench_table,
     }
     with _console(stderr=True).status(f"tablectl bench {args.what}: measuring (the JSON follows on stdout)"):
@@ -108,6 +111,14 @@ def _bench_equity(args: argparse.Namespace) -> dict:
     from controller.bench.equity import run_bench
 
     return run_bench()
+
+
+def _bench_faults(args: argparse.Namespace) -> dict:
+    from controller.bench.faults import run_bench
+
+    err = _console(stderr=True)
+    return run_bench(hands=args.hands or 60, seed=args.seed,
+                     progress=lambda msg: err.print(f"[dim]bench faults: {msg}[/dim]"))
 
 
 def _bench_table(args: argparse.Namespace) -> dict:
@@ -210,27 +221,103 @@ def cmd_enroll(args: argparse.Namespace) -> int:
 
 # ---------------------------------------------------------------------- run
 def cmd_run(args: argparse.Namespace) -> int:
-    """The daemon (systemd runs this): config errors name the key and change nothing."""
+    """The daemon (systemd runs this): config, registry and journal errors name the problem,
+    print no traceback and change nothing."""
     from controller.app.config import ConfigError, load_config
     from controller.app.logs import setup_logging
 
-    setup_logging(args.log)
+    setup_logging(args.log, args.log_level)
+    err = _console(stderr=True)
     try:
         config = load_config(args.config)
     except ConfigError as exc:
-        _console(stderr=True).print(f"[red]configuration error[/red]\n{exc}")
+        err.print(f"[red]configuration error[/red]\n{exc}")
         return 2
     from controller.app.daemon import Daemon
     from controller.app.paths import registry_path
+    from controller.journal import JournalError
     from controller.rules.decks import DeckRegistry, RegistryError
 
     try:
         registry = DeckRegistry.load(args.registry or registry_path())
     except RegistryError as exc:
-        _console(stderr=True).print(f"[red]deck registry error[/red]: {exc}")
+        err.print(f"[red]deck registry error[/red]: {exc}")
         return 2
+    if not registry.decks:
+        err.print("[bold red]warning: no deck enrolled[/bold red]: every tag will read as unknown; "
+                  "enrol one with `tablectl enroll --deck A ...` (INSTALL.md step 7)")
     backends = {"serial": args.serial} if args.serial else None
-    return Daemon(config, registry=registry, backends=backends).run_forever()
+    daemon = Daemon(config, registry=registry, backends=backends)
+    try:
+        daemon.start()
+    except JournalError as exc:
+        daemon.stop()
+        err.print(f"[red]journal error[/red]: {exc}\n(the journal is {config.journal.path}; "
+                  "check its folder is writable by the daemon, or move a damaged file aside)")
+        return 2
+    web = None
+    try:
+        web = _serve_pages(config, err)
+        return daemon.run_forever()
+    finally:
+        if web is not None:
+            web.stop()
+
+
+def _serve_pages(config, err: Console):
+    """The display and the overlay, each on its own port with its own login (config [web])."""
+    import logging
+
+    from controller.app.webserver import DEFAULT_ROOT, PageServers
+
+    w = config.web
+    pages = w.pages()
+    if not pages:
+        return None
+    page_cfg: dict = {"table": config.table.id, "base": config.mqtt.base_topic}
+    if w.ws:
+        page_cfg["ws"] = w.ws
+    for name, page in pages.items():
+        login = {"user": page.user} if page.user else {}
+        password = page.read_password()
+        if password:
+            login["pass"] = password
+        page_cfg[name] = login
+    try:
+        servers = PageServers(w.root or DEFAULT_ROOT, page_cfg, {n: (p.host, p.port) for n, p in pages.items()})
+    except (OSError, ValueError) as exc:
+        # The table runs without its pages rather than not at all; loudly.
+        logging.getLogger("controller.web").error("the pages are not served: %s", exc)
+        err.print(f"[bold red]the pages are not served[/bold red]: {exc}")
+        return None
+    for name in pages:
+        logging.getLogger("controller.web").info("serving the %s page on %s", name, servers.page_url(name),
+                                                 extra={"page": name, "url": servers.page_url(name)})
+    return servers
+
+
+def cmd_check_config(args: argparse.Namespace) -> int:
+    """Load and check a config file the way ``run`` does, start nothing, print a summary."""
+    from controller.app.config import ConfigError, load_config
+
+    try:
+        config = load_config(args.config)
+    except ConfigError as exc:
+        _console(stderr=True).print(f"[red]configuration error[/red]\n{exc}")
+        return 2
+    out = _console()
+    t = config.table
+    out.print(f"{args.config}: ok")
+    out.print(f"table {t.id}: {t.size} seats, {t.game} ({t.effective_structure}), rules {t.rules}, {t.event}, "
+              f"deck {t.deck}")
+    out.print(f"mqtt {config.mqtt.url} as {config.mqtt.username or '(anonymous)'}, topics "
+              f"{config.mqtt.base_topic}/{t.id}/..., broadcast delay {config.broadcast.delay}")
+    out.print(f"journal {config.journal.path} (sync {config.journal.sync}); {len(config.antennas)} antennas; "
+              f"serial {config.serial.port if config.serial.enabled else 'off'}; "
+              f"gpio {'on' if config.gpio.enabled else 'off'}; camera {'on' if config.camera.enabled else 'off'}")
+    for name, page in config.web.pages().items():
+        out.print(f"{name} page on http://{page.host}:{page.port}/{name}/ as {page.user or '(no login)'}")
+    return 0
 
 
 # ---------------------------------------------------------------------- replay / export
@@ -251,11 +338,16 @@ def cmd_replay(args: argparse.Namespace) -> int:
     from controller.service import TableService
 
     config = _load_config_or_exit(args.config)
-    path = args.journal or config.journal.path
+    path = Path(args.journal or config.journal.path)
+    err = _console(stderr=True)
+    if not path.is_file():
+        # Never create one: a replay of nothing is a mistake (a wrong --journal or config).
+        err.print(f"[red]journal error[/red]: no journal at {path}")
+        return 2
     try:
         journal = Journal(path)
     except JournalError as exc:
-        _console(stderr=True).print(f"[red]journal error[/red]: {exc}")
+        err.print(f"[red]journal error[/red]: {exc}")
         return 2
     with journal:
         service = TableService(Table(**config.table_kwargs()))
@@ -265,7 +357,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
                 if out.kind == "alert":
                     alerts.append(out.payload)
         except JournalError as exc:
-            _console(stderr=True).print(f"[red]journal error[/red]: {exc}")
+            err.print(f"[red]journal error[/red]: {exc}")
             return 2
         hands = journal.hands()
         if args.json:
@@ -290,7 +382,11 @@ def cmd_export(args: argparse.Namespace) -> int:
     from controller.phh import export_phh
 
     config = _load_config_or_exit(args.config)
-    with Journal(args.journal or config.journal.path) as journal:
+    path = Path(args.journal or config.journal.path)
+    if not path.is_file():
+        _console(stderr=True).print(f"[red]journal error[/red]: no journal at {path}")
+        return 2
+    with Journal(path) as journal:
         target = sys.stdout if args.output == "-" else args.output
         result = export_phh(journal, target, table=config.table.id)
     err = _console(stderr=True)
@@ -331,8 +427,12 @@ def _antenna_reads(link, antenna: int):
 
 # ---------------------------------------------------------------------- parser
 def build_parser() -> argparse.ArgumentParser:
+    from controller import __version__
+
     parser = argparse.ArgumentParser(prog="tablectl", description="poker-table-controller command line")
-    sub = parser.add_subparsers(dest="command", required=True)
+    parser.add_argument("--version", action="version", version=f"tablectl {__version__}",
+                        help="print the version and exit")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     p = sub.add_parser("scenario", help="check the engine against conformance scenarios")
     p.add_argument("--check", action="store_true", help="replay and compare (the default and only mode)")
@@ -342,26 +442,27 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_scenario)
 
     p = sub.add_parser("bench", help="benchmarks printing JSON")
-    p.add_argument("what", choices=["engine", "bridge", "latency", "alert", "equity", "vision", "table"])
+    p.add_argument("what", choices=["engine", "bridge", "latency", "alert", "equity", "vision", "table", "faults"],
+                   help="which benchmark to run")
     p.add_argument("--json", action="store_true", help="plain JSON on stdout")
     p.add_argument("--compact", action="store_true", help="one-line JSON")
-    p.add_argument("--hands", type=int, default=None, help="engine: hands in the session")
+    p.add_argument("--hands", type=int, default=None, help="engine, faults: hands to deal")
     p.add_argument("--cards", type=int, default=None, help="bridge: cards to move")
     p.add_argument("--runs", type=int, default=None, help="alert: repeated runs")
     p.add_argument("--real", default=None, metavar="DIR", help="vision: score real photos of a YOLO-labelled folder")
-    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--seed", type=int, default=1, help="random seed (the same seed replays the same run)")
     p.add_argument("--firmware", default=None, help="table: the firmware folder to run (default: the shipped one)")
     p.set_defaults(func=cmd_bench)
 
     p = sub.add_parser("recognize", help="read the cards in image files (camera fallback)")
-    p.add_argument("images", nargs="+")
+    p.add_argument("images", nargs="+", help="image files (PNG, JPEG ...)")
     p.add_argument("--json", action="store_true", help="one JSON line per card found")
     p.set_defaults(func=cmd_recognize)
 
     p = sub.add_parser("calibrate-camera", help="capture reference images of the deck in play")
     p.add_argument("--device", default="0", help="camera index or /dev/videoN")
     p.add_argument("--store", default=None, help="label store folder (default: the camera's, in the cache folder)")
-    p.add_argument("--shots", type=int, default=3)
+    p.add_argument("--shots", type=int, default=3, help="crops captured per card")
     p.add_argument("--no-wait", action="store_true", help="do not wait for Enter between cards")
     p.add_argument("--photos", default=None, metavar="DIR", help="labelled photos of the deck (YOLO folder), no camera")
     p.add_argument("--per-rank", type=int, default=5, help="with --photos: labelled cards per rank to take")
@@ -371,29 +472,36 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--config", required=True, help="the table's TOML config")
     p.add_argument("--registry", default=None, help="deck registry (default: the state directory's decks.json)")
     p.add_argument("--serial", default=None, help="override the serial port (e.g. socket://127.0.0.1:7000)")
-    p.add_argument("--log", default="auto", choices=["auto", "journald", "json", "console"])
+    p.add_argument("--log", default="auto", choices=["auto", "journald", "json", "console"],
+                   help="where logs go (auto: journald under systemd, a console on a terminal, else JSON lines)")
+    p.add_argument("--log-level", default="info", choices=LOG_LEVELS, help="the least severe level logged")
     p.set_defaults(func=cmd_run)
 
+    p = sub.add_parser("check-config", help="check a config file as run would, start nothing")
+    p.add_argument("--config", required=True, help="the table's TOML config")
+    p.set_defaults(func=cmd_check_config)
+
     p = sub.add_parser("replay", help="rebuild the table from its journal and list the hands")
-    p.add_argument("--config", required=True)
+    p.add_argument("--config", required=True, help="the table's TOML config")
     p.add_argument("--journal", default=None, help="default: the config's journal path")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="one JSON object on stdout")
     p.set_defaults(func=cmd_replay)
 
     p = sub.add_parser("export", help="export completed hands as hand histories")
     p.add_argument("--phh", action="store_true", required=True, help="PHH format (PokerKit reads it)")
-    p.add_argument("--config", required=True)
-    p.add_argument("--journal", default=None)
+    p.add_argument("--config", required=True, help="the table's TOML config")
+    p.add_argument("--journal", default=None, help="default: the config's journal path")
     p.add_argument("output", help="a folder (one .phh per hand), a .phhs file, or - for stdout")
     p.set_defaults(func=cmd_export)
 
     p = sub.add_parser("demo", help="a simulated table: realistic hands with the occasional dealer mistake")
     p.add_argument("--hands", type=int, default=0, help="hands to deal (0: until Ctrl-C)")
-    p.add_argument("--seed", type=int, default=None)
+    p.add_argument("--seed", type=int, default=None, help="random seed (default: a new one each run)")
     p.add_argument("--mistakes", type=float, default=0.25, help="share of hands with a dealer mistake")
     p.add_argument("--pace", type=float, default=0.4, help="seconds between the dealer's moves")
     p.add_argument("--ws-port", type=int, default=9001, help="the broker's websockets port for the pages (0: any)")
-    p.add_argument("--http-port", type=int, default=8080, help="the web pages' port (0: any)")
+    p.add_argument("--http-port", type=int, default=8080,
+                   help="the display page's port; the overlay's is the next one (0: any)")
     p.add_argument("--broadcast-delay", type=int, default=5, help="seconds before the overlay may show a hand")
     p.add_argument("--console", action="store_true", help="terminal only: the engine without broker or pages")
     p.add_argument("--delay", type=float, default=0.15, help="--console: seconds between events")
@@ -415,6 +523,9 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if getattr(args, "func", None) is None:  # bare `tablectl`: say what it can do
+        parser.print_help()
+        return 0
     try:
         return int(args.func(args) or 0)
     except KeyboardInterrupt:

@@ -19,6 +19,8 @@ Tables:
 * ``hands``   -- completed hands: id, setup, the seq range of their events, an outcome
   dict (rulings, winners ...).  The latest record for a hand id wins, so replaying a
   journal that records the hand again is harmless.
+* ``transactions`` -- a console request's transaction id -> the seq of the event it caused,
+  written in the same commit as the event (a retried request is applied once).
 * ``meta``    -- the schema version and the MQTT outbox cursor ``published_seq``.
 
 A row that does not decode is never skipped: :class:`JournalError` names its seq.
@@ -60,6 +62,10 @@ CREATE TABLE IF NOT EXISTS events (
     source TEXT NOT NULL,
     kind   TEXT NOT NULL,
     data   TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS transactions (
+    tx  TEXT PRIMARY KEY,
+    seq INTEGER NOT NULL
 );
 CREATE TABLE IF NOT EXISTS hands (
     hand_id   INTEGER PRIMARY KEY,
@@ -163,8 +169,9 @@ class Journal:
         return f"Journal({str(self.path)!r})"
 
     # ------------------------------------------------------------------ events
-    def append(self, event: Event, *, at: float, source: str = "") -> int:
-        """Write one event and commit it; returns its seq.  Durable when this returns."""
+    def append(self, event: Event, *, at: float, source: str = "", transaction: str | None = None) -> int:
+        """Write one event and commit it; returns its seq.  Durable when this returns.
+        ``transaction`` (a console request's id) is stored with it, in the same commit."""
         if not isinstance(event, Event):
             raise TypeError(f"journal: expected an Event, got {type(event).__name__}")
         at = float(at)
@@ -174,15 +181,31 @@ class Journal:
         with self._lock:
             self._check_open()
             try:
-                cur = self._db.execute(
-                    "INSERT INTO events (at, source, kind, data) VALUES (?, ?, ?, ?)",
-                    (at, str(source), event.kind, data),
-                )
+                if transaction is None:
+                    cur = self._db.execute(
+                        "INSERT INTO events (at, source, kind, data) VALUES (?, ?, ?, ?)",
+                        (at, str(source), event.kind, data),
+                    )
+                    seq = cur.lastrowid
+                else:
+                    with self._transaction():
+                        cur = self._db.execute(
+                            "INSERT INTO events (at, source, kind, data) VALUES (?, ?, ?, ?)",
+                            (at, str(source), event.kind, data),
+                        )
+                        seq = cur.lastrowid
+                        self._db.execute("INSERT INTO transactions (tx, seq) VALUES (?, ?)", (str(transaction), seq))
             except sqlite3.Error as exc:
                 raise JournalError(f"journal {self.path}: append failed: {exc}") from exc
-            seq = cur.lastrowid
         assert seq is not None
         return int(seq)
+
+    def transaction_seq(self, transaction: str) -> int | None:
+        """The seq of the event a request with this transaction id caused, or None."""
+        with self._lock:
+            self._check_open()
+            row = self._db.execute("SELECT seq FROM transactions WHERE tx = ?", (str(transaction),)).fetchone()
+        return int(row[0]) if row else None
 
     @property
     def last_seq(self) -> int:

@@ -115,19 +115,35 @@ class TableService:
     _hand_closed: bool = True
 
     # ------------------------------------------------------------------ input
-    def submit(self, event: Event, source: str = "") -> list[Output]:
+    def submit(self, event: Event, source: str = "", transaction: str | None = None) -> list[Output]:
         """Validate, journal, apply.  Raises :class:`Rejected` (and journals nothing) when the
-        event cannot apply now."""
+        event cannot apply now.  ``transaction`` (a console request's id) is journaled with the
+        event, in the same commit, so a retried request is recognised even after a restart."""
         self._precheck(event)
         now = self.clock()
-        seq = self.journal.append(event, at=now, source=source) if self.journal is not None else self.seq + 1
+        if self.journal is None:
+            seq = self.seq + 1
+        elif transaction:
+            seq = self.journal.append(event, at=now, source=source, transaction=transaction)
+        else:
+            seq = self.journal.append(event, at=now, source=source)
         return self.apply(event, seq=seq, at=now)
 
     def replay(self, entries) -> list[Output]:
-        """Rebuild state from journal entries (seq, at, event)."""
+        """Rebuild state from journal entries (seq, at, event).  An entry this table cannot take
+        (a journal written for a bigger table, another game...) raises :class:`JournalError`
+        naming its seq and the reason: never a traceback, never a half-applied guess."""
+        from controller.journal import JournalError
+
         outputs: list[Output] = []
         for entry in entries:
-            outputs.extend(self.apply(entry.event, seq=entry.seq, at=entry.at))
+            try:
+                outputs.extend(self.apply(entry.event, seq=entry.seq, at=entry.at))
+            except (TableError, GameError, ProfileError, SetupError, Rejected, ValueError, KeyError) as exc:
+                raise JournalError(
+                    f"entry seq {entry.seq} ({entry.event.kind}) does not apply to this table "
+                    f"({self.table.size} seats, {self.table.game}): {exc}; was the journal written with "
+                    "another config?") from exc
         return outputs
 
     def _precheck(self, event: Event) -> None:
@@ -442,7 +458,9 @@ class TableService:
                     value = part.values.get(seat)
                     winners.append({"seat": seat, "part": part.part, "hand": value.name if value else "",
                                     "share": part.shares.get(seat)})
-            shown = _str_keys(engine.hole_cards())  # tabled at the showdown: public now
+            # Only the hands still live at the showdown are tabled (public now); a folded or dead
+            # hand was never shown, so its cards stay secret for good (display-readable topic).
+            shown = _str_keys({s: c for s, c in engine.hole_cards().items() if s in engine.active})
             summary = award.describe()
         else:
             result_kind = "uncontested"

@@ -31,6 +31,8 @@ Sections (see ``examples/table.toml`` for a commented, complete example):
 ``[broadcast]``  delay: seconds (int >= 0) or ``"end_of_hand"`` for hole cards
 ``[journal]``    path, sync
 ``[camera]``     enabled
+``[web]``        the pages ``tablectl run`` serves: ``[web.display]``, ``[web.overlay]`` (host, port,
+                 the broker login each page gets), the broker's websockets URL
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ from pydantic import (
     Field,
     PlainSerializer,
     PlainValidator,
+    StrictBool,
     ValidationError,
     ValidationInfo,
     create_model,
@@ -227,6 +230,9 @@ class MqttSection(_Section):
     password_file: Path | None = None
     tls: TlsSection | None = None
     keepalive: int = Field(60, ge=1, le=65535)
+    # Home Assistant MQTT discovery of the public entities (online, active alert, game, hand number).
+    discovery: StrictBool = True
+    discovery_prefix: str = Field("homeassistant", pattern=r"^[A-Za-z0-9_-]+(/[A-Za-z0-9_-]+)*$")
 
     @field_validator("url")
     @classmethod
@@ -314,6 +320,60 @@ class JournalSection(_Section):
         return v
 
 
+class WebPageSection(_Section):
+    """One page served by ``tablectl run``: where it listens and the broker login it hands out.
+    Each page has its own server, so the display's port never serves the overlay's login."""
+
+    enabled: StrictBool = True
+    host: str = "127.0.0.1"
+    port: int = Field(8080, ge=0, le=65535)
+    user: str | None = None  # the broker login the page uses (display/console, overlay)
+    password_file: Path | None = None  # that login's password, for the page's config.json
+
+    @field_validator("password_file")
+    @classmethod
+    def _password_file(cls, v: Path | None, info: ValidationInfo) -> Path | None:
+        return _existing_file(v, info)
+
+    def read_password(self) -> str | None:
+        return self.password_file.read_text(encoding="utf-8").strip() if self.password_file else None
+
+
+class WebSection(_Section):
+    """The dealer display and the broadcast overlay, served by ``tablectl run``."""
+
+    enabled: StrictBool = True
+    # The broker's websockets URL as the browser sees it; default ws://<the page's host>:9001.
+    ws: str | None = Field(None, pattern=r"^wss?://[^\s/]+(:\d+)?(/\S*)?$")
+    root: Path | None = None  # the web/ folder; default: the one beside the installed source
+    display: WebPageSection = Field(default_factory=lambda: WebPageSection(port=8080, user="console"))
+    overlay: WebPageSection = Field(default_factory=lambda: WebPageSection(port=8081, user="overlay"))
+    tracker: WebPageSection = Field(default_factory=lambda: WebPageSection(port=8082, user="console"))
+
+    def pages(self) -> dict[str, WebPageSection]:
+        """The enabled pages by name (each gets its own server and port)."""
+        pages = {"display": self.display, "overlay": self.overlay, "tracker": self.tracker}
+        return {name: page for name, page in pages.items() if page.enabled} if self.enabled else {}
+
+    @field_validator("root")
+    @classmethod
+    def _root(cls, v: Path | None, info: ValidationInfo) -> Path | None:
+        if v is None:
+            return None
+        v = _resolve(v, info)
+        if not (v / "display" / "index.html").is_file():
+            raise ValueError(f"{v} is not the web/ folder (no display/index.html)")
+        return v
+
+    @model_validator(mode="after")
+    def _ports(self) -> WebSection:
+        ports = [(name, page.port) for name, page in self.pages().items() if page.port]
+        for i, (name, port) in enumerate(ports):
+            if any(port == other for _, other in ports[:i]):
+                raise KeyedProblems([(f"{name}.port", "each page needs its own port (a page's server serves only it)")])
+        return self
+
+
 class CoreConfig(_Section):
     """The whole file but the sources' sections.  Field order matters: ``table`` validates first,
     the later sections are checked against it (seat numbers, the stakes a game needs).
@@ -328,6 +388,7 @@ class CoreConfig(_Section):
     mqtt: MqttSection = Field(default_factory=MqttSection)
     broadcast: BroadcastSection = Field(default_factory=BroadcastSection)
     journal: JournalSection = Field(default_factory=JournalSection)
+    web: WebSection = Field(default_factory=WebSection)
 
     def source(self, name: str) -> Any:
         """A source plug-in's section (``config.source("gpio")`` is ``config.gpio``)."""

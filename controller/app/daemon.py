@@ -66,12 +66,45 @@ STATE_DEBOUNCE = 0.005
 _WAKE = object()  # an inbox item that only makes the owner thread look at the clock
 
 
+#: Seconds between two retained ``info`` messages (health, counters).
+INFO_PERIOD = 60.0
+
+#: Longest response topic accepted (bytes); MQTT allows 65535, nothing needs more than this.
+MAX_RESPONSE_TOPIC = 512
+
+
 @dataclass
 class _Item:
     event: Event
     source: str
     future: Future | None
     posted: float
+    transaction: str | None = None
+    request: bool = False  # came in as an MQTT console request (checked at the request layer)
+
+
+@dataclass
+class _Reply:
+    """Where and how to answer one console request."""
+
+    name: str
+    topic: str | None
+    correlation: bytes | None
+    transaction: str | None
+    ack: Callable[[], None] | None = None
+
+
+@dataclass(frozen=True)
+class _Duplicate:
+    """A request whose transaction id the journal already holds (applied once, at ``seq``)."""
+
+    seq: int
+
+
+def clean_topic(topic: str, limit: int = 80) -> str:
+    """A topic as it may appear in an error message (printable, short)."""
+    text = "".join(ch if ch.isprintable() and not 0xD800 <= ord(ch) <= 0xDFFF else "?" for ch in topic)
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def request_event(name: str, fields: dict[str, Any]) -> Event:
@@ -157,6 +190,7 @@ class Daemon:
         self.owner_beat = time.monotonic()
         self.listeners: list[Callable[[list[Output]], None]] = []
         self.started = threading.Event()
+        self.counters = {"owner_errors": 0, "duplicate_requests": 0, "bad_response_topics": 0}
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> Daemon:
@@ -174,13 +208,15 @@ class Daemon:
         settings = MqttSettings(
             url=f"{'mqtts' if m.secure else 'mqtt'}://{m.host}:{m.effective_port}",
             username=self.mqtt_username, password=self.mqtt_password,
-            client_id=f"tablectl-{cfg.table.id}", keepalive=min(m.keepalive, 30),
+            client_id=controller_client_id(cfg.table.id, self.mqtt_username, self.mqtt_password),
+            keepalive=min(m.keepalive, 30),
             ca_file=str(tls.ca_file) if tls and tls.ca_file else None,
             certfile=str(tls.certfile) if tls and tls.certfile else None,
             keyfile=str(tls.keyfile) if tls and tls.keyfile else None,
+            persistent=True,  # console requests sent while the daemon is down wait on the broker
         )
         self.link = MqttLink(settings, self.topics.availability, request_filter=self.topics.requests,
-                             on_request=self._on_request, on_delivered=self._delivered)
+                             on_request=self._on_request, on_delivered=self._delivered, manual_ack=True)
         self.publisher = Publisher(self.link, self.topics, cfg.table.id, cfg.broadcast.delay, clock=self.clock)
         published = self.journal.published_seq
         unsent = [o for o in replayed if o.seq > published]
@@ -188,6 +224,9 @@ class Daemon:
             log.info("republishing what the broker never acknowledged", extra={"outputs": len(unsent)})
         self.publisher.publish(unsent, self.service)
         self.link.start()
+        if cfg.mqtt.discovery:
+            for topic, payload in discovery_messages(cfg, self.topics):
+                self.link.publish(topic, payload, retain=True)
         t = threading.Thread(target=self._store_cursor, name="journal-cursor", daemon=True)
         t.start()
         self._threads.append(t)
@@ -195,7 +234,18 @@ class Daemon:
         self._owner = threading.Thread(target=self._run, name="engine-owner", daemon=True)
         self._owner.start()
         self.started.set()
-        self.notifier.ready(f"table {cfg.table.id}: hand {self.service.hand_id}")
+        self.publish_info()
+        status = f"table {cfg.table.id}: hand {self.service.hand_id}"
+        if not self.registry.decks:
+            # Loud: every tag will read as unknown and every card as an irregularity.
+            log.error("NO DECK ENROLLED: every card will be an unknown tag; enrol one with "
+                      "`tablectl enroll --deck A ...` (INSTALL.md step 7)", extra={"table_id": cfg.table.id})
+            status += " - NO DECK ENROLLED"
+        elif cfg.table.deck not in self.registry.decks:
+            log.error("deck %r (table.deck) is not enrolled; enrolled: %s", cfg.table.deck,
+                      ", ".join(sorted(self.registry.decks)), extra={"table_id": cfg.table.id})
+            status += f" - deck {cfg.table.deck} not enrolled"
+        self.notifier.ready(status)
         return self
 
     def stop(self) -> None:
@@ -242,11 +292,15 @@ class Daemon:
         if not self.started.is_set():
             self.start()
         period = watchdog_interval() or 2.0
+        next_info = time.monotonic() + INFO_PERIOD
         while not stop.wait(period):
             if self.healthy():
                 self.notifier.watchdog()
             else:
                 log.warning("unhealthy: watchdog not fed", extra={"health": self.health()})
+            if time.monotonic() >= next_info:
+                next_info = time.monotonic() + INFO_PERIOD
+                self.publish_info()
         self.stop()
         return 0
 
@@ -278,11 +332,30 @@ class Daemon:
                 item = _WAKE
             if item is None:
                 break
-            if item is not _WAKE:
-                with self.owner_lock:
-                    self._apply(item)
-            self._publish_state_if_due()
-        self._publish_state_if_due(force=True)
+            try:
+                if item is not _WAKE:
+                    with self.owner_lock:
+                        self._apply(item)
+                self._publish_state_if_due()
+            except BaseException as exc:  # noqa: BLE001 - the owner thread outlives any one event
+                self._owner_failed(item, exc)
+        try:
+            self._publish_state_if_due(force=True)
+        except Exception:
+            log.exception("could not publish the last state")
+
+    def _owner_failed(self, item: Any, exc: BaseException) -> None:
+        """Whatever escaped (a logging handler, a publisher bug...): answer the waiting request,
+        never let it take the owner thread down."""
+        self.counters["owner_errors"] += 1
+        try:
+            log.error("owner loop: %s while applying %s", type(exc).__name__, getattr(getattr(item, "event", None),
+                                                                                       "kind", item))
+        except Exception:  # noqa: BLE001, S110 - even the error report may fail; the loop goes on
+            pass
+        future = getattr(item, "future", None)
+        if future is not None and not future.done():
+            future.set_exception(exc if isinstance(exc, Exception) else RuntimeError(str(exc)))
 
     def _publish_state_if_due(self, force: bool = False) -> None:
         due = self._state_due
@@ -296,7 +369,12 @@ class Daemon:
     def _apply(self, item: _Item) -> None:
         assert self.service is not None and self.publisher is not None
         try:
-            outputs = self.service.submit(item.event, source=item.source)
+            if item.request and item.future is not None:
+                duplicate = self._precheck_console(item)
+                if duplicate is not None:
+                    item.future.set_result(duplicate)
+                    return
+            outputs = self.service.submit(item.event, source=item.source, transaction=item.transaction)
         except Rejected as exc:
             log.info("rejected %s: %s", item.event.kind, exc, extra={"source": item.source})
             if item.future is not None:
@@ -321,7 +399,36 @@ class Daemon:
         if item.future is not None:
             item.future.set_result(outputs)
 
+    def _log_outputs(self, outputs: list[Output]) -> None:
+        """Rulings, hands and table changes in the log, with journal fields (``journalctl -t
+        tablectl HAND_ID=17``).  Only public words: an alert never names a hidden card."""
+        assert self.service is not None
+        tid = self.config.table.id
+        for out in outputs:
+            p = out.payload
+            if out.kind == "alert":
+                log.warning("ruling %s (%s): %s", p.get("reason"), p.get("ruling") or p.get("severity"),
+                            p.get("message"), extra={"seq": out.seq, "hand_id": p.get("hand_id"), "table_id": tid,
+                                                     "reason": p.get("reason"), "remedy": p.get("remedy"),
+                                                     "citations": "; ".join(p.get("citations") or [])})
+            elif out.kind == "hand_start":
+                log.info("hand %s: %s, button %s, seats %s", self.service.hand_id, p.get("game"), p.get("button"),
+                         p.get("seats"), extra={"seq": out.seq, "hand_id": self.service.hand_id, "table_id": tid})
+            elif out.kind == "hand_end":
+                winners = ", ".join(f"seat {w['seat']}" + (f" ({w['hand']})" if w.get("hand") else "")
+                                    for w in p.get("winners") or []) or "none"
+                log.info("hand %s ended: %s; winners %s", self.service.hand_id, p.get("result"), winners,
+                         extra={"seq": out.seq, "hand_id": self.service.hand_id, "table_id": tid,
+                                "result": p.get("result")})
+            elif out.kind == "table":
+                log.info("table: %s", " ".join(f"{k}={v}" for k, v in p.items()),
+                         extra={"seq": out.seq, "table_id": tid})
+
     def _after(self, outputs: list[Output]) -> None:
+        try:
+            self._log_outputs(outputs)
+        except Exception:  # noqa: BLE001, S110 - applied and published: a log line cannot undo it
+            pass
         for name, src in self.sources.items():
             try:
                 src.after(outputs)
@@ -362,37 +469,92 @@ class Daemon:
         return seq
 
     # ------------------------------------------------------------------ console requests
-    def _on_request(self, name: str, payload: bytes, response_topic: str | None, correlation: bytes | None) -> None:
-        """paho's thread: parse, hand to the owner, answer.  An invalid request changes nothing."""
+    def _on_request(self, name: str, payload: bytes, response_topic: str | None, correlation: bytes | None,
+                    ack: Callable[[], None] | None = None) -> None:
+        """The link's request thread: parse, hand to the owner, answer.  An invalid request
+        changes nothing.  ``ack`` tells the broker the request is done with (the session is
+        persistent: a request not acknowledged before a crash is delivered again, and its
+        transaction id keeps it from being applied twice)."""
         transaction = request_transaction(payload)
+        reply = _Reply(name, response_topic, correlation, transaction, ack)
+        if response_topic is not None and not self.topics_allow_response(response_topic):
+            self.counters["bad_response_topics"] += 1
+            reply.topic = None  # answered on response/<name>, never on the topic the console chose
+            self._finish(reply, response_payload(transaction, False, (
+                f"response topic {clean_topic(response_topic)!r} refused: responses go under "
+                f"{self.topics.response}/ (no wildcards)")))
+            return
         try:
             fields = parse_request(name, payload)
             event = request_event(name, fields)
         except RequestError as exc:
-            self._respond(response_topic, correlation, response_payload(exc.transaction or transaction, False,
-                                                                        str(exc)))
+            self._finish(reply, response_payload(exc.transaction or transaction, False, str(exc)))
             return
         fut: Future = Future()
-        fut.add_done_callback(lambda f: self._answer(f, response_topic, correlation, transaction))
-        self.inbox.put(_Item(event, "console", fut, time.monotonic()))
+        fut.add_done_callback(lambda f: self._answer(f, reply))
+        self.inbox.put(_Item(event, "console", fut, time.monotonic(), transaction, request=True))
 
-    def _answer(self, fut: Future, response_topic: str | None, correlation: bytes | None,
-                transaction: str | None) -> None:
+    def topics_allow_response(self, topic: str) -> bool:
+        """A response topic the controller may publish on: ``<root>/response`` or below it, no
+        wildcard, no empty level, nothing the MQTT spec forbids (docs/mqtt.md)."""
+        base = self.topics.response
+        if topic != base and not topic.startswith(base + "/"):
+            return False
+        if any(ch in topic for ch in "+#\0") or "//" in topic or topic.endswith("/"):
+            return False
+        try:
+            return len(topic.encode("utf-8")) <= MAX_RESPONSE_TOPIC
+        except UnicodeEncodeError:
+            return False
+
+    def _answer(self, fut: Future, reply: _Reply) -> None:
         exc = fut.exception()
         if exc is not None:
-            self._respond(response_topic, correlation, response_payload(transaction, False, str(exc)))
+            self._finish(reply, response_payload(reply.transaction, False, str(exc) or type(exc).__name__))
             return
         outputs = fut.result()
-        result = {"seq": outputs[0].seq if outputs else None, "outputs": [o.kind for o in outputs]}
-        self._respond(response_topic, correlation, response_payload(transaction, True, result=result))
+        if isinstance(outputs, _Duplicate):
+            result: dict[str, Any] = {"seq": outputs.seq, "outputs": [], "duplicate": True}
+        else:
+            result = {"seq": outputs[0].seq if outputs else None, "outputs": [o.kind for o in outputs]}
+        self._finish(reply, response_payload(reply.transaction, True, result=result))
 
-    def _respond(self, response_topic: str | None, correlation: bytes | None, payload: dict) -> None:
+    def _finish(self, reply: _Reply, payload: dict) -> None:
+        try:
+            self._respond(reply, payload)
+        finally:
+            if reply.ack is not None:
+                reply.ack()
+
+    def _respond(self, reply: _Reply, payload: dict) -> None:
+        """zigbee2mqtt's convention: ``request/<name>`` is answered on ``response/<name>``, or on
+        the MQTT v5 response topic (checked: only under ``response/``) with its correlation data."""
         if self.link is None:
             return
-        if response_topic:
-            self.link.respond(response_topic, correlation, payload)
+        if reply.topic:
+            self.link.respond(reply.topic, reply.correlation, payload)
         else:
-            self.link.publish(self.topics.response, payload)
+            self.link.respond(self.topics.response + "/" + reply.name, reply.correlation, payload)
+
+    def _precheck_console(self, item: _Item) -> _Duplicate | None:
+        """The request-validation layer, under the owner lock: a transaction already journaled is
+        answered again without applying it twice; an action out of turn is refused."""
+        assert self.service is not None and self.journal is not None
+        if item.transaction:
+            seq = self.journal.transaction_seq(item.transaction)
+            if seq is not None:
+                self.counters["duplicate_requests"] += 1
+                return _Duplicate(seq)
+        ev = item.event
+        if isinstance(ev, Act):
+            engine = self.service.engine
+            if engine is not None and not engine.over:
+                to_act = engine.to_act
+                if to_act is None:
+                    raise Rejected(f"no betting round is open: seat {ev.seat} cannot {ev.action} now")
+                if ev.seat != to_act:
+                    raise Rejected(f"seat {ev.seat} is out of turn: seat {to_act} is to act")
+        return None
 
     # ------------------------------------------------------------------ sources
     def _start_sources(self) -> None:
@@ -410,6 +572,31 @@ class Daemon:
             self.sources[name] = src
             log.info("source started", extra={"source": name})
 
+    # ------------------------------------------------------------------ info
+    def info(self) -> dict[str, Any]:
+        """The retained ``info`` payload: version, a config summary (no secret), health."""
+        from controller import __version__
+
+        cfg = self.config
+        return {
+            "schema": 1, "ts": round(self.clock(), 3), "version": __version__, "table_id": cfg.table.id,
+            "config": {
+                "size": cfg.table.size, "game": cfg.table.game, "structure": cfg.table.effective_structure,
+                "rules": cfg.table.rules, "event": cfg.table.event, "deck": cfg.table.deck,
+                "broadcast_delay": cfg.broadcast.delay, "journal_sync": cfg.journal.sync,
+                "sources": sorted(self.sources),
+            },
+            "healthy": self.healthy() if self.started.is_set() else None,
+            "health": self.health(),
+        }
+
+    def publish_info(self) -> None:
+        if self.link is not None:
+            try:
+                self.link.publish(self.topics.root + "/info", self.info(), retain=True)
+            except Exception:
+                log.exception("could not publish info")
+
     # ------------------------------------------------------------------ health
     def health(self) -> dict[str, Any]:
         now = time.monotonic()
@@ -417,12 +604,14 @@ class Daemon:
             "owner_alive": bool(self._owner and self._owner.is_alive()),
             "owner_beat_age": round(now - self.owner_beat, 3),
             "inbox": self.inbox.qsize(),
+            "decks": sorted(self.registry.decks),
+            "counters": dict(self.counters),
         }
         if self.link is not None:
             out["mqtt"] = {"connected": self.link.connected, "backlog": self.link.backlog,
                            "outbox_age": round(now - self.link.last_loop, 3),
-                           "paho_alive": self.link.client._thread is not None
-                           and self.link.client._thread.is_alive(),  # noqa: SLF001
+                           "network_age": round(now - self.link.net_beat, 3),
+                           "link_alive": self.link.alive,
                            "counters": dict(self.link.counters)}
         for name, src in self.sources.items():
             out[name] = {**src.health(), "healthy": src.healthy()}
@@ -434,6 +623,54 @@ class Daemon:
         if not h["owner_alive"] or h["owner_beat_age"] > 5:
             return False
         mqtt = h.get("mqtt")
-        if mqtt is not None and (mqtt["outbox_age"] > 5 or not mqtt["paho_alive"]):
+        if mqtt is not None and (mqtt["outbox_age"] > 5 or mqtt["network_age"] > 5 or not mqtt["link_alive"]):
             return False
         return all(h[name]["healthy"] for name in self.sources)
+
+
+def controller_client_id(table_id: str, username: str | None, password: str | None) -> str:
+    """The controller's MQTT client id: ``tablectl-<table>-<12 hex>``, the suffix derived from its
+    login (stable across restarts, so the persistent session is found again).  Mosquitto lets any
+    login connect with any client id and drops the older connection; an id no other login can
+    know keeps a display or console login from taking the controller's session over."""
+    import hashlib
+
+    if not password:
+        return f"tablectl-{table_id}"
+    digest = hashlib.sha256(f"{username}\0{password}\0{table_id}".encode("utf-8", "surrogatepass")).hexdigest()
+    return f"tablectl-{table_id}-{digest[:12]}"
+
+
+def discovery_messages(config: CoreConfig, topics: Topics) -> list[tuple[str, dict[str, Any]]]:
+    """Home Assistant MQTT discovery: the table's public, cheap entities (online, active alert,
+    game, hand number), each read from a public topic (never a secret one)."""
+    from controller import __version__
+
+    tid = config.table.id
+    node = f"poker_table_{tid}".replace("-", "_")
+    prefix = config.mqtt.discovery_prefix
+    device = {"identifiers": [node], "name": f"Poker table {tid}", "manufacturer": "poker-table-controller",
+              "model": f"{config.table.size}-seat table", "sw_version": __version__}
+    common = {"availability_topic": topics.availability, "payload_available": "online",
+              "payload_not_available": "offline", "device": device}
+    entities = [
+        ("binary_sensor", "online", {"name": "Online", "state_topic": topics.availability, "payload_on": "online",
+                                     "payload_off": "offline", "device_class": "connectivity"}),
+        ("sensor", "alert", {"name": "Active alert", "state_topic": topics.alert_active, "icon": "mdi:alert",
+                             "value_template": "{{ value_json.reason if value else 'none' }}",
+                             "json_attributes_topic": topics.alert_active}),
+        ("sensor", "game", {"name": "Game", "state_topic": topics.state, "icon": "mdi:cards-playing",
+                            "value_template": "{{ value_json.table.game }}"}),
+        ("sensor", "hand_number", {"name": "Hand number", "state_topic": topics.state, "icon": "mdi:counter",
+                                   "value_template": "{{ value_json.table.hand_number }}",
+                                   "state_class": "total_increasing"}),
+    ]
+    out = []
+    for component, obj, fields in entities:
+        payload = {**fields, **common, "unique_id": f"{node}_{obj}", "object_id": f"{node}_{obj}"}
+        if component == "binary_sensor":
+            payload.pop("availability_topic")
+            payload.pop("payload_available")
+            payload.pop("payload_not_available")
+        out.append((f"{prefix}/{component}/{node}/{obj}/config", payload))
+    return out

@@ -135,18 +135,23 @@ class Publisher:
             # Delayed as the state and queued behind it: the overlay has the hand's final state
             # (and shows the cards through the showdown) before the clear reaches it.
             self._clear_due = False
-            self.link.publish(self.topics.broadcast("holecards"), b"", retain=True, delay=float(self.broadcast_delay))
+            self.link.publish(self.topics.broadcast("holecards"), b"", retain=True, delay=float(self.broadcast_delay),
+                              seq=seq)
 
     # ------------------------------------------------------------------ broadcast
     def _broadcast(self, name: str, payload: dict[str, Any], retain: bool) -> None:
+        # Each broadcast message carries its journal seq, so the delivered cursor waits for it: a
+        # crash inside the delay republishes it after the restart instead of losing it.
+        seq = int(payload.get("seq") or 0)
         if self.broadcast_delay == END_OF_HAND:
             if payload.get("hand") is None and name == "state":
                 # Between hands the overlay may see the table (no hand in it).
-                self.link.publish(self.topics.broadcast(name), payload, retain=retain)
+                self.link.publish(self.topics.broadcast(name), payload, retain=retain, seq=seq)
             else:
                 self._held = [h for h in self._held if h[0] != name] + [(name, payload, retain)]
             return
-        self.link.publish(self.topics.broadcast(name), payload, retain=retain, delay=float(self.broadcast_delay))
+        self.link.publish(self.topics.broadcast(name), payload, retain=retain, delay=float(self.broadcast_delay),
+                          seq=seq)
 
     def _end_broadcast(self, service: TableService, hand_id: int, seq: int, now: float) -> None:
         """The hand is over: release what was held (end_of_hand), then clear the retained secret."""
@@ -158,9 +163,10 @@ class Publisher:
             held["state"] = (final, True)
             for name, (payload, _retain) in held.items():
                 # Released after the hand: not retained, so nothing of it lingers on the broker.
-                self.link.publish(self.topics.broadcast(name), payload, retain=False)
+                self.link.publish(self.topics.broadcast(name), payload, retain=False, seq=seq)
             self._held.clear()
-            # RRoP/TDA aside, the secret's retained copy must not outlive its hand.
-            self.link.publish(self.topics.broadcast("holecards"), b"", retain=True, delay=0.001)
+            # RRoP/TDA aside, the secret's retained copy must not outlive its hand (its seq holds the
+            # delivered cursor back until it is out: a crash before then clears it after the restart).
+            self.link.publish(self.topics.broadcast("holecards"), b"", retain=True, delay=0.001, seq=seq)
         else:
             self._clear_due = True  # sent by publish_state, after the final state it belongs to

@@ -1,37 +1,36 @@
 """systemd's notify protocol (sd_notify(3)): READY, WATCHDOG, STATUS, STOPPING.
 
-A datagram to ``$NOTIFY_SOCKET`` (an abstract socket when it starts with ``@``).  Outside
-systemd there is no socket and every call is a cheap no-op, so the daemon calls it
-unconditionally.
+Sent by libsystemd's own ``sd_notify`` through ``cysystemd`` (the maintained Cython bindings)
+to ``$NOTIFY_SOCKET``.  Outside systemd there is no socket and every call is a cheap no-op
+that returns False, so the daemon calls it unconditionally.
 """
 
 from __future__ import annotations
 
+import logging
 import os
-import socket
+
+log = logging.getLogger("controller.app.sdnotify")
 
 
 class Notifier:
-    def __init__(self, path: str | None = None) -> None:
-        self.path = path if path is not None else os.environ.get("NOTIFY_SOCKET")
-        self._sock: socket.socket | None = None
-        if self.path:
-            self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM | socket.SOCK_CLOEXEC)
+    """READY/WATCHDOG/STATUS/STOPPING to the service manager, when there is one."""
 
     @property
     def enabled(self) -> bool:
-        return self._sock is not None
+        return bool(os.environ.get("NOTIFY_SOCKET"))
 
     def notify(self, **fields: str | int) -> bool:
-        if self._sock is None or not self.path:
+        if not self.enabled:
             return False
-        addr = "\0" + self.path[1:] if self.path.startswith("@") else self.path
-        msg = "\n".join(f"{k.upper()}={v}" for k, v in fields.items()).encode()
+        from cysystemd.daemon import sd_notify  # libsystemd: only needed under systemd
+
+        state = "\n".join(f"{k.upper()}={v}" for k, v in fields.items())
         try:
-            self._sock.sendto(msg, addr)
-        except OSError:
+            return int(sd_notify(state, False)) > 0
+        except Exception as exc:  # noqa: BLE001 - a missed notification must not stop the daemon
+            log.warning("sd_notify failed: %s", exc)
             return False
-        return True
 
     def ready(self, status: str = "") -> bool:
         return self.notify(ready=1, status=status) if status else self.notify(ready=1)

@@ -11,6 +11,10 @@ default) from a background thread:
   page's section, e.g. ``{"display": {"user": "console", "pass": "..."}}`` gives the
   display page its credential and never the overlay's (and the other way round).
 
+``WebServer(..., pages=("display",))`` serves only the display page and its config: give
+each page its own server (``tablectl run`` does), and the display's port can never hand
+out the overlay's login.
+
 Nothing else under ``root`` is served (no directory listings, no ``..``).  The config
 may hold a broker password: keep the server on loopback (the default) or on the table's
 own network, and give each page the least-privileged broker user it needs (``display``
@@ -93,14 +97,16 @@ class _Handler(SimpleHTTPRequestHandler):
         if "\\" in raw or "\0" in raw:
             return None
         path = posixpath.normpath(raw)
+        pages = self.server.pages
         if path in ("/", "/."):
-            return "redirect", "/display/"
+            return "redirect", f"/{pages[0]}/"
         parts = [p for p in path.split("/") if p]
         if parts == ["config.json"]:
             return "json", page_config(self.server.config, None)
-        if len(parts) == 2 and parts[0] in PAGES and parts[1] == "config.json":
+        if len(parts) == 2 and parts[0] in pages and parts[1] == "config.json":
             return "json", page_config(self.server.config, parts[0])
-        if not parts or parts[0] not in SERVED or ".." in parts or any(p.startswith(".") for p in parts):
+        served = tuple(pages) + tuple(d for d in SERVED if d not in PAGES)
+        if not parts or parts[0] not in served or ".." in parts or any(p.startswith(".") for p in parts):
             return None
         if len(parts) == 1 and not raw.endswith("/"):
             return "redirect", f"/{parts[0]}/"
@@ -143,9 +149,11 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
 
-    def __init__(self, address: tuple[str, int], root: Path, config: Mapping[str, Any], verbose: bool) -> None:
+    def __init__(self, address: tuple[str, int], root: Path, config: Mapping[str, Any], verbose: bool,
+                 pages: tuple[str, ...] = PAGES) -> None:
         self.root = root
-        self.config = dict(config)
+        self.pages = pages
+        self.config = {k: v for k, v in config.items() if k not in PAGES or k in pages}
         self.verbose = verbose
         handler = type("Handler", (_Handler,), {"server_root": root})
         super().__init__(address, handler)
@@ -155,11 +163,15 @@ class WebServer:
     """Serve ``root`` (``web/``) and a generated ``config.json`` from a background thread."""
 
     def __init__(self, root: str | Path = DEFAULT_ROOT, port: int = 0, config: Mapping[str, Any] | None = None,
-                 host: str = HOST, verbose: bool = False) -> None:
+                 host: str = HOST, verbose: bool = False, pages: tuple[str, ...] = PAGES) -> None:
         self.root = Path(root).resolve()
         if not (self.root / "display" / "index.html").is_file():
             raise FileNotFoundError(f"{self.root} does not look like the web/ folder (no display/index.html)")
-        self._server = _Server((host, port), self.root, config or {}, verbose)
+        unknown = [p for p in pages if p not in PAGES]
+        if unknown or not pages:
+            raise ValueError(f"pages must be some of {PAGES}, got {pages!r}")
+        self.pages = tuple(pages)
+        self._server = _Server((host, port), self.root, config or {}, verbose, self.pages)
         self.host, self.port = self._server.server_address[:2]
         self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.1},
                                         name="webserver", daemon=True)
@@ -171,7 +183,7 @@ class WebServer:
 
     @config.setter
     def config(self, value: Mapping[str, Any]) -> None:
-        self._server.config = dict(value)
+        self._server.config = {k: v for k, v in value.items() if k not in PAGES or k in self.pages}
 
     @property
     def url(self) -> str:
@@ -179,8 +191,8 @@ class WebServer:
 
     def page_url(self, page: str, **query: Any) -> str:
         """``http://host:port/<page>/`` plus a query (``ws=..., table=..., user=..., pass=...``)."""
-        if page not in PAGES:
-            raise ValueError(f"unknown page {page!r}; expected one of {PAGES}")
+        if page not in self.pages:
+            raise ValueError(f"page {page!r} is not served here; this server serves {self.pages}")
         q = urlencode({k: v for k, v in query.items() if v is not None})
         return f"{self.url}/{page}/" + (f"?{q}" if q else "")
 
@@ -200,7 +212,35 @@ class WebServer:
         return f"<WebServer {self.url} root={self.root}>"
 
 
-__all__ = ["CSP", "DEFAULT_ROOT", "WebServer", "page_config"]
+class PageServers:
+    """One :class:`WebServer` per page (display, overlay), each handing out only its own login."""
+
+    def __init__(self, root: str | Path, config: Mapping[str, Any], listen: Mapping[str, tuple[str, int]],
+                 verbose: bool = False) -> None:
+        self.servers: dict[str, WebServer] = {}
+        try:
+            for page, (host, port) in listen.items():
+                self.servers[page] = WebServer(root, port=port, config=config, host=host, verbose=verbose,
+                                               pages=(page,))
+        except BaseException:
+            self.stop()
+            raise
+
+    def page_url(self, page: str, **query: Any) -> str:
+        return self.servers[page].page_url(page, **query)
+
+    def stop(self) -> None:
+        for server in self.servers.values():
+            server.stop()
+
+    def __enter__(self) -> PageServers:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+__all__ = ["CSP", "DEFAULT_ROOT", "PageServers", "WebServer", "page_config"]
 
 
 # ---------------------------------------------------------------------- a real browser

@@ -140,7 +140,7 @@ def run_table_demo(hands: int = 0, seed: int | None = None, pace: float = 0.4, m
 
     from controller.app.config import validate_config
     from controller.app.daemon import Daemon
-    from controller.app.webserver import WebServer
+    from controller.app.webserver import HOST, PageServers
     from controller.mqtt.broker import Broker
     from controller.rules.decks import DeckRegistry
     from controller.rules.events import Acknowledge, ChangeGame, EndHand, SeatPlayer, UnseatPlayer
@@ -197,12 +197,14 @@ def run_table_demo(hands: int = 0, seed: int | None = None, pace: float = 0.4, m
                                   "camera": lambda: SyntheticTableCamera(camera_view, seed=rng.randrange(1000))})
         daemon.start()
         ws = f"ws://127.0.0.1:{broker.websockets_port}"
-        web = WebServer(root=repo / "web", port=http_port, config={
+        # One server per page: the display's port never hands out the overlay's login.
+        web = PageServers(repo / "web", config={
             "ws": ws, "table": "demo", "base": "poker",
             "display": {"user": "console", "pass": passwords["console"]},
             "tracker": {"user": "console", "pass": passwords["console"]},
             "overlay": {"user": "overlay", "pass": passwords["overlay"]},
-        })
+        }, listen={"display": (HOST, http_port), "overlay": (HOST, http_port + 1 if http_port else 0),
+                   "tracker": (HOST, http_port + 2 if http_port else 0)})
         try:
             console.rule("poker-table-controller demo")
             console.print(f"broker      mqtt://127.0.0.1:{broker.port}  (websockets {ws})")

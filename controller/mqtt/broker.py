@@ -33,7 +33,8 @@ from controller.errors import PokerTableError
 
 HOST = "127.0.0.1"
 INSTALL_HINT = "install it with `sudo apt-get install -y mosquitto` (Debian, Ubuntu, Raspberry Pi OS)"
-_LISTENER_ONLY = (["listener"], ["protocol"], ["socket_domain"], ["mount_point"], ["http_dir"], ["bind_interface"])
+_LISTENER_ONLY = (["listener"], ["protocol"], ["socket_domain"], ["mount_point"], ["http_dir"], ["bind_interface"],
+                  ["use_username_as_clientid"])
 _SBIN = ("/usr/sbin", "/usr/local/sbin", "/usr/bin", "/usr/local/bin")
 
 

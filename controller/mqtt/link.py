@@ -2,23 +2,33 @@
 
 Design:
 
+* paho runs in its documented *external event loop* mode (``on_socket_open``/``close``,
+  ``on_socket_register_write``/``unregister_write``, ``loop_read``/``loop_write``/``loop_misc``):
+  our own ``mqtt-network`` thread selects on the socket, reads, writes what is waiting, keeps
+  the connection alive and reconnects.  Nothing of paho's private state is touched; one I/O
+  lock keeps two threads from ever writing the socket at once.
 * The outbox is guarded by one lock.  :meth:`MqttLink.publish` hands a message to paho
   at once, on the caller's thread, when the broker is connected and nothing is queued
-  ahead of it, and (plain TCP) writes it to the socket there too (a card's event must not
-  wait for a thread hand-off; see :class:`InlineWriteClient`).  A small outbox
-  thread does the rest: acknowledgements (in batches), reconnects, delayed messages.
-  paho's callbacks (its network thread) never take our lock, they only post notes and
-  acknowledged ids into queues, so holding it across ``client.publish`` cannot deadlock
-  against paho's own mutexes.
+  ahead of it, and (plain TCP) writes it to the socket there too (``loop_write`` under the
+  I/O lock: a card's event must not wait for a thread hand-off).  A small outbox thread
+  does the rest: acknowledgements (in batches), delayed messages, replays after a reconnect.
+  paho's callbacks never take the outbox lock, they only post notes, acknowledged ids and
+  requests into queues, so the I/O lock and the outbox lock never wait on each other.
 * Every message waits in the outbox until the broker acknowledges it (QoS 1).  While the
   broker is away messages queue up; on reconnect the unacknowledged ones are sent again
   in order (at least once: payloads carry ``seq`` so a reader can drop repeats), and the
-  latest retained message of every retained topic is republished.
+  latest retained message of every retained topic is republished.  A message paho refuses
+  (a topic it rejects) is dropped and counted, never left at the head of the queue.
 * ``delivered_seq`` is the journal sequence up to which everything has been acknowledged;
   the daemon stores it so that after a restart it republishes what the broker never got.
 * Messages may carry a release time (the broadcast delay): they stay in a heap until then.
 * The will is ``offline`` on the availability topic; ``online`` is published retained on
   every connect.
+* The session is persistent (``clean_start`` false, a session expiry): requests sent while
+  the daemon is down wait on the broker; with ``manual_ack`` a request is acknowledged only
+  once the daemon has answered it, so one in flight at a crash is delivered again.
+* Sockets get ``TCP_NODELAY``: a request, a card's event, an acknowledgement are small
+  packets that must not wait for Nagle's algorithm.
 """
 
 from __future__ import annotations
@@ -28,6 +38,8 @@ import itertools
 import json
 import logging
 import queue
+import select
+import socket
 import ssl
 import threading
 import time
@@ -45,6 +57,8 @@ from paho.mqtt.properties import Properties
 log = logging.getLogger("controller.mqtt")
 
 ACK_BATCH = 0.05  # seconds between two looks at the broker's acknowledgements
+SESSION_EXPIRY = 7 * 24 * 3600  # seconds the broker keeps the session (and queued requests) while we are away
+NET_TICK = 1.0  # the network thread wakes at least this often (keepalive, reconnects)
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +73,7 @@ class MqttSettings:
     keyfile: str | None = None
     min_reconnect: float = 0.5
     max_reconnect: float = 10.0
+    persistent: bool = False  # a persistent session (needs a client id)
 
     @property
     def host_port(self) -> tuple[str, int, bool]:
@@ -82,28 +97,13 @@ class Message:
 Request = tuple[str, bytes, str | None, bytes | None]  # name, payload, response topic, correlation data
 
 
-class InlineWriteClient(mqtt.Client):
-    """paho's client, whose socket may also be written by the thread that publishes.
-
-    With ``loop_start`` paho writes on its network thread: a publish from another thread
-    wakes that thread and waits for it to get the GIL, while the publishing thread is still
-    busy (a quarter to half a millisecond on the path from a card to the dealer's display).
-    Here every write goes through :meth:`loop_write` under one lock, paho's own thread
-    included (paho 2.x writes only through ``self.loop_write()``, and the packet queue is
-    popped inside it), so the publishing thread sends its packet at once and the two never
-    interleave or reorder packets.
-
-    Plain TCP only: an SSL socket must not be written on one thread while another reads it,
-    so with TLS every write stays on paho's thread (:attr:`MqttLink.inline_write`).
-    """
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._write_lock = threading.RLock()
-
-    def loop_write(self) -> mqtt.MQTTErrorCode:
-        with self._write_lock:
-            return super().loop_write()
+def set_nodelay(sock: Any) -> None:
+    """TCP_NODELAY on a TCP socket (no-op on anything else)."""
+    try:
+        if getattr(sock, "family", None) in (socket.AF_INET, socket.AF_INET6):
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    except OSError as exc:  # pragma: no cover - a socket that refuses it still works
+        log.debug("TCP_NODELAY not set: %s", exc)
 
 
 class MqttLink:
@@ -114,9 +114,10 @@ class MqttLink:
         settings: MqttSettings,
         availability_topic: str,
         request_filter: str | None = None,
-        on_request: Callable[[str, bytes, str | None, bytes | None], None] | None = None,
+        on_request: Callable[..., None] | None = None,
         on_delivered: Callable[[int], None] | None = None,
         clock: Callable[[], float] = time.monotonic,
+        manual_ack: bool = False,
     ) -> None:
         self.settings = settings
         self.availability_topic = availability_topic
@@ -124,12 +125,21 @@ class MqttLink:
         self.on_request = on_request
         self.on_delivered = on_delivered
         self.clock = clock
+        # With manual_ack, on_request gets a fifth argument: a callable that acknowledges the
+        # request to the broker (call it once the request is answered).
+        self.manual_ack = manual_ack
         self._notes: queue.SimpleQueue[tuple[str, Any]] = queue.SimpleQueue()
-        # Acknowledged message ids, collected by paho's thread and taken in batches by the outbox
-        # thread (every ACK_BATCH seconds): an acknowledgement is no one's hurry, and waking a
+        self._requests: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        # Acknowledged message ids, collected by the network thread and taken in batches by the
+        # outbox thread (every ACK_BATCH seconds): an acknowledgement is no one's hurry, and waking a
         # thread for each would compete with the next card for the CPU.
         self._acked: deque[int] = deque()
         self._lock = threading.Lock()
+        self._io_lock = threading.RLock()  # every loop_read/loop_write/loop_misc/reconnect
+        self._local = threading.local()
+        self._wake_r, self._wake_w = socket.socketpair()
+        self._wake_r.setblocking(False)
+        self._wake_w.setblocking(False)
         self._order = itertools.count()
         self._pending: deque[Message] = deque()
         self._delayed: list[Message] = []
@@ -138,18 +148,23 @@ class MqttLink:
         self._connected = False
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self._net: threading.Thread | None = None
+        self._req_thread: threading.Thread | None = None
+        self._reconnect_delay = settings.min_reconnect
         self.connected_event = threading.Event()
         self.delivered_seq = 0
         self._max_seq = 0
-        self.counters = {"published": 0, "acked": 0, "resent": 0, "connects": 0, "disconnects": 0}
+        self.counters = {"published": 0, "acked": 0, "resent": 0, "connects": 0, "disconnects": 0, "dropped": 0,
+                         "requests": 0}
         self.last_loop = time.monotonic()
+        self.net_beat = time.monotonic()
         self.client = self._make_client()
 
     # ------------------------------------------------------------------ paho
     def _make_client(self) -> mqtt.Client:
         s = self.settings
-        client = InlineWriteClient(callback_api_version=CallbackAPIVersion.VERSION2, client_id=s.client_id,
-                                   protocol=mqtt.MQTTv5)
+        client = mqtt.Client(callback_api_version=CallbackAPIVersion.VERSION2, client_id=s.client_id,
+                             protocol=mqtt.MQTTv5, manual_ack=self.manual_ack)
         if s.username:
             client.username_pw_set(s.username, s.password)
         host, port, tls = s.host_port
@@ -158,18 +173,32 @@ class MqttLink:
             client.tls_set(ca_certs=s.ca_file, certfile=s.certfile, keyfile=s.keyfile,
                            cert_reqs=ssl.CERT_REQUIRED)
         client.will_set(self.availability_topic, b"offline", qos=1, retain=True)
-        client.reconnect_delay_set(min_delay=max(1, int(s.min_reconnect)), max_delay=max(1, int(s.max_reconnect)))
         client.max_inflight_messages_set(100)
         client.on_connect = self._on_connect
         client.on_disconnect = self._on_disconnect
         client.on_publish = self._on_publish
         client.on_message = self._on_message
+        client.on_socket_open = lambda c, u, sock: set_nodelay(sock)
+        client.on_socket_register_write = self._on_register_write
         return client
+
+    def _on_register_write(self, client, userdata, sock) -> None:
+        """paho has bytes to send.  The publishing thread writes them itself (plain TCP, inside
+        :meth:`_flush`); anything else wakes the network thread."""
+        if not (self.inline_write and getattr(self._local, "flushing", False)):
+            self._wake()
+
+    def _wake(self) -> None:
+        try:
+            self._wake_w.send(b"\0")
+        except (BlockingIOError, OSError):
+            pass
 
     def _on_connect(self, client, userdata, flags, reason_code, properties) -> None:
         if reason_code.is_failure:
             log.warning("mqtt connect refused: %s", reason_code)
             return
+        self._reconnect_delay = self.settings.min_reconnect
         if self.request_filter:
             client.subscribe(self.request_filter, qos=1)
         self._notes.put(("connected", None))
@@ -181,24 +210,103 @@ class MqttLink:
         self._acked.append(mid)
 
     def _on_message(self, client, userdata, message) -> None:
-        if self.on_request is None:
-            return
+        # Handled on the request thread: never on the network thread, which holds the I/O lock.
+        self._requests.put(message)
+
+    def _serve_requests(self) -> None:
+        while True:
+            message = self._requests.get()
+            if message is None:
+                return
+            try:
+                self._handle_request(message)
+            except Exception:  # a bad request must never stop the request thread
+                log.exception("request handler failed for %r", getattr(message, "topic", None))
+
+    def _handle_request(self, message: Any) -> None:
+        self.counters["requests"] += 1
         props = getattr(message, "properties", None)
         response = getattr(props, "ResponseTopic", None) if props else None
         correlation = getattr(props, "CorrelationData", None) if props else None
         name = message.topic.rsplit("/", 1)[-1]
+        acked = threading.Event()
+
+        def ack() -> None:
+            if self.manual_ack and message.qos > 0 and not acked.is_set():
+                acked.set()
+                self.client.ack(message.mid, message.qos)
+
+        if self.on_request is None:
+            ack()
+            return
         try:
-            self.on_request(name, bytes(message.payload), response, correlation)
-        except Exception:  # a bad request must never kill paho's thread
-            log.exception("request handler failed for %s", message.topic)
+            if self.manual_ack:
+                self.on_request(name, bytes(message.payload), response, correlation, ack)
+            else:
+                self.on_request(name, bytes(message.payload), response, correlation)
+        except Exception:
+            ack()
+            raise
+
+    # ------------------------------------------------------------------ network thread
+    def _run_network(self) -> None:
+        """select() on the socket; read, write, keep alive; reconnect with a backoff."""
+        client = self.client
+        while not self._stop.is_set():
+            self.net_beat = time.monotonic()
+            sock = client.socket()
+            if sock is None:
+                if not self._connect_once():
+                    self._stop.wait(self._reconnect_delay)
+                    self._reconnect_delay = min(self._reconnect_delay * 2, self.settings.max_reconnect)
+                continue
+            try:
+                pending = isinstance(sock, ssl.SSLSocket) and sock.pending() > 0
+                writers = [sock] if client.want_write() else []
+                readable, _, _ = select.select([sock, self._wake_r], writers, [], 0 if pending else NET_TICK)
+            except (OSError, ValueError):  # closed under us: the next turn reconnects
+                readable = []
+            if self._wake_r in readable:
+                try:
+                    while self._wake_r.recv(4096):
+                        pass
+                except (BlockingIOError, OSError):
+                    pass
+            with self._io_lock:
+                if client.socket() is not sock:
+                    continue
+                if sock in readable or pending:
+                    client.loop_read()
+                if client.want_write():
+                    client.loop_write()
+                client.loop_misc()
+
+    def _connect_once(self) -> bool:
+        with self._io_lock:
+            try:
+                rc = self.client.reconnect()
+            except (OSError, ssl.SSLError, ValueError) as exc:
+                log.debug("mqtt connect failed: %s", exc)
+                return False
+        return rc == mqtt.MQTT_ERR_SUCCESS
 
     # ------------------------------------------------------------------ public
     def start(self) -> MqttLink:
         host, port, _ = self.settings.host_port
-        self.client.connect_async(host, port, keepalive=self.settings.keepalive)
-        self.client.loop_start()
+        props = None
+        clean_start: Any = mqtt.MQTT_CLEAN_START_FIRST_ONLY
+        if self.settings.persistent and self.settings.client_id:
+            props = Properties(PacketTypes.CONNECT)
+            props.SessionExpiryInterval = SESSION_EXPIRY
+            clean_start = False
+        self.client.connect_async(host, port, keepalive=self.settings.keepalive, clean_start=clean_start,
+                                  properties=props)
         self._thread = threading.Thread(target=self._run, name="mqtt-outbox", daemon=True)
         self._thread.start()
+        self._req_thread = threading.Thread(target=self._serve_requests, name="mqtt-requests", daemon=True)
+        self._req_thread.start()
+        self._net = threading.Thread(target=self._run_network, name="mqtt-network", daemon=True)
+        self._net.start()
         return self
 
     def stop(self, timeout: float = 3.0) -> None:
@@ -211,12 +319,28 @@ class MqttLink:
             time.sleep(0.02)
         self._stop.set()
         self._notes.put(("stop", None))
+        self._requests.put(None)
+        self._wake()
         self._thread.join(timeout)
-        try:
-            self.client.disconnect()
-        finally:
-            self.client.loop_stop()
+        if self._net is not None:
+            self._net.join(timeout)
+        if self._req_thread is not None:
+            self._req_thread.join(timeout)
+        with self._io_lock:
+            try:
+                self.client.disconnect()
+                if self.client.socket() is not None:
+                    self.client.loop_write()  # the DISCONNECT packet; paho closes the socket after it
+            except OSError:
+                pass
         self._thread = None
+        for s in (self._wake_r, self._wake_w):
+            s.close()
+
+    @property
+    def alive(self) -> bool:
+        """Every thread of the link is running (the watchdog's test)."""
+        return all(t is not None and t.is_alive() for t in (self._thread, self._net, self._req_thread))
 
     def publish(self, topic: str, payload: bytes | str | dict | None, *, qos: int = 1, retain: bool = False,
                 seq: int = 0, delay: float = 0.0, properties: Any = None) -> None:
@@ -338,23 +462,39 @@ class MqttLink:
 
     def _flush(self) -> None:
         """Hand queued messages to paho, in order, and write them out on this thread when the
-        connection allows it (:class:`InlineWriteClient`; the lock is held)."""
+        connection allows it (plain TCP; the lock is held).  A message paho refuses outright (a
+        topic it rejects) is dropped, so that one bad message can never block the ones behind it."""
         handed = False
-        while self._connected and self._pending:
-            msg = self._pending[0]
-            info = self.client.publish(msg.topic, msg.payload, qos=msg.qos, retain=msg.retain,
-                                       properties=msg.properties)
-            if info.rc != mqtt.MQTT_ERR_SUCCESS:
-                if info.rc == mqtt.MQTT_ERR_NO_CONN:
-                    self._connected = False
-                break
-            self._pending.popleft()
-            handed = True
-            self.counters["published"] += 1
-            if msg.qos > 0:
-                self._inflight[info.mid] = msg
-        if handed and self.inline_write:
-            self.client.loop_write()  # a failed write surfaces on paho's thread, which reconnects
+        self._local.flushing = True
+        try:
+            while self._connected and self._pending:
+                msg = self._pending[0]
+                try:
+                    info = self.client.publish(msg.topic, msg.payload, qos=msg.qos, retain=msg.retain,
+                                               properties=msg.properties)
+                except (ValueError, TypeError) as exc:
+                    self._pending.popleft()
+                    self.counters["dropped"] += 1
+                    log.error("mqtt: dropped a message paho refuses (%s): %r", exc, msg.topic)
+                    continue
+                if info.rc != mqtt.MQTT_ERR_SUCCESS:
+                    if info.rc == mqtt.MQTT_ERR_NO_CONN:
+                        self._connected = False
+                    break
+                self._pending.popleft()
+                handed = True
+                self.counters["published"] += 1
+                if msg.qos > 0:
+                    self._inflight[info.mid] = msg
+        finally:
+            self._local.flushing = False
+        if handed:
+            if self.inline_write:
+                with self._io_lock:
+                    if self.client.want_write():
+                        self.client.loop_write()  # a failed write surfaces on the network thread
+            else:
+                self._wake()
 
     def _advance_delivered(self) -> int | None:
         """The new delivered cursor, if it moved (the lock is held)."""

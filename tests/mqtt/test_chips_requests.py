@@ -47,14 +47,16 @@ def test_amounts_pushes_and_payouts_over_mqtt(rig) -> None:
     display = Client(broker, "display", passwords["display"], name=f"display-{uuid.uuid4().hex[:6]}")
     wait_until(lambda: bool(console.connacks and display.connacks), what="clients connected")
     display.subscribe("#")
-    console.subscribe(T.response)
+    console.subscribe(T.response + "/#")
 
     def request(name: str, payload: dict) -> dict:
+        # Answered on response/<name> (zigbee2mqtt's convention, docs/mqtt.md).
         tx = uuid.uuid4().hex
         console.c.publish(T.request(name), json.dumps(payload | {"transaction": tx}).encode(), qos=1)
-        wait_until(lambda: any(json.loads(p).get("transaction") == tx for p in console.payloads(T.response)),
+        topic = T.response + "/" + name
+        wait_until(lambda: any(json.loads(p).get("transaction") == tx for p in console.payloads(topic)),
                    what=f"response to {name}")
-        return next(r for p in console.payloads(T.response) if (r := json.loads(p)).get("transaction") == tx)
+        return next(r for p in console.payloads(topic) if (r := json.loads(p)).get("transaction") == tx)
 
     for seat in (1, 2, 3):
         assert request("seat", {"seat": seat, "name": f"p{seat}", "stack": 20_000 + 1_000 * seat})["ok"]

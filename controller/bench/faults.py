@@ -1,0 +1,690 @@
+"""``tablectl bench faults``: hands dealt through faults, and what the table's readers saw.
+
+The real thing end to end: Mosquitto with the shipped config and ACL, ``tablectl run`` as its
+own process, the antenna emulator on a pty with the reference seat-major wiring, a dealer who
+pitches legal hands (:mod:`controller.sim.dealer`, no mistakes) tag by tag and drives the
+console over MQTT (a request per action, retried with the same transaction id when no answer
+comes).  While the dealer keeps dealing, faults are injected at random moments of a hand:
+
+* ``kill``: ``kill -9`` of the daemon, restarted at once;
+* ``outage``: the broker stopped for 0.5-2 s and started again;
+* ``unplug``: the antenna board's USB unplugged for 0.8 s;
+* ``reset``: the antenna board reboots.
+
+A subscriber on ``#`` for every credential (display, console, overlay, homeassistant) and one
+for the controller on the event stream (a persistent session) record everything with its
+arrival time.  At the end the journal is replayed offline and compared:
+
+* ``false_rulings``: every ruling the engine made (the dealer made no mistake), by reason and
+  by the fault of the hand;
+* ``lost_events`` / ``duplicated_events``: public events the journal says were published and
+  the controller's stream never got, or got more than once (at least once is the contract:
+  payloads carry ``seq``);
+* ``leaks``: a face-down card's identity on a display, console or Home Assistant topic (only
+  ``hand_end.shown`` at a showdown may table cards), broadcast hole cards that reached the
+  overlay before their delay, a hand's hole cards still retained on the overlay's topic;
+* ``recovery_s``: from the restart to ``online``, from the replug to the first card applied.
+
+Measured on our own simulator and emulator (no table hardware here).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import re
+import secrets
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from collections import Counter, defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent.parent
+ROLES = ("controller", "display", "console", "overlay", "homeassistant")
+WATCHERS = ("display", "console", "overlay", "homeassistant")
+TABLE = "t1"
+SEATS = (1, 2, 3, 4, 5, 6)
+GAMES = ("holdem", "omaha")
+FAULTS = ("none", "kill", "outage", "unplug", "reset", "misdeal")  # misdeal: the dealer calls one mid-deal
+SHOWN_KINDS = ("deal", "burn", "board")  # input events that each give one event/card, event/burn, event/board
+CARD = re.compile(r"(?<![A-Za-z0-9])([2-9TJQKA][hdcs])(?![A-Za-z0-9])")
+
+
+@dataclass
+class Record:
+    t: float  # monotonic arrival time
+    topic: str
+    payload: bytes
+    wall: float = 0.0  # wall-clock arrival time (payloads' ts are wall clock)
+
+
+class Recorder:
+    """A paho v5 client that keeps every message with its arrival time."""
+
+    def __init__(self, host: str, port: int, user: str, password: str, topics: list[str],
+                 persistent: bool = False) -> None:
+        import paho.mqtt.client as mqtt
+        from paho.mqtt.enums import CallbackAPIVersion
+        from paho.mqtt.packettypes import PacketTypes
+        from paho.mqtt.properties import Properties
+
+        self.records: list[Record] = []
+        self.lock = threading.Lock()
+        self.connected = threading.Event()
+        self.topics = topics
+        self.c = mqtt.Client(callback_api_version=CallbackAPIVersion.VERSION2, protocol=mqtt.MQTTv5,
+                             client_id=f"bench-{user}-{secrets.token_hex(3)}")
+        self.c.username_pw_set(user, password)
+        self.c.reconnect_delay_set(min_delay=1, max_delay=1)
+        self.c.on_connect = self._on_connect
+        self.c.on_message = self._on_message
+        props = None
+        clean: Any = True
+        if persistent:
+            props = Properties(PacketTypes.CONNECT)
+            props.SessionExpiryInterval = 3600
+            clean = False
+        self.c.connect_async(host, port, keepalive=5, clean_start=clean, properties=props)
+        self.c.loop_start()
+
+    def _on_connect(self, client, userdata, flags, rc, props) -> None:
+        if not rc.is_failure:
+            for t in self.topics:
+                client.subscribe(t, qos=1)
+            self.connected.set()
+
+    def _on_message(self, client, userdata, msg) -> None:
+        with self.lock:
+            self.records.append(Record(time.monotonic(), msg.topic, bytes(msg.payload), time.time()))
+
+    def snapshot(self) -> list[Record]:
+        with self.lock:
+            return list(self.records)
+
+    def close(self) -> None:
+        self.c.disconnect()
+        self.c.loop_stop()
+
+
+class Console:
+    """The dealer's console: one request per step, answered on ``response/...``; a request that
+    gets no answer in time is sent again with the same transaction id."""
+
+    def __init__(self, host: str, port: int, password: str, topics: Any) -> None:
+        self.topics = topics
+        self.rec = Recorder(host, port, "console", password, [topics.response + "/#"])
+        self.rec.connected.wait(10)
+        self.sent = self.retries = self.refused = 0
+        self.errors: Counter = Counter()
+
+    def answers(self, tx: str) -> list[dict]:
+        out = []
+        for r in self.rec.snapshot():
+            if r.payload and tx.encode() in r.payload:
+                data = json.loads(r.payload)
+                if data.get("transaction") == tx:
+                    out.append(data)
+        return out
+
+    def request(self, name: str, fields: dict, timeout: float = 6.0, tries: int = 6,
+                quiet: bool = False) -> dict | None:
+        """Send until answered; a refusal is counted unless ``quiet`` (an expected one)."""
+        tx = f"{name}-{uuid.uuid4().hex[:10]}"
+        payload = json.dumps(dict(fields, transaction=tx)).encode()
+        for attempt in range(tries):
+            if attempt:
+                self.retries += 1
+            self.sent += 1
+            self.rec.c.publish(self.topics.request(name), payload, qos=1)
+            deadline = time.monotonic() + timeout
+            while time.monotonic() < deadline:
+                got = self.answers(tx)
+                if got:
+                    if not got[0]["ok"] and not quiet:
+                        self.refused += 1
+                        self.errors[re.sub(r"\d+", "N", got[0]["error"] or "")[:80]] += 1
+                    return got[0]
+                time.sleep(0.01)
+        return None
+
+
+@dataclass
+class HandLog:
+    hand: int
+    game: str
+    fault: str
+    start_seq: int | None = None
+    finished: bool = False
+    refused: list[str] = field(default_factory=list)
+
+
+class Rig:
+    def __init__(self, work: Path, seed: int, delay: int, log_mode: str, pace: float) -> None:
+        from controller.mqtt.broker import Broker
+        from controller.mqtt.contract import Topics
+        from controller.rules.decks import DeckRegistry
+        from firmware_bridge.emulator import Emulator
+        from firmware_bridge.table_sim import TableLayout, TableSim, enroll_deck
+
+        self.work = work
+        self.rng = random.Random(seed)
+        self.delay = delay
+        self.pace = pace
+        self.log_mode = log_mode
+        self.topics = Topics("poker", TABLE)
+        self.passwords = {r: secrets.token_urlsafe(12) for r in ROLES}
+        conf = (REPO / "systemd" / "mosquitto" / "poker-table.conf").read_text()
+        acl = (REPO / "systemd" / "mosquitto" / "acl").read_text()
+        self.broker = Broker.start(users=self.passwords, acl_text=acl, config_template=conf)
+        self.deck = enroll_deck("A", seed=0)
+        DeckRegistry([self.deck]).save(work / "decks.json")
+        self.layout = TableLayout.for_games(GAMES, seats=len(SEATS))
+        self.sim = TableSim(self.layout, self.deck)
+        self.link = str(work / "ttyEMU")
+        self.emulator = Emulator(self.layout.antenna_count, link_path=self.link).start()
+        self.config = self._write_config()
+        self.proc: subprocess.Popen | None = None
+        host, port = self.broker.host, self.broker.port
+        self.watch = {r: Recorder(host, port, r, self.passwords[r], ["#"]) for r in WATCHERS}
+        t = self.topics
+        self.ctl = Recorder(host, port, "controller", self.passwords["controller"],
+                            [t.root + "/event/#", t.private_holecards, t.availability], persistent=True)
+        for r in [*self.watch.values(), self.ctl]:
+            r.connected.wait(10)
+        self.console = Console(host, port, self.passwords["console"], t)
+        self.kills = self.outages = self.unplugs = self.resets = 0
+        self.recovery: dict[str, list[float]] = {"restart": [], "unplug": [], "reset": []}
+        self._replugs: list[tuple[str, float]] = []
+        self._threads: list[threading.Thread] = []
+
+    def _write_config(self) -> Path:
+        antennas = []
+        for antenna, slot in sorted(self.layout.zone_map.antennas.items()):
+            z = slot.zone
+            zone = f"seat:{z.seat}:{slot.index}" if z.kind == "seat" else (
+                f"board:{slot.index}" if z.kind == "board" else z.kind)
+            antennas.append(f'{antenna} = "{zone}"')
+        (self.work / "mqtt.pass").write_text(self.passwords["controller"])
+        cfg = self.work / "table.toml"
+        cfg.write_text(f"""
+[table]
+id = "{TABLE}"
+size = {len(SEATS)}
+game = "holdem"
+rules = "robert"
+
+[stakes]
+small_blind = 1
+big_blind = 2
+
+[antennas]
+{chr(10).join(antennas)}
+
+[serial]
+enabled = true
+port = "{self.link}"
+
+[mqtt]
+url = "mqtt://127.0.0.1:{self.broker.port}"
+username = "controller"
+password_file = "mqtt.pass"
+discovery = true
+
+[broadcast]
+delay = {self.delay}
+
+[journal]
+path = "journal.sqlite"
+sync = "normal"
+
+[web]
+enabled = false
+""")
+        return cfg
+
+    # ------------------------------------------------------------------ the daemon
+    def start_daemon(self) -> float:
+        t0 = time.monotonic()
+        log = open(self.work / "daemon.log", "a")  # noqa: SIM115 - the child's stderr, closed with it
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "controller.cli", "run", "--config", str(self.config), "--registry",
+             str(self.work / "decks.json"), "--serial", self.link, "--log", self.log_mode],
+            env=dict(os.environ, PYTHONUNBUFFERED="1"), stdout=subprocess.DEVNULL, stderr=log, cwd=str(REPO))
+        log.close()
+        return t0
+
+    def online_after(self, t0: float) -> float | None:
+        for r in self.ctl.snapshot():
+            if r.t >= t0 and r.topic == self.topics.availability and r.payload == b"online":
+                return r.t
+        return None
+
+    def wait_online(self, t0: float, timeout: float = 30.0) -> float:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            t = self.online_after(t0)
+            if t is not None:
+                return t - t0
+            time.sleep(0.02)
+        raise RuntimeError("the daemon did not come online: see " + str(self.work / "daemon.log"))
+
+    def kill9(self) -> None:
+        assert self.proc is not None
+        os.kill(self.proc.pid, signal.SIGKILL)
+        self.proc.wait(10)
+        self.kills += 1
+        t0 = self.start_daemon()
+
+        def measure() -> None:
+            try:
+                self.recovery["restart"].append(self.wait_online(t0))
+            except RuntimeError:
+                pass
+
+        self._spawn(measure)
+
+    def outage(self) -> None:
+        self.outages += 1
+        self._spawn(lambda: self.broker.restart(down_for=self.rng.uniform(0.5, 2.0)))
+
+    def unplug(self) -> None:
+        self.unplugs += 1
+        self.emulator.unplug(0.8)
+        self._replugs.append(("unplug", time.monotonic() + 0.8))
+
+    def reset(self) -> None:
+        self.resets += 1
+        self.emulator.reset()
+        self._replugs.append(("reset", time.monotonic()))
+
+    def _spawn(self, fn: Callable[[], None]) -> None:
+        t = threading.Thread(target=fn, daemon=True)
+        t.start()
+        self._threads.append(t)
+
+    def stop(self) -> None:
+        for t in self._threads:
+            t.join(30)
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+        for r in [*self.watch.values(), self.ctl, self.console.rec]:
+            r.close()
+        self.emulator.stop()
+        self.broker.stop()
+
+    # ------------------------------------------------------------------ what the controller saw
+    def events(self, kind: str) -> list[dict]:
+        topic = self.topics.event(kind)
+        return [json.loads(r.payload) for r in self.ctl.snapshot() if r.topic == topic and r.payload]
+
+    def card_count(self) -> int:
+        """Distinct card, burn and board events received (a repeat after an outage counts once)."""
+        kinds = {self.topics.event(k) for k in ("card", "burn", "board")}
+        return len({(r.topic, json.loads(r.payload)["seq"]) for r in self.ctl.snapshot() if r.topic in kinds})
+
+
+def _header(start: dict) -> dict:
+    """The dealer simulator's table header for the hand the daemon just started."""
+    header = {"game": start["game"], "structure": start["structure"], "rules": start["rules"],
+              "event": start["event"], "table_size": len(SEATS), "seats": sorted(start["seats"]),
+              "button": start["button"]}
+    blinds = start.get("blinds") or {}
+    header["small_blind"], header["big_blind"] = blinds.get("small"), blinds.get("big")
+    return header
+
+
+def _quiet(count: Callable[[], int], still: float, limit: float) -> None:
+    """Wait until ``count()`` has not changed for ``still`` seconds (at most ``limit``)."""
+    end = time.monotonic() + limit
+    last, since = count(), time.monotonic()
+    while time.monotonic() < end:
+        time.sleep(0.02)
+        now = count()
+        if now != last:
+            last, since = now, time.monotonic()
+        elif time.monotonic() - since >= still:
+            return
+
+
+def _request_fields(event: Any) -> tuple[str, dict] | None:
+    if event.kind == "act":
+        fields: dict[str, Any] = {"seat": event.seat, "action": event.action}
+        if event.all_in:
+            fields["all_in"] = True
+        if event.amount is not None:
+            fields["amount"] = event.amount
+        return "action", fields
+    return None
+
+
+def deal_hand(rig: Rig, n: int, fault: str, progress: Callable[[str], None]) -> HandLog:
+    from controller.sim import dealer as dealer_sim
+
+    game = GAMES[n % len(GAMES)]
+    log = HandLog(n, game, fault)
+    rig.console.request("change_game", {"game": game})
+    r = rig.console.request("new_hand", {})
+    if r is None or not r["ok"]:
+        log.refused.append(f"new_hand: {r and r['error']}")
+        return log
+    seq = r["result"]["seq"]
+    log.start_seq = seq
+    deadline = time.monotonic() + 15
+    start = None
+    while start is None and time.monotonic() < deadline:
+        start = next((e for e in rig.events("hand_start") if e["seq"] == seq), None)
+        time.sleep(0.01)
+    if start is None:
+        log.refused.append("no hand_start event")
+        return log
+    hand = {"name": f"bench_{n}", "deck": "A", **_header(start)}
+    hand["steps"] = dealer_sim._Dealer(rig.rng, _header(start)).run()  # noqa: SLF001 - the simulator's dealer
+    plan = rig.sim.plan(hand)
+    moves = [i for i, a in enumerate(plan.actions) if not hasattr(a, "event")]
+    if fault == "misdeal":
+        # Called during the initial deal, before any action (after substantial action a misdeal
+        # is too late and the hand plays on: RRoP s3 Misdeals 2, TDA 34).
+        first_act = next((i for i, a in enumerate(plan.actions) if hasattr(a, "event")), len(plan.actions))
+        moves = [i for i in moves if i < first_act] or moves
+    at = rig.rng.choice(moves[: max(1, len(moves) * 2 // 3)]) if fault != "none" and moves else -1
+    cards_before = rig.card_count()
+    for i, action in enumerate(plan.actions):
+        if i == at and fault == "misdeal":
+            _quiet(rig.card_count, 0.4, 4.0)
+            r = rig.console.request("misdeal", {"reason": "called_misdeal"})
+            if r is None or not r["ok"]:
+                log.refused.append(f"misdeal: {r and r['error']}")
+            break
+        if i == at:
+            getattr(rig, {"kill": "kill9"}.get(fault, fault))()
+        if hasattr(action, "event"):
+            if any(e["seq"] > seq for e in rig.events("hand_end")):
+                break  # the hand ended early (a ruling): the dealer stops and clears the table
+            # The dealer acts on what the display shows: wait until the cards pitched so far are in.
+            due = sum(1 for e in plan.expected[: action.index] if e.kind in SHOWN_KINDS)
+            settle = time.monotonic() + 8
+            while rig.card_count() - cards_before < due and time.monotonic() < settle:
+                time.sleep(0.01)
+            req = _request_fields(action.event)
+            if req is None:
+                continue
+            answer = rig.console.request(*req)
+            if answer is None or not answer["ok"]:
+                log.refused.append(f"{req[0]} {req[1]}: {answer and answer['error']}")
+        else:
+            if action.removes:
+                # A dealer lifts cards (a fold, the scoop) once the ones pitched have settled.
+                _quiet(rig.card_count, 0.4, 4.0)
+            for antenna, uid in action.removes:
+                rig.emulator.remove(antenna, uid)
+            for antenna, uid in action.places:
+                rig.emulator.place(antenna, uid)
+            time.sleep(rig.pace)
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline:
+        if any(e["seq"] > seq for e in rig.events("hand_end")):
+            log.finished = True
+            break
+        time.sleep(0.02)
+    if not log.finished:
+        rig.console.request("misdeal", {"reason": "called_misdeal"}, tries=2)
+    # Clear the table for the next hand and acknowledge whatever the engine ruled.
+    for antenna, uids in rig.emulator.table().items():
+        for uid in uids:
+            rig.emulator.remove(antenna, uid)
+    for _ in range(20):
+        r = rig.console.request("acknowledge", {}, timeout=3, tries=2, quiet=True)
+        if r is None or not r["ok"]:
+            break
+    progress(f"hand {n + 1}: {game}, fault {fault}, {'finished' if log.finished else 'NOT finished'}"
+             + (f", refused {len(log.refused)}" if log.refused else ""))
+    return log
+
+
+# ---------------------------------------------------------------------- the verdict
+def analyse(rig: Rig, hands: list[HandLog], retained: list[Record] | None = None) -> dict[str, Any]:
+    from controller.app.config import load_config
+    from controller.journal import Journal
+    from controller.rules.table import Table
+    from controller.service import TableService
+
+    cfg = load_config(rig.config)
+    public_kinds = {"hand_start", "card", "burn", "board", "street", "action", "draw", "hand_end"}
+    expected: dict[tuple[str, int], int] = {}
+    ended: set[int] = set()
+    rulings: list[dict] = []
+    called = 0
+    downcards: dict[int, set[str]] = defaultdict(set)
+    with Journal(cfg.journal.path) as journal:
+        svc = TableService(Table(**cfg.table_kwargs()))
+        for entry in journal.entries():
+            for out in svc.apply(entry.event, seq=entry.seq, at=entry.at):
+                if out.kind in public_kinds:
+                    expected[(out.kind, out.seq)] = svc.hand_id
+                if out.kind == "hand_end":
+                    ended.add(svc.hand_id)
+                elif out.kind == "alert" and out.payload.get("reason") == "called_misdeal":
+                    called += 1  # the dealer's own call, not a ruling the table made
+                elif out.kind == "alert":
+                    rulings.append(dict(out.payload, seq=out.seq, hand=svc.hand_id))
+                elif out.kind == "holecards":
+                    engine = svc.engine
+                    for held in engine.hands.values():
+                        for h in held:
+                            if not h.up:
+                                downcards[svc.hand_id].add(h.card.label(engine.setup.deck).split("@")[0])
+    ctl = rig.ctl.snapshot()
+    got: Counter = Counter()
+    for r in ctl:
+        if r.topic.startswith(rig.topics.root + "/event/") and r.payload:
+            p = json.loads(r.payload)
+            got[(p["kind"], p["seq"])] += 1
+    lost = sorted(k for k in expected if k not in got)
+    duplicated = sum(n - 1 for k, n in got.items() if k in expected and n > 1)
+
+    # Leaks on the display, console and Home Assistant credentials: a face-down card of a hand in
+    # any payload about that hand, except the cards tabled at its showdown.
+    leaks: Counter = Counter()
+    examples: list[str] = []
+    for role in ("display", "console", "homeassistant"):
+        for r in rig.watch[role].snapshot():
+            if not r.payload or not r.payload.startswith(b"{"):
+                continue
+            p = json.loads(r.payload)
+            hand_id = p.get("hand_id")
+            if hand_id is None:
+                continue
+            text = r.payload.decode("utf-8", "replace")
+            shown: set[str] = set()
+            if p.get("kind") == "hand_end" and isinstance(p.get("shown"), dict):
+                shown = {c.split("@")[0] for cards in p["shown"].values() for c in cards}
+            bad = {c for c in CARD.findall(text) if c in downcards.get(hand_id, set())} - shown
+            if p.get("kind") == "hand_end":
+                bad = {c for c in bad if c not in shown}
+            if bad:
+                leaks[role] += 1
+                if len(examples) < 5:
+                    examples.append(f"{role} {r.topic}: {sorted(bad)}")
+    # The overlay: broadcast hole cards never before their delay (``ts`` is when the controller
+    # published the private copy, on this machine's clock).
+    early = 0
+    for r in rig.watch["overlay"].snapshot():
+        if r.topic == rig.topics.broadcast("holecards") and r.payload:
+            p = json.loads(r.payload)
+            if r.wall < p["ts"] + rig.delay - 0.05:
+                early += 1
+    # Recovery after a replug or reset: the first card the controller's stream got afterwards.
+    no_card_after: Counter = Counter()
+    for kind, t in rig._replugs:  # noqa: SLF001
+        cards = [r.t for r in ctl if t < r.t < t + 15 and r.topic.startswith(rig.topics.root + "/event/")
+                 and r.topic.rsplit("/", 1)[-1] in ("card", "board", "burn")]
+        if cards:
+            rig.recovery[kind].append(min(cards) - t)
+        else:
+            no_card_after[kind] += 1  # the hand had ended (a ruling) or no card came in 15 s
+    fault_of = {}
+    for h in hands:
+        fault_of[h.hand + 1] = h.fault
+    # A finished hand's hole cards still retained on the overlay's topic (a live hand's may be).
+    stale = [r for r in retained or [] if json.loads(r.payload).get("hand_id") in ended]
+    by_reason = Counter(r["reason"] for r in rulings)
+    by_fault = Counter(fault_of.get(r["hand"], "?") for r in rulings)
+
+    def summary(xs: list[float]) -> dict[str, Any]:
+        if not xs:
+            return {"n": 0}
+        return {"n": len(xs), "p50": round(statistics.median(xs), 3), "max": round(max(xs), 3)}
+
+    return {
+        "hands": len(hands),
+        "hands_finished": sum(h.finished for h in hands),
+        "faults": {"kill_9": rig.kills, "broker_outage": rig.outages, "unplug": rig.unplugs, "reset": rig.resets,
+                   "hands_by_fault": dict(Counter(h.fault for h in hands))},
+        "misdeals_called_by_the_dealer": called,
+        "false_rulings": len(rulings),
+        "false_rulings_by_reason": dict(by_reason),
+        "false_rulings_by_fault": dict(by_fault),
+        "hands_with_false_rulings_by_fault": dict(Counter(fault_of.get(h, "?") for h in {r["hand"] for r in rulings})),
+        "false_rulings_by_hand": {str(h): n for h, n in sorted(Counter(r["hand"] for r in rulings).items())},
+        "requests": {"sent": rig.console.sent, "retried": rig.console.retries, "refused": rig.console.refused,
+                     "refusals": dict(rig.console.errors)},
+        "events": {"expected": len(expected), "received_distinct": sum(1 for k in got if k in expected),
+                   "lost": len(lost), "lost_examples": [f"{k}@{s}" for k, s in lost[:5]],
+                   "duplicated": duplicated},
+        "leaks": {"display_console_ha": sum(leaks.values()), "by_credential": dict(leaks),
+                  "examples": examples, "overlay_before_delay": early,
+                  "overlay_retained_after_its_hand": len(stale)},
+        "recovery_s": {k: summary(v) for k, v in rig.recovery.items()},
+        "recovery_without_a_card_in_15_s": dict(no_card_after),
+        "broadcast_delay_s": rig.delay,
+        "note": "our own dealer simulator and antenna emulator; no table hardware",
+    }
+
+
+def request_round_trip(rig: Rig, n: int = 200) -> dict[str, Any]:
+    """Request to response through the daemon (a ``set_button`` applied and journaled, and a
+    refused request that stops at validation) against a bare broker round trip (publish, QoS 1,
+    to a topic the same client subscribes to), in milliseconds, same broker, same process."""
+    import paho.mqtt.client as mqtt
+    from paho.mqtt.enums import CallbackAPIVersion
+
+    from controller.mqtt.link import set_nodelay
+
+    host, port, t = rig.broker.host, rig.broker.port, rig.topics
+
+    def client(user: str, topic: str) -> tuple[Any, dict[str, threading.Event]]:
+        waits: dict[str, threading.Event] = {}
+        c = mqtt.Client(callback_api_version=CallbackAPIVersion.VERSION2, protocol=mqtt.MQTTv5,
+                        client_id=f"rtt-{user}-{secrets.token_hex(3)}")
+        c.username_pw_set(user, rig.passwords[user])
+        ready = threading.Event()
+
+        def on_message(cl, ud, msg) -> None:
+            key = msg.payload.decode("utf-8", "replace")
+            for k, ev in list(waits.items()):
+                if k in key:
+                    ev.set()
+
+        c.on_message = on_message
+        c.on_socket_open = lambda cl, ud, sock: set_nodelay(sock)  # a client as quick as the daemon
+        c.on_subscribe = lambda *a: ready.set()
+        c.on_connect = lambda cl, ud, f, rc, p: cl.subscribe(topic, qos=1)
+        c.connect(host, port, keepalive=10)
+        c.loop_start()
+        ready.wait(10)
+        return c, waits
+
+    def measure(c: Any, waits: dict[str, threading.Event], topic: Callable[[int], str],
+                payload: Callable[[int, str], bytes]) -> list[float]:
+        out = []
+        for i in range(n):
+            key = f"rtt{i}x{secrets.token_hex(4)}"
+            ev = waits[key] = threading.Event()
+            t0 = time.perf_counter()
+            c.publish(topic(i), payload(i, key), qos=1)
+            if ev.wait(5):
+                out.append((time.perf_counter() - t0) * 1000)
+            del waits[key]
+        return out
+
+    console, cw = client("console", t.response + "/#")
+    bare, bw = client("controller", t.root + "/bench/echo")
+    try:
+        applied = measure(console, cw, lambda i: t.request("set_button"),
+                          lambda i, k: json.dumps({"seat": SEATS[i % len(SEATS)], "transaction": k}).encode())
+        refused = measure(console, cw, lambda i: t.request("seat"),
+                          lambda i, k: json.dumps({"seat": 99, "name": "x", "transaction": k}).encode())
+        echo = measure(bare, bw, lambda i: t.root + "/bench/echo", lambda i, k: k.encode())
+    finally:
+        for c in (console, bare):
+            c.disconnect()
+            c.loop_stop()
+
+    def p50(xs: list[float]) -> float | None:
+        return round(statistics.median(xs), 3) if xs else None
+
+    bare_p50 = p50(echo)
+    return {"requests": n, "applied_p50_ms": p50(applied), "refused_p50_ms": p50(refused),
+            "bare_round_trip_p50_ms": bare_p50,
+            "ratio_applied_to_bare": round(p50(applied) / bare_p50, 2) if applied and bare_p50 else None,
+            "journal_sync": "normal", "answered": [len(applied), len(refused), len(echo)]}
+
+
+def run_bench(hands: int = 60, seed: int = 1, delay: int = 2, pace: float = 0.08, log_mode: str = "json",
+              fault_weights: dict[str, float] | None = None, schedule: list[str] | None = None,
+              progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """Deal ``hands`` hands, each with one fault drawn by ``fault_weights`` (or taken in turn from
+    ``schedule``), and count what went wrong (see the module's docstring)."""
+    progress = progress or (lambda msg: None)
+    weights = fault_weights or {"none": 2, "kill": 1, "outage": 1, "unplug": 1, "reset": 1, "misdeal": 1}
+    work = Path(tempfile.mkdtemp(prefix="tablectl-faults-"))
+    rig = Rig(work, seed, delay, log_mode, pace)
+    t_start = time.monotonic()
+    logs: list[HandLog] = []
+    rtt = None
+    retained: list[Record] = []
+    try:
+        rig.recovery["restart"].append(rig.wait_online(rig.start_daemon()))
+        for seat in SEATS:
+            rig.console.request("seat", {"seat": seat, "name": f"Player {seat}", "post": True})
+        rtt = request_round_trip(rig) if hands else None
+        rig.console.request("set_button", {"seat": SEATS[-1]})
+        kinds = list(weights)
+        for n in range(hands):
+            if schedule:
+                fault = schedule[n % len(schedule)]
+            else:
+                fault = rig.rng.choices(kinds, weights=[weights[k] for k in kinds])[0]
+            logs.append(deal_hand(rig, n, fault, progress))
+        time.sleep(delay + 1.0)  # the last broadcast messages leave
+        # No hand's hole cards may stay retained on the overlay's topic.
+        late = Recorder(rig.broker.host, rig.broker.port, "overlay", rig.passwords["overlay"],
+                        [rig.topics.broadcast("holecards")])
+        late.connected.wait(10)
+        time.sleep(1.0)
+        retained = [r for r in late.snapshot() if r.payload]
+        late.close()
+    finally:
+        rig.stop()
+    result = analyse(rig, logs, retained)
+    result["request_to_response"] = rtt
+    result["seconds"] = round(time.monotonic() - t_start, 1)
+    result["workdir"] = str(work)
+    return result
+
+
+__all__ = ["run_bench"]

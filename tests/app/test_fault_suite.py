@@ -1,0 +1,144 @@
+"""The fault and attack suite (issue 17), slow tier: CI runs it, a local run may skip it (-m "not slow").
+
+* A session of legal hands dealt tag by tag through kill -9 at random moments, broker outages,
+  unplugs and resets of the antenna board and misdeals the dealer calls, with the daemon
+  logging to journald, and a subscriber on ``#`` for every credential: no event lost, no hole
+  card on a display/console/Home Assistant topic, none on the overlay before its delay, none
+  left retained after the hand (``controller/bench/faults.py`` does the dealing and the counting).
+* MQTT request fuzzing under every credential (payloads, response topics, correlation data,
+  user properties, client ids): the daemon's output never stops, nothing lands on a topic the
+  sender's credential cannot write, nothing is applied from a credential that may not request.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import secrets
+import time
+import uuid
+
+import pytest
+from paho.mqtt.packettypes import PacketTypes
+from paho.mqtt.properties import Properties
+
+from controller.app.daemon import Daemon
+from controller.demo.config import demo_config
+from controller.mqtt.broker import Broker
+from controller.mqtt.contract import REQUEST_NAMES, Topics
+from controller.rules.events import SeatPlayer
+from tests.conftest import REPO
+from tests.journald_util import fake_journald
+from tests.mqtt_util import Client, require_mosquitto, wait_until
+
+pytestmark = pytest.mark.slow
+
+CONF = (REPO / "systemd" / "mosquitto" / "poker-table.conf").read_text()
+ACL = (REPO / "systemd" / "mosquitto" / "acl").read_text()
+ROLES = ("controller", "display", "console", "overlay", "homeassistant")
+T = Topics("poker", "t1")
+# Clean hands, broker outages and a called misdeal first; then the faults the bridge recovers from.
+SCHEDULE = ["none", "outage", "misdeal", "outage", "none", "unplug", "reset", "kill", "unplug", "kill", "none"]
+
+
+def test_a_session_through_kill_9_outages_unplugs_resets_and_misdeals() -> None:
+    require_mosquitto()
+    from controller.bench.faults import run_bench
+
+    with fake_journald() as journald:
+        r = run_bench(hands=len(SCHEDULE), seed=11, delay=2, log_mode="journald", schedule=SCHEDULE)
+        assert journald.find(SYSLOG_IDENTIFIER="tablectl"), "the daemon logged to journald"
+    faults = r["faults"]
+    assert faults["kill_9"] == 2 and faults["broker_outage"] == 2 and faults["unplug"] == 2 and faults["reset"] == 1
+    # Nothing journaled is lost on the way to the readers; repeats are allowed (at least once).
+    assert r["events"]["lost"] == 0, r["events"]
+    # Secrecy through all of it.
+    assert r["leaks"]["display_console_ha"] == 0, r["leaks"]
+    assert r["leaks"]["overlay_before_delay"] == 0, r["leaks"]
+    assert r["leaks"]["overlay_retained_after_its_hand"] == 0, r["leaks"]
+    # The hands before the first unplug, reset or restart (clean ones, broker outages, a misdeal
+    # the dealer calls) end with no ruling.  The order of cards recovered from an inventory after
+    # an unplug, reset or restart is the bridge's (issue 17.1, firmware_bridge/link.py): its false
+    # rulings are reported by `tablectl bench faults`, not asserted here.
+    first_bridge_fault = min(i for i, f in enumerate(SCHEDULE) if f in ("unplug", "reset", "kill")) + 1
+    early = {h: n for h, n in r["false_rulings_by_hand"].items() if int(h) <= first_bridge_fault - 1}
+    assert not early, r
+
+
+def _fuzz_payload(rng: random.Random, marker: str) -> bytes:
+    kind = rng.randrange(6)
+    if kind == 0:
+        return rng.randbytes(rng.randrange(0, 64))
+    if kind == 1:
+        return b'{"seat": 1, "name": "\\ud800' + marker.encode() + b'"}'
+    if kind == 2:
+        return b"x" * (17 * 1024)
+    fields = {rng.choice(["seat", "name", "action", "reason", "game", "alert", "amount", "all_in", "post", "zz"]):
+              rng.choice([rng.randint(-3, 12), marker, True, None, [], {"a": marker}, "fold", "called_misdeal"])
+              for _ in range(rng.randrange(0, 4))}
+    fields["transaction"] = rng.choice([marker, "", "x" * 200, marker + "\u2603"])
+    return json.dumps(fields).encode()
+
+
+def _fuzz_topic(rng: random.Random, marker: str) -> str:
+    return rng.choice([
+        T.response + "/#", T.response + "/+", "#", "+", T.state, T.availability, T.event("card"), T.alert_active,
+        T.private_holecards, T.broadcast("holecards"), T.broadcast("state"), "homeassistant/sensor/x/config",
+        "poker/t2/response/x", T.response + "//" + marker, T.response + "/" + marker, T.response + "/\u00e9" + marker,
+        T.response + "/" + "y" * 600, "$SYS/" + marker, "",
+    ])
+
+
+def test_request_fuzzing_under_every_credential(tmp_path) -> None:
+    require_mosquitto()
+    rng = random.Random(17)
+    passwords = {role: secrets.token_urlsafe(12) for role in ROLES}
+    with Broker.start(users=passwords, acl_text=ACL, websockets_port=0, config_template=CONF) as broker:
+        cfg = demo_config("t1", size=6, journal=tmp_path / "journal.sqlite",
+                                  mqtt_url=f"mqtt://127.0.0.1:{broker.port}", broadcast_delay=0)
+        d = Daemon(cfg, mqtt_username="controller", mqtt_password=passwords["controller"]).start()
+        assert d.link.connected_event.wait(10)
+        watcher = Client(broker, "controller", passwords["controller"], name="watch").connected()
+        watcher.subscribe("#")
+        disconnects = d.link.counters["disconnects"]
+        markers: dict[str, str] = {}
+        for role in ROLES:
+            for transport in ("tcp", "websockets"):
+                marker = f"FUZZ{role[:3]}{transport[:2]}{uuid.uuid4().hex[:6]}"
+                markers[marker] = role
+                port = broker.port if transport == "tcp" else broker.websockets_port
+                c = Client(broker, role, passwords[role], name=rng.choice(["tablectl-t1", f"fz-{role}", "x"]),
+                           transport=transport, port=port)
+                c.wait_connack()
+                for _ in range(25):
+                    props = Properties(PacketTypes.PUBLISH)
+                    if rng.random() < 0.8:
+                        props.ResponseTopic = _fuzz_topic(rng, marker)
+                    if rng.random() < 0.5:
+                        props.CorrelationData = rng.randbytes(rng.randrange(0, 40))
+                    if rng.random() < 0.5:
+                        props.UserProperty = [(marker, rng.choice(["", marker, "\u2603"]))]
+                    name = rng.choice([*REQUEST_NAMES, "nope", "+", marker])
+                    topic = T.root + "/request/" + name if "+" not in name else T.root + "/request/x"
+                    c.c.publish(topic, _fuzz_payload(rng, marker), qos=1, properties=props)
+                time.sleep(0.3)
+                c.close()
+        time.sleep(1.0)
+        # The daemon's output never stopped and its client id was never taken.
+        assert d._owner.is_alive() and d.link.alive and d.link.connected  # noqa: SLF001
+        assert d.link.counters["disconnects"] == disconnects, broker.log()[-3000:]
+        d.submit(SeatPlayer(6, "Last"))
+        wait_until(lambda: any(m.topic == T.state and b'"Last"' in m.payload for m in watcher.messages),
+                   what="state after the fuzzing")
+        # Nothing with a fuzz marker was published anywhere but under response/.
+        with watcher.lock:
+            for m in watcher.messages:
+                hit = [k for k in markers if k.encode() in m.payload]
+                if hit and not m.topic.startswith(T.response + "/"):
+                    # The console's own request on request/... is its write, not the controller's.
+                    assert m.topic.startswith(T.root + "/request/") and markers[hit[0]] in ("console", "controller"), (
+                        m.topic)
+        # Only the console may request: nothing from another credential reached the journal.
+        assert all(e.source == "console" or e.seq == d.journal.last_seq for e in d.journal.entries())
+        watcher.close()
+        d.stop()
