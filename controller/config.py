@@ -26,6 +26,7 @@ Sections (see ``examples/table.toml`` for a commented, complete example):
 ``[broadcast]``  delay: seconds (int >= 0) or ``"end_of_hand"`` for hole cards
 ``[journal]``    path, sync
 ``[camera]``     enabled
+``[dealers]``    badges: NFC badge UID (hex) -> dealer name, for signing in on the table's NFC pad
 """
 
 from __future__ import annotations
@@ -325,6 +326,20 @@ class NfcSection(_Section):
         return v
 
 
+class DealersSection(_Section):
+    """Dealers' NFC badges (UID in hex, any case) -> the name every hand and ruling carries."""
+
+    badges: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("badges")
+    @classmethod
+    def _names(cls, v: dict[str, str]) -> dict[str, str]:
+        bad = [(uid, "a dealer's name is 1 to 64 characters") for uid, name in v.items() if not 1 <= len(name) <= 64]
+        if bad:
+            raise _Keyed(bad)
+        return {uid.lower(): name for uid, name in v.items()}
+
+
 class TlsSection(_Section):
     ca_file: Path | None = None
     certfile: Path | None = None
@@ -462,6 +477,7 @@ class Config(_Section):
     broadcast: BroadcastSection = Field(default_factory=BroadcastSection)
     journal: JournalSection = Field(default_factory=JournalSection)
     camera: CameraSection = Field(default_factory=CameraSection)
+    dealers: DealersSection = Field(default_factory=DealersSection)
 
     @field_validator("stakes")
     @classmethod

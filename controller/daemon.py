@@ -38,6 +38,7 @@ from controller.events import (
     Act,
     CallMisdeal,
     ChangeGame,
+    DealerSignIn,
     Event,
     NewHand,
     SeatPlayer,
@@ -89,6 +90,8 @@ def request_event(name: str, fields: dict[str, Any]) -> Event:
         return Acknowledge(fields.get("alert"))
     if name == "misdeal":
         return CallMisdeal(str(fields["reason"]))
+    if name == "dealer":
+        return DealerSignIn(fields["dealer"], source="console")
     if name == "change_game":
         return ChangeGame(str(fields["game"]), fields.get("rules"), fields.get("structure"), fields.get("event"))
     raise RequestError(f"unknown request {name!r}")
@@ -527,6 +530,10 @@ class Daemon:
         from controller.decks import RegistryError
 
         def on_tag(read: Any) -> None:
+            dealer = self.config.dealers.badges.get(str(read.uid).lower())
+            if dealer is not None:  # a dealer's badge on the pad: a sign-in, journaled like any event
+                self.post(DealerSignIn(dealer, badge=str(read.uid).lower(), source="nfc"), source="nfc")
+                return
             try:
                 ident = self.registry.lookup(read.uid)
             except RegistryError:

@@ -252,6 +252,17 @@ class Acknowledge(Event):
 
 
 @dataclass(frozen=True, slots=True)
+class DealerSignIn(Event):
+    """A dealer signs in at the table (an NFC badge on the table's pad, or the console); ``dealer``
+    None signs the dealer out.  Every later hand and ruling carries the name."""
+
+    kind: ClassVar[str] = "dealer_sign_in"
+    dealer: str | None
+    badge: str | None = None
+    source: str = "console"
+
+
+@dataclass(frozen=True, slots=True)
 class ShufflerFault(Event):
     kind: ClassVar[str] = "shuffler_fault"
     detail: str = ""
@@ -282,7 +293,7 @@ EVENT_TYPES: dict[str, type[Event]] = {
     cls.kind: cls
     for cls in (
         StartHand, Deal, Burn, BoardCards, Stub, Muck, Aside, Boxed, Expose, Act, Discard, Report, EndHand,
-        SeatPlayer, UnseatPlayer, SetButton, ChangeGame, NewHand, CallMisdeal, Acknowledge, ShufflerFault,
+        SeatPlayer, UnseatPlayer, SetButton, ChangeGame, NewHand, CallMisdeal, Acknowledge, DealerSignIn, ShufflerFault,
         UnknownTagRead, CameraReport,
     )
 }
