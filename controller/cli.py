@@ -68,6 +68,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         "alert": _bench_alert,
         "equity": _bench_equity,
         "vision": _bench_vision,
+        "floor": lambda a: __import__("controller.bench.floor", fromlist=["x"]).run_bench(tables=a.tables or 50),
     }
     with _console(stderr=True).status(f"tablectl bench {args.what}: measuring (the JSON follows on stdout)"):
         result = runners[args.what](args)
@@ -316,7 +317,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_scenario)
 
     p = sub.add_parser("bench", help="benchmarks printing JSON")
-    p.add_argument("what", choices=["engine", "bridge", "latency", "alert", "equity", "vision"])
+    p.add_argument("what", choices=["engine", "bridge", "latency", "alert", "equity", "vision", "floor"])
+    p.add_argument("--tables", type=int, default=None, help="floor: tables in the room (default 50)")
     p.add_argument("--json", action="store_true", help="plain JSON on stdout")
     p.add_argument("--compact", action="store_true", help="one-line JSON")
     p.add_argument("--hands", type=int, default=None, help="engine: hands in the session")
@@ -379,6 +381,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--antenna", type=int, default=0, help="with --serial: the antenna to tap the cards on")
     p.set_defaults(func=cmd_enroll)
 
+    __import__("controller.floor.service", fromlist=["add_parser"]).add_parser(sub)  # tablectl floor (issue 18)
     return parser
 
 

@@ -129,6 +129,8 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             if not parts:
                 self._send(302, b"", "text/plain", {"Location": "/floor/"})
+            elif parts == ["favicon.ico"]:
+                self._send(204, b"", "image/x-icon")
             elif parts[0] != "api":
                 self._static(parts)
             elif parts[1:] == ["tables"]:

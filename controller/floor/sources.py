@@ -85,6 +85,8 @@ class Ingestor:
                 self.counters.rejected += 1
                 continue
             made = rows_for(msg)
+            if not made and msg.path.startswith("event/"):
+                self.counters.rejected += 1  # an event without its sequence, hand or time
             spans.append((len(rows), len(made)))
             parsed.append(msg)
             rows.extend(made)
