@@ -312,12 +312,15 @@ def bridge_conf(table_id: str, password: str, addresses: Iterable[tuple[str, int
 
 
 def table_broker(table_id: str, users: dict[str, str], acl_text: str, cluster: NatsCluster | None,
-                 room_password: str | None = None, **kw: object) -> Broker:
-    """A table's own Mosquitto (users, ACL, persistence), bridged to the cluster when given."""
+                 room_password: str | None = None, addresses: Iterable[tuple[str, int]] | None = None,
+                 **kw: object) -> Broker:
+    """A table's own Mosquitto (users, ACL, persistence), bridged to the cluster when given
+    (to ``addresses`` instead of the nodes' MQTT listeners: e.g. through a proxy that a test cuts)."""
     extra = ""
     if cluster is not None:
         assert cluster.pki is not None and room_password is not None
-        extra = bridge_conf(table_id, room_password, cluster.mqtt_addresses, cluster.pki.ca, cluster.base)
+        extra = bridge_conf(table_id, room_password, addresses or cluster.mqtt_addresses, cluster.pki.ca,
+                            cluster.base)
     return Broker.start(users=users, acl_text=acl_text, extra_config=extra, **kw)  # type: ignore[arg-type]
 
 

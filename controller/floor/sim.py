@@ -51,7 +51,8 @@ class TableScript:
     """A dealer's session at one table, event by event (see the module's docstring)."""
 
     def __init__(self, table_id: str, link: Any, *, seed: int = 0, mistakes: float = 0.15, base: str = "poker",
-                 dealers: Sequence[str] = DEALERS, rotate_every: int = 12, clock: Callable[[], float] = time.time):
+                 dealers: Sequence[str] = DEALERS, rotate_every: int = 12, clock: Callable[[], float] = time.time,
+                 broadcast_delay: float | str = END_OF_HAND):
         self.table_id = table_id
         self.rng = random.Random(seed)
         self.mistakes = mistakes
@@ -59,7 +60,7 @@ class TableScript:
         self.rotate_every = rotate_every
         self.service = TableService(Table(size=10), clock=clock)
         self.topics = Topics(base, table_id)
-        self.publisher = Publisher(link, self.topics, table_id, broadcast_delay=END_OF_HAND, clock=clock,
+        self.publisher = Publisher(link, self.topics, table_id, broadcast_delay=broadcast_delay, clock=clock,
                                    live_equity=False)
         self.hands = 0
         self.hand_starts = 0
@@ -152,6 +153,7 @@ class RoomLink:
 
     def online(self) -> None:
         self.client.publish(self.prefix + "availability", "online", qos=1, retain=True)
+        self.published += 1
 
     @property
     def pending(self) -> int:

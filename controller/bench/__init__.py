@@ -1,0 +1,1 @@
+"""Benchmarks (``tablectl bench ...``): each prints one JSON object."""
