@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import json
 import secrets
-import socket
 import subprocess
 import sys
 import threading
 import time
+import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -181,13 +181,17 @@ class FloorProcess:
     def start(self) -> FloorProcess:
         with open(self.log, "ab") as log:
             self.proc = subprocess.Popen(self.args, stdout=log, stderr=log)
+        # Ready once its durable consumer is on the room's stream (which it creates on first start:
+        # what the tables publish before the stream exists is not kept).
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             try:
-                with socket.create_connection(("127.0.0.1", self.http_port), timeout=0.2):
-                    return self
+                with urllib.request.urlopen(f"{self.url}/api/health", timeout=1) as r:
+                    if json.load(r).get("connected"):
+                        return self
             except OSError:
-                time.sleep(0.1)
+                pass
+            time.sleep(0.1)
         raise AssertionError(f"the floor did not start: {self.log.read_text()[-2000:]}")
 
     def kill(self) -> None:
@@ -228,4 +232,5 @@ def tally(db: str, table_id: str, published: list[tuple[str, bytes, float]]) -> 
     hands = floor_rows(db, "SELECT COUNT(*) AS n FROM hands WHERE table_id = ?", (table_id,))[0]["n"]
     return {"published": len(want), "stored": len(got), "missing": len(want - set(got)),
             "extra": len(set(got) - want), "doubled": len(got) - len(set(got)),
-            "hands_published": sum(1 for k in want if k[2] == "hand_start"), "hands_stored": int(hands)}
+            "hands_published": sum(1 for k in want if k[2] == "hand_start"), "hands_stored": int(hands),
+            "missing_sample": sorted(want - set(got))[:3]}

@@ -45,9 +45,10 @@ def _loads(row: dict[str, Any]) -> dict[str, Any]:
 class FloorApi:
     """The queries behind the page (usable without HTTP, e.g. by the tests and the benchmark)."""
 
-    def __init__(self, store: Store, ingestor: Ingestor | None = None) -> None:
+    def __init__(self, store: Store, ingestor: Ingestor | None = None, source: Any = None) -> None:
         self.store = store
         self.ingestor = ingestor
+        self.source = source  # for /api/health: is the floor reading its tables
 
     def tables(self) -> list[dict[str, Any]]:
         rows = self.store.query("SELECT * FROM tables ORDER BY table_id")
@@ -156,7 +157,10 @@ class _Handler(BaseHTTPRequestHandler):
                 self._stream()
             elif parts[1:] == ["health"]:
                 c = api.ingestor.counters if api.ingestor else None
-                self._json({"counters": c.__dict__ if c else None, "store": api.store.counts()})
+                source = getattr(api, "source", None)
+                connected = bool(source is not None and source.connected.is_set())
+                self._json({"connected": connected, "counters": c.__dict__ if c else None,
+                            "store": api.store.counts()})
             else:
                 self._error(404, "not found")
         except (ValueError, KeyError) as exc:

@@ -59,7 +59,8 @@ class FloorService:
             host, port = self.mqtt or ("127.0.0.1", 1883)
             self.source = MqttSource(self.ingestor, host, port, username=self.mqtt_user,
                                      password=self.mqtt_password, client_id=self.client_id, base=self.base).start()
-        self.server = FloorServer(FloorApi(self.read_store, self.ingestor), self.ingestor.hub, self.http_host,
+        self.server = FloorServer(FloorApi(self.read_store, self.ingestor, self.source), self.ingestor.hub,
+                                  self.http_host,
                                   self.http_port)
         return self
 

@@ -34,6 +34,9 @@ from controller.table import Table
 #: What a table's bridge forwards to the room (``topic ... out 1`` lines of
 #: ``systemd/room/mosquitto-bridge.conf``; a test keeps the two in step).
 BRIDGED = ("availability", "event/#", "alert", "alert/active", "broadcast/hand_end", "broadcast/holecards")
+#: Service outputs that become one ``event/<kind>`` message each (an alert also becomes ``event/ruling``).
+EVENT_OUTPUTS = frozenset({"hand_start", "card", "burn", "board", "street", "action", "draw", "hand_end", "dealer",
+                           "alert"})
 DEALERS = ("Ana", "Ben", "Cleo", "Dev", "Eli", "Fay", "Gus", "Hana")
 
 
@@ -66,6 +69,7 @@ class TableScript:
         self.hand_starts = 0
         self.rulings = 0
         self.events = 0
+        self.events_published = 0  # event/<kind> messages sent (what the floor stores, once each)
 
     def submit(self, event: Event) -> bool:
         try:
@@ -75,6 +79,7 @@ class TableScript:
         self.events += 1
         self.hand_starts += sum(1 for o in outputs if o.kind == "hand_start")
         self.rulings += sum(1 for o in outputs if o.kind == "alert")
+        self.events_published += sum(1 for o in outputs if o.kind in EVENT_OUTPUTS)
         self.publisher.publish(outputs, self.service)
         return True
 

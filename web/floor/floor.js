@@ -60,6 +60,11 @@ setInterval(renderTables, 1000); // the alerts' ages
 let alerts = [];
 async function loadAlerts() {
   alerts = await api("/api/alerts?limit=200");
+  const now = Date.now();
+  for (const a of alerts) {  // an alert the page first hears of by loading the feed (after a reconnect)
+    const key = `${a.table_id}/${a.alert_id}`;
+    if (!(key in window.floorAlertsSeen)) window.floorAlertsSeen[key] = now;
+  }
   renderAlerts();
 }
 function renderAlerts() {
