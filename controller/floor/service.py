@@ -4,6 +4,10 @@ One machine (the default): read the table(s)' Mosquitto directly, keep the room 
 
     tablectl floor                                   # 127.0.0.1:1883, the state folder's floor.db, :8090
 
+A room to look at (simulated tables; ``--room`` on a 3-node NATS cluster and PostgreSQL)::
+
+    tablectl floor --demo [--room]
+
 A room: a durable consumer on the JetStream cluster, PostgreSQL::
 
     tablectl floor --nats tls://n1:4222,tls://n2:4222,tls://n3:4222 --ca /etc/poker-room/ca.pem \\
@@ -113,6 +117,9 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--base", default="poker", help="the tables' base topic")
     p.add_argument("--http-host", default="127.0.0.1")
     p.add_argument("--http-port", type=int, default=8090)
+    p.add_argument("--demo", action="store_true", help="a room to look at: simulated tables and their floor")
+    p.add_argument("--room", action="store_true", help="--demo: on a 3-node NATS cluster and PostgreSQL")
+    p.add_argument("--tables", type=int, default=4, help="--demo: how many tables")
     p.set_defaults(func=cmd_floor)
 
 
@@ -120,6 +127,10 @@ def cmd_floor(args: argparse.Namespace) -> int:
     from controller.logs import setup_logging
 
     setup_logging("auto")
+    if args.demo:
+        from controller.floor.demo import run_demo
+
+        return run_demo(tables=args.tables, room=args.room, http_port=args.http_port)
     if args.db is None:
         from controller.paths import state_dir
 

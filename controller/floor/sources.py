@@ -189,9 +189,12 @@ async def ensure_stream(js: Any, settings: NatsSettings) -> None:
 async def connect_nats(settings: NatsSettings, name: str = "tablectl-floor") -> Any:
     import nats
 
+    async def quietly(exc: Exception) -> None:  # a node lost: nats-py reconnects to the next; say it once
+        log.info("NATS: %s: %s", type(exc).__name__, exc)
+
     return await nats.connect(servers=settings.servers, user=settings.user, password=settings.password,
                               tls=settings.tls(), name=name, max_reconnect_attempts=-1, reconnect_time_wait=0.25,
-                              connect_timeout=2, allow_reconnect=True)
+                              connect_timeout=2, allow_reconnect=True, error_cb=quietly)
 
 
 class NatsSource:
