@@ -74,8 +74,25 @@ def event_keys(messages: list[tuple[str, bytes, float]]) -> set[tuple[int, int, 
     return keys
 
 
+class _Table:
+    """What both kinds of table do: deal (in the dealer's thread), then finish and drain their link."""
+
+    dealer: Dealer
+
+    def deal(self) -> None:
+        self.dealer.start()
+
+    def finish(self) -> None:
+        self.dealer.stop()
+        self.dealer.join(10)
+        self._drain()
+
+    def _drain(self) -> None:
+        raise NotImplementedError
+
+
 @dataclass
-class BridgedTable:
+class BridgedTable(_Table):
     """A table's own Mosquitto (shipped config and ACL) bridged to the room, the daemon's publishing
     path dealing on it, a display and a ground-truth recorder on the table's broker."""
 
@@ -104,12 +121,7 @@ class BridgedTable:
         self.dealer = Dealer(self.script, pace=self.pace, gap=self.pace * 4)
         return self
 
-    def deal(self) -> None:
-        self.dealer.start()
-
-    def finish(self) -> None:
-        self.dealer.stop()
-        self.dealer.join(10)
+    def _drain(self) -> None:
         assert self.link.wait_idle(10)
 
     def stop(self) -> None:
@@ -121,7 +133,7 @@ class BridgedTable:
 
 
 @dataclass
-class LightTable:
+class LightTable(_Table):
     """A lightweight table straight on the room's MQTT listeners (what a bridge would forward)."""
 
     table_id: str
@@ -149,12 +161,7 @@ class LightTable:
         self.dealer = Dealer(self.script, pace=self.pace, gap=self.pace * 4)
         return self
 
-    def deal(self) -> None:
-        self.dealer.start()
-
-    def finish(self) -> None:
-        self.dealer.stop()
-        self.dealer.join(10)
+    def _drain(self) -> None:
         deadline = time.monotonic() + 30
         while self.link.pending > 0 and time.monotonic() < deadline:
             time.sleep(0.1)

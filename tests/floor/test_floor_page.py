@@ -92,9 +92,9 @@ def test_the_floor_page_in_a_browser(tmp_path: Path) -> None:
                 page.click('nav button[data-tab="hands"]')
                 page.fill('#hand-filter input[name="table"]', "t1")
                 page.click('#hand-filter button[type="submit"]')
-                rows = page.locator("#hand-list tbody tr")
-                rows.first.wait_for(timeout=TIMEOUT_MS)
-                assert rows.count() == 3
+                page.wait_for_function("() => document.querySelectorAll('#hand-list tbody tr').length === 3 && "
+                                       "[...document.querySelectorAll('#hand-list tbody tr')].every("
+                                       "r => r.dataset.hand.startsWith('t1/'))", timeout=TIMEOUT_MS)
                 hand = store.query("SELECT hand_id, start_seq FROM hands WHERE table_id = 't1' AND result = "
                                    "'showdown' ORDER BY start_seq LIMIT 1") or store.query(
                     "SELECT hand_id, start_seq FROM hands WHERE table_id = 't1' ORDER BY start_seq LIMIT 1")

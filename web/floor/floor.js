@@ -129,11 +129,14 @@ function scheduleTables() {
 
 // ------------------------------------------------------------------ hands and the replay
 $("#hand-filter").addEventListener("submit", (e) => { e.preventDefault(); loadHands(); });
+let handsAsked = 0;
 async function loadHands() {
   const q = new URLSearchParams();
   for (const [k, v] of new FormData($("#hand-filter"))) if (v) q.set(k, v);
   q.set("limit", "100");
+  const asked = ++handsAsked;
   const rows = await api(`/api/hands?${q}`);
+  if (asked !== handsAsked) return; // a newer search was made meanwhile: its answer wins
   const body = $("#hand-list tbody");
   body.replaceChildren();
   for (const h of rows) {
