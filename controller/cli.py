@@ -14,7 +14,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-DEFAULT_CONFORMANCE = Path(__file__).resolve().parent.parent.parent / "shared" / "conformance"
+DEFAULT_CONFORMANCE = Path(__file__).resolve().parents[2] / "shared" / "conformance"
 
 
 def _console(stderr: bool = False) -> Console:
@@ -23,7 +23,7 @@ def _console(stderr: bool = False) -> Console:
 
 # ---------------------------------------------------------------------- scenario
 def cmd_scenario(args: argparse.Namespace) -> int:
-    from controller.scenario import check_file, find_scenarios
+    from controller.rules.scenario import check_file, find_scenarios
 
     paths = args.paths or [str(DEFAULT_CONFORMANCE)]
     files = list(find_scenarios(paths))
@@ -80,7 +80,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 
 def _bench_engine(args: argparse.Namespace) -> dict:
-    from controller.bench_engine import run_bench
+    from controller.bench.engine import run_bench
 
     return run_bench(hands=args.hands or 2000, seed=args.seed)
 
@@ -92,20 +92,20 @@ def _bench_bridge(args: argparse.Namespace) -> dict:
 
 
 def _bench_latency(args: argparse.Namespace) -> dict:
-    from controller.bench_latency import run_bench
+    from controller.bench.latency import run_bench
 
     err = _console(stderr=True)
     return run_bench(cards=args.cards or 10000, progress=lambda msg: err.print(f"[dim]bench latency: {msg}[/dim]"))
 
 
 def _bench_alert(args: argparse.Namespace) -> dict:
-    from controller.bench_alert import run_bench
+    from controller.bench.alert import run_bench
 
     return run_bench(runs=args.runs or 30)
 
 
 def _bench_equity(args: argparse.Namespace) -> dict:
-    from controller.bench_equity import run_bench
+    from controller.bench.equity import run_bench
 
     return run_bench()
 
@@ -135,7 +135,7 @@ def cmd_recognize(args: argparse.Namespace) -> int:
 
 def cmd_calibrate_camera(args: argparse.Namespace) -> int:
     """Reference images of the deck in play: lay each card face up under the camera."""
-    from hw.camera import OpenCVCamera
+    from hw.camera.opencv import OpenCVCamera
     from vision import LabelStore, Recognizer, capture_reference
 
     camera = OpenCVCamera(args.device)
@@ -161,13 +161,13 @@ def cmd_calibrate_camera(args: argparse.Namespace) -> int:
 def cmd_enroll(args: argparse.Namespace) -> int:
     """Register an RFID deck: 52 cards in a fixed order on one reader (RRoP s3 Irregularities 3:
     the engine must know every back in play)."""
-    from controller.enrollment import enroll_cli, line_reads
-    from controller.paths import registry_path
+    from controller.app.enrollment import enroll_cli, line_reads
+    from controller.app.paths import registry_path
 
     args.registry = args.registry or str(registry_path())
     console = _console()
     if args.nfc:
-        from hw.nfc import NfcReader, NfcReaderConfig
+        from hw.nfc.reader import NfcReader, NfcReaderConfig
 
         with NfcReader(NfcReaderConfig("enroll", path=args.nfc)) as reader:
             return enroll_cli(args, reader.reads(), console)
@@ -187,8 +187,8 @@ def cmd_enroll(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------------- run
 def cmd_run(args: argparse.Namespace) -> int:
     """The daemon (systemd runs this): config errors name the key and change nothing."""
-    from controller.config import ConfigError, load_config
-    from controller.logs import setup_logging
+    from controller.app.config import ConfigError, load_config
+    from controller.app.logs import setup_logging
 
     setup_logging(args.log)
     try:
@@ -196,21 +196,22 @@ def cmd_run(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         _console(stderr=True).print(f"[red]configuration error[/red]\n{exc}")
         return 2
-    from controller.daemon import Daemon
-    from controller.decks import DeckRegistry, RegistryError
-    from controller.paths import registry_path
+    from controller.app.daemon import Daemon
+    from controller.app.paths import registry_path
+    from controller.rules.decks import DeckRegistry, RegistryError
 
     try:
         registry = DeckRegistry.load(args.registry or registry_path())
     except RegistryError as exc:
         _console(stderr=True).print(f"[red]deck registry error[/red]: {exc}")
         return 2
-    return Daemon(config, registry=registry, serial_url=args.serial).run_forever()
+    backends = {"serial": args.serial} if args.serial else None
+    return Daemon(config, registry=registry, backends=backends).run_forever()
 
 
 # ---------------------------------------------------------------------- replay / export
 def _load_config_or_exit(path: str):
-    from controller.config import ConfigError, load_config
+    from controller.app.config import ConfigError, load_config
 
     try:
         return load_config(path)
@@ -222,8 +223,8 @@ def _load_config_or_exit(path: str):
 def cmd_replay(args: argparse.Namespace) -> int:
     """Rebuild the table from its journal, exactly as a restart does, and show the hands."""
     from controller.journal import Journal, JournalError
+    from controller.rules.table import Table
     from controller.service import TableService
-    from controller.table import Table
 
     config = _load_config_or_exit(args.config)
     path = args.journal or config.journal.path
@@ -267,7 +268,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     config = _load_config_or_exit(args.config)
     with Journal(args.journal or config.journal.path) as journal:
         target = sys.stdout if args.output == "-" else args.output
-        result = export_phh(journal, config.stakes, target, table=config.table.id)
+        result = export_phh(journal, target, table=config.table.id)
     err = _console(stderr=True)
     err.print(f"{len(result.exported)} hands exported, {len(result.skipped)} skipped")
     for hand_id, reason in result.skipped:
@@ -277,8 +278,8 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 # ---------------------------------------------------------------------- demo
 def cmd_demo(args: argparse.Namespace) -> int:
-    from controller.broker import mosquitto_available
-    from controller.demo import run_console_demo, run_table_demo
+    from controller.demo.table import run_console_demo, run_table_demo
+    from controller.mqtt.broker import mosquitto_available
 
     if args.console or not mosquitto_available():
         if not args.console:
@@ -381,7 +382,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--antenna", type=int, default=0, help="with --serial: the antenna to tap the cards on")
     p.set_defaults(func=cmd_enroll)
 
-    __import__("controller.floor.service", fromlist=["add_parser"]).add_parser(sub)  # tablectl floor (issue 18)
+    __import__("controller.floor.cli", fromlist=["add_parser"]).add_parser(sub)  # tablectl floor (issue 18)
     return parser
 
 

@@ -35,7 +35,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from controller.events import Event, EventError, HandSetup, event_from_dict
+from controller.errors import PokerTableError
+from controller.rules.events import Event, EventError, HandSetup, event_from_dict
 
 SCHEMA_VERSION = 1
 SYNC_MODES = {
@@ -70,7 +71,7 @@ CREATE TABLE IF NOT EXISTS hands (
 """
 
 
-class JournalError(RuntimeError):
+class JournalError(PokerTableError, RuntimeError):
     """The journal cannot be opened, written or read (the message names the file and the row)."""
 
 

@@ -5,7 +5,7 @@ Pipeline, one module per step so each can be tested alone:
 * ``protocol``  - frames on the wire (COBS + CRC-16), typed messages, a resyncing decoder;
 * ``link``      - host side: port, handshake, sequence/gap/reset recovery, presence changes;
 * ``zones``     - antenna -> zone map and presence debounce -> zone changes;
-* ``fusion``    - zone changes -> engine events (``controller.events``);
+* ``fusion``    - zone changes -> engine events (``controller.rules.events``);
 * ``emulator``  - a software microcontroller on a pty or TCP, with fault injection;
 * ``firmware/`` - the reference MicroPython firmware (its protocol core also runs the emulator);
 * ``table_sim`` - a physical table on the emulated antennas: hands played as card movements;

@@ -1,4 +1,4 @@
-"""Zone changes -> the engine's events (``controller.events``).
+"""Zone changes -> the engine's events (``controller.rules.events``).
 
 Only arrivals matter to the engine; where a card *goes* is the event:
 
@@ -35,11 +35,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from controller.cards import Card
-from controller.decks import DeckRegistry
-from controller.events import BoardCards, Burn, Deal, Event, Muck, Stub
+from controller.geometry import Zone
+from controller.rules.cards import Card
+from controller.rules.decks import DeckRegistry
+from controller.rules.events import BoardCards, Burn, Deal, Event, Muck, Stub
 from firmware_bridge.link import PresenceChange
-from firmware_bridge.zones import Zone, ZoneChange, ZoneTracker
+from firmware_bridge.zones import ZoneChange, ZoneTracker
 
 log = logging.getLogger(__name__)
 
@@ -129,9 +130,6 @@ class Fusion:
         event = cls(tuple(c for c, _ in self._group), source=source)
         self._group, self._group_kind = [], None
         return [event]
-
-    def next_deadline(self) -> float | None:
-        return self._group_last + self.board_window if self._group else None
 
     def _card_to(self, zone: Zone, card: Card, source: str, now: float) -> list[FusionOutput]:
         last = self._last_dest.get(card)

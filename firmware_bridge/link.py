@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 
 import serial
 
+from controller.errors import PokerTableError
 from firmware_bridge import protocol as p
 
 log = logging.getLogger(__name__)
@@ -50,7 +51,7 @@ def seq_distance(seq: int, expected: int) -> int:
     return d - SEQ_MOD if d >= SEQ_HALF else d
 
 
-class IncompatibleDeviceError(RuntimeError):
+class IncompatibleDeviceError(PokerTableError, RuntimeError):
     """The device speaks another protocol version; the link refuses to use it."""
 
 

@@ -23,6 +23,7 @@ from typing import ClassVar
 import crc
 from cobs import cobs
 
+from controller.errors import PokerTableError
 from firmware_bridge.firmware import bridge_proto as fw
 
 PROTOCOL_VERSION = fw.PROTOCOL_VERSION
@@ -66,7 +67,7 @@ class FaultCode(IntEnum):
     OUTPUT_OVERFLOW = fw.FAULT_OUTPUT_OVERFLOW
 
 
-class ProtocolError(ValueError):
+class ProtocolError(PokerTableError, ValueError):
     """A body that does not match its message type (raised inside the codec only)."""
 
 

@@ -66,17 +66,19 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from controller.cards import Card, standard_deck
-from controller.decks import Deck, DeckRegistry, normalise_uid
-from controller.engine import HandEngine
-from controller.events import BoardCards, Burn, Deal, Event, HandSetup, Muck, Stub
-from controller.games import get_game
-from controller.rulings import Ruling
-from controller.scenario import Scenario, step_event
+from controller.errors import PokerTableError
+from controller.geometry import Slot, Zone, ZoneMap
+from controller.rules.cards import Card, standard_deck
+from controller.rules.decks import Deck, DeckRegistry, normalise_uid
+from controller.rules.engine import HandEngine
+from controller.rules.events import BoardCards, Burn, Deal, Event, HandSetup, Muck, Stub
+from controller.rules.games import get_game
+from controller.rules.rulings import Ruling
+from controller.rules.scenario import Scenario, step_event
 from firmware_bridge.emulator import Emulator, FaultConfig
 from firmware_bridge.fusion import Fusion, FusionOutput, RfidPipeline
 from firmware_bridge.link import BridgeLink, LinkConfig, PresenceChange
-from firmware_bridge.zones import Slot, Zone, ZoneMap, ZoneTracker
+from firmware_bridge.zones import ZoneTracker
 
 CONSOLE_STEPS = frozenset({"act", "discard", "report", "expose"})
 PILES = ("burn", "muck", "shoe")
@@ -292,10 +294,10 @@ class _Planner:
     def run(self) -> HandPlan:
         for i, step in enumerate(self.hand["steps"] or [], 1):
             ((key, val),) = step.items()
-            handler = getattr(self, f"step_{key}", None)
+            handler = _STEPS.get(key)
             if handler is None:
                 raise ValueError(f"{self.hand.get('name')} step {i}: the table cannot play {key!r}")
-            handler(step, i, val)
+            handler(self, step, i, val)
         self.collect()
         return HandPlan(
             str(self.hand.get("name", "")), self.scenario.setup.game, self.scenario.setup,
@@ -381,6 +383,20 @@ class _Planner:
 
 # --------------------------------------------------------------------------- the rig
 
+#: What the table does for each FORMAT step (explicit: each is found by grep).
+_STEPS: dict[str, Callable[..., None]] = {
+    "deal": _Planner.step_deal,
+    "burn": _Planner.step_burn,
+    "board": _Planner.step_board,
+    "stub": _Planner.step_stub,
+    "muck": _Planner.step_muck,
+    "act": _Planner.step_act,
+    "discard": _Planner.step_discard,
+    "report": _Planner.step_report,
+    "expose": _Planner.step_expose,
+}
+
+
 FAST_LINK = LinkConfig(
     handshake_timeout=0.3,
     heartbeat_timeout=0.6,
@@ -404,7 +420,7 @@ class HandResult:
         return card_events(self.received)
 
 
-class RigTimeout(AssertionError):
+class RigTimeout(PokerTableError, AssertionError):
     """A condition the table waited for did not come true (a lost card, a stuck link)."""
 
 

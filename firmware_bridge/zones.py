@@ -1,4 +1,6 @@
-"""Antenna -> zone mapping and presence debounce: "tag U entered zone Z" / "left zone Z".
+"""Presence debounce per zone: "tag U entered zone Z" / "left zone Z".
+
+Which antenna is which slot is :class:`controller.geometry.ZoneMap`.
 
 The link reports raw presence per antenna.  On a real table a card pitched to seat 3
 may skim over seat 2's antenna, a card pushed between two slots is briefly seen by
@@ -17,119 +19,15 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 
+from controller.geometry import Slot, Zone, ZoneError, ZoneMap
 from firmware_bridge.link import PresenceChange
 
+__all__ = ["Slot", "Zone", "ZoneChange", "ZoneError", "ZoneMap", "ZoneTracker"]
+
 log = logging.getLogger(__name__)
-
-ZONE_KINDS = ("seat", "board", "burn", "muck", "shoe")
-
-
-class ZoneError(ValueError):
-    """A zone or a zone map that does not parse."""
-
-
-@dataclass(frozen=True, slots=True, order=True)
-class Zone:
-    """A place on the table: ``seat`` (with its number), ``board``, ``burn``, ``muck``, ``shoe``."""
-
-    kind: str
-    seat: int | None = None
-
-    def __post_init__(self) -> None:
-        if self.kind not in ZONE_KINDS:
-            raise ZoneError(f"unknown zone kind {self.kind!r}; expected one of {ZONE_KINDS}")
-        if (self.kind == "seat") != (self.seat is not None):
-            raise ZoneError("a seat zone needs a seat number, other zones none")
-        if self.seat is not None and self.seat < 1:
-            raise ZoneError(f"seat numbers start at 1, got {self.seat}")
-
-    @property
-    def name(self) -> str:
-        return f"seat:{self.seat}" if self.kind == "seat" else self.kind
-
-    @classmethod
-    def parse(cls, text: str) -> Zone:
-        kind, _, seat = text.strip().partition(":")
-        try:
-            return cls(kind, int(seat) if seat else None)
-        except ValueError as exc:
-            raise ZoneError(f"bad zone {text!r}: {exc}") from exc
-
-    def __str__(self) -> str:
-        return self.name
-
-
-@dataclass(frozen=True, slots=True)
-class Slot:
-    """One antenna's place: its zone and the slot index within the zone (hole card 0/1, board 0..4)."""
-
-    zone: Zone
-    index: int = 0
-
-    @classmethod
-    def parse(cls, text: str) -> Slot:
-        """``seat:3/1``, ``board/2``, ``burn``."""
-        zone, _, index = text.strip().partition("/")
-        try:
-            return cls(Zone.parse(zone), int(index) if index else 0)
-        except ValueError as exc:
-            raise ZoneError(f"bad slot {text!r}: {exc}") from exc
-
-    def __str__(self) -> str:
-        return f"{self.zone.name}/{self.index}"
-
-
-class ZoneMap:
-    """Which antenna is which slot.  Loaded from a dict (the daemon's YAML/TOML) or built."""
-
-    def __init__(self, antennas: Mapping[int, Slot]) -> None:
-        self._slots = dict(sorted(antennas.items()))
-        seen: dict[Slot, int] = {}
-        for antenna, slot in self._slots.items():
-            if slot in seen:
-                raise ZoneError(f"antennas {seen[slot]} and {antenna} are both {slot}")
-            seen[slot] = antenna
-
-    def slot(self, antenna: int) -> Slot | None:
-        return self._slots.get(antenna)
-
-    @property
-    def antennas(self) -> dict[int, Slot]:
-        return dict(self._slots)
-
-    def antenna_of(self, slot: Slot) -> int | None:
-        return next((a for a, s in self._slots.items() if s == slot), None)
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str | int, str]) -> ZoneMap:
-        """``{"0": "seat:1/0", "1": "seat:1/1", "18": "board/0", "23": "burn", ...}``."""
-        try:
-            return cls({int(a): Slot.parse(s) for a, s in data.items()})
-        except (TypeError, ValueError) as exc:
-            raise ZoneError(f"zone map: {exc}") from exc
-
-    def to_dict(self) -> dict[str, str]:
-        return {str(a): str(s) for a, s in self._slots.items()}
-
-    @classmethod
-    def standard(cls, seats: int = 9, hole_slots: int = 2, board_slots: int = 5) -> ZoneMap:
-        """Seats first (``hole_slots`` antennas each), then board slots, burn, muck, shoe."""
-        slots: dict[int, Slot] = {}
-        n = 0
-        for seat in range(1, seats + 1):
-            for i in range(hole_slots):
-                slots[n] = Slot(Zone("seat", seat), i)
-                n += 1
-        for i in range(board_slots):
-            slots[n] = Slot(Zone("board"), i)
-            n += 1
-        for kind in ("burn", "muck", "shoe"):
-            slots[n] = Slot(Zone(kind))
-            n += 1
-        return cls(slots)
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,9 +96,6 @@ class ZoneTracker:
             if not self._raw.get(uid):
                 self._raw.pop(uid, None)
         return out
-
-    def next_deadline(self) -> float | None:
-        return min(self._due.values(), default=None)
 
     def where(self, uid: str) -> Zone | None:
         slot = self._committed.get(uid)

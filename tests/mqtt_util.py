@@ -12,7 +12,7 @@ import paho.mqtt.client as mqtt
 from paho.mqtt.client import CallbackAPIVersion, MQTTMessage
 from paho.mqtt.reasoncodes import ReasonCode
 
-from controller.broker import Broker, mosquitto_available
+from controller.mqtt.broker import Broker, mosquitto_available
 
 TIMEOUT = 5.0
 

@@ -1,11 +1,11 @@
-"""Helpers for the browser tests of the web pages (and ``web/screenshots.py``).
+"""Helpers for the browser tests of the web pages (and ``tests/web/screenshots.py``).
 
 * :func:`browser_missing` says why a real browser cannot run (no Playwright, no Chromium);
 * :func:`launch_browser` starts Debian's Chromium through Playwright with a fresh profile;
 * :class:`Recorder` is a paho MQTT v5 client that records what the broker lets it read;
 * :class:`TableFeed` is the daemon's publishing path for real: a :class:`TableService`
   whose outputs go through :class:`Publisher` and :class:`MqttLink` as the ``controller``
-  user, exactly as ``controller/daemon.py`` publishes them.
+  user, exactly as ``controller/app/daemon.py`` publishes them.
 """
 
 from __future__ import annotations
@@ -23,21 +23,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from controller.broker import Broker
-from controller.events import Event, SeatPlayer, StartHand
-from controller.mqtt_contract import Topics
-from controller.mqtt_link import MqttLink, MqttSettings
-from controller.publisher import END_OF_HAND, Publisher
-from controller.scenario import Scenario
+from controller.app.publisher import END_OF_HAND, Publisher
+from controller.mqtt.broker import Broker
+from controller.mqtt.contract import Topics
+from controller.mqtt.link import MqttLink, MqttSettings
+from controller.rules.events import Event, SeatPlayer, StartHand
+from controller.rules.scenario import Scenario
+from controller.rules.table import Table
 from controller.service import Output, Rejected, TableService
-from controller.table import Table
 
 REPO = Path(__file__).resolve().parent.parent
 WEB = REPO / "web"
 CONF = (REPO / "systemd" / "mosquitto" / "poker-table.conf").read_text()
 ACL = (REPO / "systemd" / "mosquitto" / "acl").read_text()
 ROLES = ("controller", "display", "console", "overlay")
-from controller.webserver import CHROMIUM, CHROMIUM_ARGS, launch_chromium  # noqa: E402
+from controller.app.webserver import CHROMIUM, CHROMIUM_ARGS, launch_chromium  # noqa: E402
 
 ARTIFACTS = REPO / "artifacts" / "screenshots"
 CARD_TOKEN = re.compile(r"(?<![A-Za-z0-9])([2-9TJQKA][hdcs])(?![A-Za-z0-9])")
@@ -209,7 +209,7 @@ def play_scenario(feed: TableFeed, hand: dict[str, Any], *, upto: int | None = N
 
 def showdown_holdem(seed_from: int = 1, tries: int = 400) -> dict[str, Any]:
     """A legal hold'em hand that reaches a showdown with a full board (for the overlay)."""
-    from controller import dealer_sim
+    from controller.sim import dealer as dealer_sim
 
     for seed in range(seed_from, seed_from + tries):
         hand = dealer_sim.legal_hand(random.Random(seed), game="holdem", rules="robert", event="cash")

@@ -73,7 +73,7 @@ def _parallel(fn, items: list, workers: int) -> list:
 
 
 def _gen_cards(seeds: list[int]) -> list[tuple[np.ndarray, str]]:
-    from controller.cards import standard_deck
+    from controller.rules.cards import standard_deck
 
     from .synth import card_scene
 

@@ -39,9 +39,9 @@ from typing import Any, ClassVar, Protocol
 
 import numpy as np
 
-from controller.cards import Card
-from controller.events import BoardCards, Burn, Deal, Expose, Muck
-from firmware_bridge.zones import Zone
+from controller.geometry import Zone
+from controller.rules.cards import Card
+from controller.rules.events import BoardCards, Burn, Deal, Expose, Muck
 
 from .recognizer import CameraLayout, Detection
 
@@ -275,10 +275,6 @@ class CameraFallback:
         """Forget the tracks and pending tags (the daemon calls this at StartHand)."""
         self._tracks.clear()
         self._pending.clear()
-
-    def next_deadline(self) -> float | None:
-        times = [t.first_seen + self.tag_timeout for t in self._tracks if t.tag is None and not t.resolved]
-        return min(times, default=None)
 
     # ------------------------------------------------------------------ internals
     def _match(self, tracks: list[_Track], center: tuple[float, float]) -> _Track | None:

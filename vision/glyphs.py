@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
-from controller.cards import RANKS
+from controller.rules.cards import RANKS
 
 from .detect import WARP_H
 

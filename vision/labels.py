@@ -24,7 +24,7 @@ from typing import Any
 import cv2
 import numpy as np
 
-from controller.cards import Card, CardError, standard_deck
+from controller.rules.cards import Card, CardError, standard_deck
 
 from .detect import WARP_H, WARP_W, find_quads, warp
 from .recognizer import Recognizer, cache_dir

@@ -31,8 +31,8 @@ from typing import Any
 import cv2
 import numpy as np
 
-from controller.cards import Card, standard_deck
-from firmware_bridge.zones import Zone
+from controller.geometry import Zone
+from controller.rules.cards import Card, standard_deck
 
 from .detect import WARP_H, WARP_W, DetectParams, box_of, find_quads, max_channel, min_channel, warp
 from .glyphs import (

@@ -21,8 +21,8 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from controller.cards import Card, standard_deck
-from firmware_bridge.zones import Zone
+from controller.geometry import Zone
+from controller.rules.cards import Card, standard_deck
 
 CARD_W, CARD_H = 250, 350  # rendering size of one card (63 x 88 mm is 1 : 1.397)
 RANK_TEXT = {"T": "10"}

@@ -5,7 +5,7 @@ A few tables are full: their own Mosquitto bridged to the room (``systemd/room/`
 own service, publisher and MQTT link dealing on it.  The rest are lightweight: the same service
 and publisher, straight on the cluster's MQTT listeners with their own credentials (the topics a
 bridge forwards).  Every table deals random legal hands with the occasional dealer mistake
-(:mod:`controller.dealer_sim`) at ``pace`` seconds a move.  Mid-run a node is killed (and later
+(:mod:`controller.sim.dealer`) at ``pace`` seconds a move.  Mid-run a node is killed (and later
 restarted) and the floor service is ``kill -9``-ed and restarted.
 
 Reports: hands and events per second ingested (steady and while catching up after the floor's
@@ -97,7 +97,7 @@ class RoomTap:
 
 def run_bench(tables: int = 50, full: int = 3, pace: float = 1.5, gap: float = 5.0, seconds: float = 150.0,
               progress: Callable[[str], None] | None = None) -> dict[str, Any]:
-    from controller.webserver import launch_chromium
+    from controller.app.webserver import launch_chromium
 
     say = progress or (lambda msg: None)
     full = min(full, tables)

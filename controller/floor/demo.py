@@ -19,13 +19,13 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from controller.broker import Broker
 from controller.floor.rig import ACL, CONF, BridgedTable
 from controller.floor.service import FloorService
 from controller.floor.sim import Dealer, TableScript
 from controller.floor.sources import NatsSettings
-from controller.mqtt_contract import Topics
-from controller.mqtt_link import MqttLink, MqttSettings
+from controller.mqtt.broker import Broker
+from controller.mqtt.contract import Topics
+from controller.mqtt.link import MqttLink, MqttSettings
 
 
 def run_demo(*, tables: int = 4, room: bool = False, http_port: int = 8090, pace: float = 1.0,

@@ -18,11 +18,11 @@ from typing import Any
 
 import paho.mqtt.client as mqtt
 
-from controller.broker import Broker, free_port
 from controller.floor.room import NatsCluster, table_broker
 from controller.floor.sim import Dealer, RoomLink, TableScript
-from controller.mqtt_contract import Topics
-from controller.mqtt_link import MqttLink, MqttSettings
+from controller.mqtt.broker import Broker, free_port
+from controller.mqtt.contract import Topics
+from controller.mqtt.link import MqttLink, MqttSettings
 
 REPO = Path(__file__).resolve().parents[2]
 CONF = (REPO / "systemd" / "mosquitto" / "poker-table.conf").read_text()

@@ -26,15 +26,16 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from controller.broker import Broker, find_executable, free_port
+from controller.errors import PokerTableError
 from controller.floor.pki import Pki, make_pki
+from controller.mqtt.broker import Broker, find_executable, free_port
 
 HOST = "127.0.0.1"
 ROOM_CONF = Path(__file__).resolve().parent.parent.parent / "systemd" / "room"
 PG_BIN = Path("/usr/lib/postgresql")
 
 
-class RoomError(RuntimeError):
+class RoomError(PokerTableError, RuntimeError):
     """A server of the room's tier could not start."""
 
 

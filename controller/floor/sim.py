@@ -1,7 +1,7 @@
 """Simulated tables for the floor's tests and benchmark, speaking the table's own contract.
 
 A :class:`TableScript` is a dealer at a table: random legal hands from
-:mod:`controller.dealer_sim` (a share of them with one dealer mistake, so there are misdeals
+:mod:`controller.sim.dealer` (a share of them with one dealer mistake, so there are misdeals
 and irregularities to rule on), fed through the daemon's own :class:`TableService` and
 :class:`Publisher`, with dealers signing in and rotating.  What it publishes is exactly what a
 daemon publishes; where it goes depends on the link:
@@ -25,11 +25,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from controller.events import DealerSignIn, Event, StartHand
-from controller.mqtt_contract import Topics
-from controller.publisher import END_OF_HAND, Publisher
+from controller.app.publisher import END_OF_HAND, Publisher
+from controller.mqtt.contract import Topics
+from controller.rules.events import DealerSignIn, Event, StartHand
+from controller.rules.table import Table
 from controller.service import Rejected, TableService
-from controller.table import Table
 
 #: What a table's bridge forwards to the room (``topic ... out 1`` lines of
 #: ``systemd/room/mosquitto-bridge.conf``; a test keeps the two in step).
@@ -85,8 +85,8 @@ class TableScript:
 
     def steps(self) -> Iterator[Event]:
         """The next hand's events (a sign-in first when the dealers rotate)."""
-        from controller import dealer_sim
-        from controller.scenario import Scenario
+        from controller.rules.scenario import Scenario
+        from controller.sim import dealer as dealer_sim
 
         if self.hands % self.rotate_every == 0:
             yield DealerSignIn(self.rng.choice(self.dealers), badge=f"{self.rng.getrandbits(32):08x}", source="nfc")
@@ -103,7 +103,7 @@ class TableScript:
         yield StartHand(scenario.setup)
         yield from scenario.events
         if self.service.engine is not None and not self.service.engine.over:
-            from controller.events import EndHand
+            from controller.rules.events import EndHand
 
             yield EndHand()
 
@@ -204,7 +204,7 @@ class Dealer:
         # A hand cut off by stop() is closed, as a dealer would push the pot.
         engine = self.script.service.engine
         if engine is not None and not engine.over:
-            from controller.events import EndHand
+            from controller.rules.events import EndHand
 
             self.script.submit(EndHand())
 

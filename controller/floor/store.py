@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from controller.errors import PokerTableError
+
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS events (
     id {serial},
@@ -60,7 +62,7 @@ CREATE TABLE IF NOT EXISTS tables (
 """
 
 
-class StoreError(RuntimeError):
+class StoreError(PokerTableError, RuntimeError):
     """The floor's database could not be opened or written."""
 
 
@@ -276,13 +278,23 @@ class _Cursor:
 
 
 def _stakes(hand_start: dict[str, Any]) -> str | None:
-    """The stakes, when the table says them (``stakes`` or the chips' blind amounts); else None."""
+    """The stakes when the hand counts chips (``hand_start.stakes``: blinds, bring-in, limits, ante),
+    e.g. ``"1/2"``, ``"2/4 limit"``, ``"1/2 ante 1"``; None otherwise."""
     stakes = hand_start.get("stakes")
-    if isinstance(stakes, str):
-        return stakes[:40]
-    if isinstance(stakes, dict) and stakes.get("small") is not None and stakes.get("big") is not None:
-        return f"{stakes['small']}/{stakes['big']}"
-    return None
+    if not isinstance(stakes, dict):
+        return None
+    parts = []
+    blinds = stakes.get("blinds")
+    limits = stakes.get("limits")
+    if isinstance(limits, list) and len(limits) == 2:
+        parts.append(f"{limits[0]}/{limits[1]} limit")
+    elif isinstance(blinds, list) and blinds:
+        parts.append("/".join(str(b) for b in blinds))
+    if stakes.get("bring_in"):
+        parts.append(f"bring-in {stakes['bring_in']}")
+    if stakes.get("ante"):
+        parts.append(f"ante {stakes['ante']}")
+    return " ".join(parts)[:40] or None
 
 
 def _dealer_of(cur: Any, table_id: str) -> str | None:

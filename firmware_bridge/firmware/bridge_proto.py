@@ -8,7 +8,7 @@ from the standard library, and time passed in as millisecond ticks by the caller
 
 COBS and CRC-16/CCITT-FALSE are written by hand HERE ONLY because MicroPython has
 no ``cobs``/``crc`` packages; the host (``firmware_bridge.protocol``) uses the PyPI
-packages, and ``tests/test_bridge_protocol.py`` checks both agree byte for byte.
+packages, and ``tests/bridge/test_bridge_protocol.py`` checks both agree byte for byte.
 The wire format is specified in ``firmware_bridge/PROTOCOL.md``.
 """
 

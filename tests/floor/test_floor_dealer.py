@@ -9,12 +9,12 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from controller.broker import Broker
-from controller.config import Config, DealersSection, NfcReaderSection, NfcSection
-from controller.daemon import Daemon
-from controller.events import SeatPlayer, SetButton
+from controller.app.config import validate_config
+from controller.app.daemon import Daemon
 from controller.journal import Journal
-from controller.mqtt_contract import Topics, validate
+from controller.mqtt.broker import Broker
+from controller.mqtt.contract import Topics, validate
+from controller.rules.events import SeatPlayer, SetButton
 from tests.mqtt_util import Client, require_mosquitto, wait_until
 
 require_mosquitto()
@@ -41,14 +41,17 @@ def test_badge_and_console_sign_ins_are_journaled_published_and_carried(tmp_path
     users = {r: secrets.token_urlsafe(8) for r in ("controller", "console", "floor")}
     pads: list[Pad] = []
     with Broker.start(users=users, acl_text=ACL, config_template=CONF) as broker:
-        config = Config.default_demo("t1", size=6, journal=tmp_path / "journal.sqlite",
-                                     mqtt_url=f"mqtt://127.0.0.1:{broker.port}", broadcast_delay=0)
-        config = config.model_copy(update={
-            "nfc": NfcSection(readers=[NfcReaderSection(zone="pad", path="usb")]),
-            "dealers": DealersSection(badges={"04A1B2C3": "Dana"}),
+        config = validate_config({
+            "table": {"id": "t1", "size": 6, "game": "holdem"},
+            "stakes": {"small_blind": 1, "big_blind": 2, "ante": 0},
+            "serial": {"enabled": False},
+            "mqtt": {"url": f"mqtt://127.0.0.1:{broker.port}"},
+            "broadcast": {"delay": 0},
+            "journal": {"path": str(tmp_path / "journal.sqlite")},
+            "nfc": {"readers": [{"zone": "pad", "path": "usb"}], "badges": {"04A1B2C3": "Dana"}},
         })
         d = Daemon(config, mqtt_username="controller", mqtt_password=users["controller"],
-                   nfc_factory=lambda zone, path, on_tag: pads.append(Pad(zone, path, on_tag)) or pads[-1])
+                   backends={"nfc": lambda zone, path, on_tag: pads.append(Pad(zone, path, on_tag)) or pads[-1]})
         floor = Client(broker, "floor", users["floor"], name="floor")
         console = Client(broker, "console", users["console"], name="console")
         d.start()

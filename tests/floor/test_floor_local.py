@@ -15,12 +15,12 @@ import time
 import urllib.request
 from pathlib import Path
 
-from controller.broker import Broker
 from controller.floor.service import FloorService
 from controller.floor.sim import TableScript
 from controller.floor.sources import wait_for
-from controller.mqtt_contract import Topics
-from controller.mqtt_link import MqttLink, MqttSettings
+from controller.mqtt.broker import Broker
+from controller.mqtt.contract import Topics
+from controller.mqtt.link import MqttLink, MqttSettings
 from tests.mqtt_util import require_mosquitto
 
 require_mosquitto()
@@ -93,7 +93,7 @@ def test_tablectl_floor_serves_the_page(tmp_path: Path) -> None:
     users = {"controller": secrets.token_urlsafe(8), "floor": secrets.token_urlsafe(8)}
     with start(users) as broker:
         (tmp_path / "floor.pass").write_text(users["floor"])
-        from controller.broker import free_port
+        from controller.mqtt.broker import free_port
 
         port = free_port()
         proc = subprocess.Popen([sys.executable, "-m", "controller.cli", "floor", "--db", str(tmp_path / "f.db"),

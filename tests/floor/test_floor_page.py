@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from controller.events import CallMisdeal, StartHand
 from controller.floor.service import FloorService
 from controller.floor.sources import wait_for
+from controller.rules.events import CallMisdeal, StartHand
 from tests.floor.test_floor_local import deal, start, table
 from tests.mqtt_util import require_mosquitto
 from tests.web_helpers import browser_missing, launch_browser, save_screenshot, watch_console

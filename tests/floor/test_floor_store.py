@@ -17,17 +17,17 @@ from pathlib import Path
 
 import pytest
 
-from controller.daemon import request_event
-from controller.events import CallMisdeal, DealerSignIn, NewHand, SeatPlayer
+from controller.app.daemon import request_event
 from controller.floor.ingest import parse, rows_for
 from controller.floor.report import dealer_report, report_csv
 from controller.floor.server import FloorApi
 from controller.floor.sim import BRIDGED, TableScript, bridged
 from controller.floor.sources import Ingestor
 from controller.floor.store import Store
-from controller.mqtt_contract import parse_request, validate
+from controller.mqtt.contract import parse_request, validate
+from controller.rules.events import CallMisdeal, DealerSignIn, NewHand, SeatPlayer
+from controller.rules.table import Table
 from controller.service import Rejected, TableService
-from controller.table import Table
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -200,3 +200,12 @@ def test_a_hand_for_the_replay_has_its_events_in_order() -> None:
     seqs = [e["seq"] for e in hand["events"]]
     assert seqs == sorted(seqs)
     assert hand["holecards"], "the delayed broadcast copy of the hole cards is kept for the replay"
+
+
+def test_stakes_read_from_the_chips_of_a_hand_start() -> None:
+    from controller.floor.store import _stakes
+
+    assert _stakes({"stakes": {"stacks": {"1": 100}, "blinds": [1, 2]}}) == "1/2"
+    assert _stakes({"stakes": {"stacks": {}, "limits": [2, 4], "ante": 1}}) == "2/4 limit ante 1"
+    assert _stakes({"stakes": {"stacks": {}, "bring_in": 2, "limits": [5, 10]}}) == "5/10 limit bring-in 2"
+    assert _stakes({}) is None and _stakes({"stakes": "x"}) is None

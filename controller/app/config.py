@@ -1,0 +1,528 @@
+"""The daemon's configuration: one TOML file, validated before anything starts.
+
+``load_config(path)`` reads the file with :mod:`tomllib`, checks it with pydantic
+models (unknown keys are errors) and returns a frozen :class:`Config`, or raises
+:class:`ConfigError` listing every problem, one per line, each naming its key::
+
+    table.toml: mqtt.port: Input should be less than or equal to 65535
+    table.toml: antennas.7: 'seat:12' is not a zone on a 9-seat table
+
+Loading is a pure function: it opens no device, creates no folder and touches no
+journal, so a broken file changes nothing (the daemon keeps running on the old
+config, or refuses to start).  Relative file names in the file (journal, TLS files,
+password file) are relative to the config file's folder.
+
+Sections (see ``examples/table.toml`` for a commented, complete example):
+
+``[table]``      id (MQTT-safe), size 2..10, game, structure, rules, event, deck
+``[stakes]``     small_blind, big_blind, ante, bb_ante, straddle, bring_in, small_bet, big_bet,
+                 raise_cap, starting_stack -- the ones the game and structure use are required
+                 when the section is given; with starting_stack every seated player's chips are
+                 counted (stacks, bets, pots: controller.rules.chips)
+``[[levels]]``   a tournament's level schedule: small_blind, big_blind, ante, bb_ante,
+                 bring_in, small_bet, big_bet, minutes; a new level takes effect with the next
+                 hand once its clock has run out (or on request/level), never mid-hand
+``[antennas]``   antenna number -> slot (:mod:`controller.geometry`): ``seat:N/slot``, ``board/K``,
+                 ``burn``, ``muck``, ``shoe`` (slots count from 0; ``seat:N:slot`` is read too)
+``[serial]``     the antenna controller: port (device path or ``socket://host:port``), baudrate
+``[gpio]``       enabled, and ``[gpio.pins]`` (``hw.gpio.config``: the panel's wiring, checked without gpiozero)
+``[nfc]``        readers = [{zone, path}, ...], badges = {uid = "dealer"} (dealers sign in by NFC badge)
+``[mqtt]``       url (``mqtt://`` or ``mqtts://``), base_topic, credentials, ``[mqtt.tls]``, keepalive
+``[broadcast]``  delay: seconds (int >= 0) or ``"end_of_hand"`` for hole cards
+``[journal]``    path, sync
+``[camera]``     enabled
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+from typing import Annotated, Any, Literal
+from urllib.parse import urlsplit
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PlainSerializer,
+    PlainValidator,
+    ValidationError,
+    ValidationInfo,
+    create_model,
+    field_validator,
+    model_validator,
+)
+
+from controller.app.paths import state_dir
+from controller.errors import PokerTableError
+from controller.geometry import Slot, ZoneError, ZoneMap
+from controller.rules.games import GAMES, STRUCTURES, Family, get_game
+from controller.rules.profiles import ProfileError, get_profile
+from controller.sources import KeyedProblems, SourcePlugin, plugins
+
+SAFE_ID = r"^[A-Za-z0-9_-]+$"
+
+
+class ConfigError(PokerTableError, ValueError):
+    """The config is unusable; :attr:`problems` has one ``key: problem`` line each."""
+
+    def __init__(self, problems: list[str], source: str | None = None) -> None:
+        self.problems = list(problems)
+        self.source = source
+        prefix = f"{source}: " if source else ""
+        super().__init__("\n".join(prefix + p for p in self.problems))
+
+
+# ---------------------------------------------------------------------- zones
+def _parse_slot(value: Any) -> Slot:
+    try:
+        return value if isinstance(value, Slot) else Slot.parse(value)
+    except ZoneError as exc:
+        raise ValueError(str(exc)) from None
+
+
+#: An antenna's slot in the config: written ``seat:3/1``, ``board/2``, ``burn`` (or ``seat:3:1``).
+AntennaSlot = Annotated[Slot, PlainValidator(_parse_slot), PlainSerializer(str, return_type=str)]
+
+
+# ---------------------------------------------------------------------- sections
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def _resolve(path: Path, info: ValidationInfo) -> Path:
+    base = (info.context or {}).get("base_dir")
+    path = path.expanduser()
+    if base is not None and not path.is_absolute():
+        path = Path(base) / path
+    return path
+
+
+def _existing_file(path: Path | None, info: ValidationInfo) -> Path | None:
+    if path is None:
+        return None
+    path = _resolve(path, info)
+    if not path.is_file():
+        raise ValueError(f"file not found: {path}")
+    return path
+
+
+class TableSection(_Section):
+    id: str = Field(pattern=SAFE_ID, max_length=64, description="table id: letters, digits, '_' and '-' (MQTT-safe)")
+    size: int = Field(9, ge=2, le=10)
+    game: str = "holdem"
+    structure: str | None = None  # None: the game's default structure
+    rules: str = Field("robert", description="a rule profile's name, or the path of a cardroom's profile file")
+    event: Literal["cash", "tournament"] = "cash"
+    deck: str = Field("A", pattern=SAFE_ID, max_length=16, description="the deck (back) in play")
+
+    @field_validator("game")
+    @classmethod
+    def _known_game(cls, v: str) -> str:
+        if v not in GAMES:
+            raise ValueError(f"unknown game {v!r}; expected one of {', '.join(sorted(GAMES))}")
+        return v
+
+    @field_validator("rules")
+    @classmethod
+    def _known_rules(cls, v: str, info: ValidationInfo) -> str:
+        """A profile name, or a profile file (TOML over a base profile; a relative path is read
+        beside the config file), validated now: an error names the file and the field."""
+        if v.endswith(".toml") or "/" in v:
+            v = str(_resolve(Path(v), info))
+        try:
+            get_profile(v)
+        except ProfileError as exc:
+            raise ValueError(str(exc)) from None
+        return v
+
+    @field_validator("structure")
+    @classmethod
+    def _known_structure(cls, v: str | None) -> str | None:
+        if v is not None and v not in STRUCTURES:
+            raise ValueError(f"unknown structure {v!r}; expected one of {', '.join(STRUCTURES)}")
+        return v
+
+    @property
+    def effective_structure(self) -> str:
+        return self.structure or get_game(self.game).default_structure
+
+
+class StakesSection(_Section):
+    small_blind: int | None = Field(None, ge=0)
+    big_blind: int | None = Field(None, ge=0)
+    ante: int = Field(0, ge=0)
+    bb_ante: int = Field(0, ge=0)
+    straddle: int | None = Field(None, gt=0)
+    bring_in: int | None = Field(None, ge=0)
+    small_bet: int | None = Field(None, ge=0)
+    big_bet: int | None = Field(None, ge=0)
+    raise_cap: int | None = Field(None, ge=0)
+    starting_stack: int | None = Field(None, gt=0)
+
+    def forced_bets(self) -> dict[str, Any]:
+        """The Stakes keys of controller.rules.chips (without stacks)."""
+        out: dict[str, Any] = {}
+        blinds = [b for b in (self.small_blind, self.big_blind) if b]
+        if blinds:
+            out["blinds"] = blinds
+        if self.small_bet and self.big_bet:
+            out["limits"] = [self.small_bet, self.big_bet]
+        for key in ("ante", "bb_ante", "straddle", "bring_in", "raise_cap"):
+            value = getattr(self, key, None)
+            if value:
+                out[key] = value
+        return out
+
+    def required_for(self, game: str, structure: str) -> list[tuple[str, str]]:
+        """Problems for a game and structure: the amounts it uses must be given (key, problem)."""
+        fam = get_game(game).family
+        need: list[str] = []
+        if fam is not Family.STUD:
+            need += ["small_blind", "big_blind"]
+        else:
+            need += ["bring_in"]
+        if structure == "limit":
+            need += ["small_bet", "big_bet"]
+        problems = [(k, f"required for {game} ({structure})") for k in need if getattr(self, k) is None]
+        if self.small_blind is not None and self.big_blind is not None and self.small_blind > self.big_blind:
+            problems.append(("small_blind", f"{self.small_blind} is more than the big blind {self.big_blind}"))
+        if self.small_bet is not None and self.big_bet is not None and self.small_bet > self.big_bet:
+            problems.append(("small_bet", f"{self.small_bet} is more than the big bet {self.big_bet}"))
+        if self.bring_in is not None and self.small_bet is not None and self.bring_in > self.small_bet:
+            problems.append(("bring_in", f"{self.bring_in} is more than the small bet {self.small_bet}"))
+        return problems
+
+
+class LevelSection(StakesSection):
+    """One level of a tournament's schedule: its forced bets and how long it lasts."""
+
+    minutes: float | None = Field(None, gt=0)
+
+
+class TlsSection(_Section):
+    ca_file: Path | None = None
+    certfile: Path | None = None
+    keyfile: Path | None = None
+
+    @field_validator("ca_file", "certfile", "keyfile")
+    @classmethod
+    def _exists(cls, v: Path | None, info: ValidationInfo) -> Path | None:
+        return _existing_file(v, info)
+
+    @model_validator(mode="after")
+    def _pair(self) -> TlsSection:
+        if self.keyfile is not None and self.certfile is None:
+            raise KeyedProblems([("keyfile", "a keyfile needs a certfile")])
+        return self
+
+
+class MqttSection(_Section):
+    url: str = "mqtt://localhost:1883"
+    port: int | None = Field(None, ge=1, le=65535, description="overrides the url's port")
+    base_topic: str = Field("poker", pattern=r"^[A-Za-z0-9_-]+(/[A-Za-z0-9_-]+)*$")
+    username: str | None = None
+    password: str | None = None
+    password_file: Path | None = None
+    tls: TlsSection | None = None
+    keepalive: int = Field(60, ge=1, le=65535)
+
+    @field_validator("url")
+    @classmethod
+    def _url(cls, v: str) -> str:
+        parts = urlsplit(v)
+        if parts.scheme not in ("mqtt", "mqtts"):
+            raise ValueError(f"{v!r}: expected mqtt://host[:port] or mqtts://host[:port]")
+        if not parts.hostname:
+            raise ValueError(f"{v!r}: no host")
+        try:
+            port = parts.port
+        except ValueError:
+            port = -1
+        if port is not None and not 1 <= port <= 65535:
+            raise ValueError(f"{v!r}: port must be in 1..65535")
+        if parts.username or parts.password:
+            raise ValueError(f"{v!r}: put credentials in mqtt.username / mqtt.password_file, not in the url")
+        if parts.path not in ("", "/") or parts.query or parts.fragment:
+            raise ValueError(f"{v!r}: the url is only scheme://host[:port]; the topic goes in mqtt.base_topic")
+        return v
+
+    @field_validator("password_file")
+    @classmethod
+    def _password_file(cls, v: Path | None, info: ValidationInfo) -> Path | None:
+        return _existing_file(v, info)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> MqttSection:
+        problems = []
+        if self.password is not None and self.password_file is not None:
+            problems.append(("password_file", "give password or password_file, not both"))
+        if (self.password is not None or self.password_file is not None) and not self.username:
+            problems.append(("username", "required with a password"))
+        if self.port is not None and urlsplit(self.url).port is not None:
+            problems.append(("port", "the url already has a port"))
+        if self.tls is not None and not self.secure:
+            problems.append(("tls", "TLS settings need an mqtts:// url"))
+        if problems:
+            raise KeyedProblems(problems)
+        return self
+
+    @property
+    def secure(self) -> bool:
+        return urlsplit(self.url).scheme == "mqtts"
+
+    @property
+    def host(self) -> str:
+        return urlsplit(self.url).hostname or "localhost"
+
+    @property
+    def effective_port(self) -> int:
+        return self.port or urlsplit(self.url).port or (8883 if self.secure else 1883)
+
+    def read_password(self) -> str | None:
+        if self.password_file is not None:
+            return self.password_file.read_text(encoding="utf-8").strip()
+        return self.password
+
+
+class BroadcastSection(_Section):
+    # Hole cards on the protected topic: held back this many seconds, or until the hand ends.
+    delay: int | Literal["end_of_hand"] = "end_of_hand"
+
+    @field_validator("delay", mode="before")
+    @classmethod
+    def _delay(cls, v: Any) -> Any:
+        if isinstance(v, bool) or not (isinstance(v, int) and v >= 0 or v == "end_of_hand"):
+            raise ValueError(f"expected seconds (an integer >= 0) or \"end_of_hand\", got {v!r}")
+        return v
+
+
+class JournalSection(_Section):
+    path: Path = Field(default_factory=lambda: state_dir() / "journal.sqlite")
+    # "full": each event is on disk before it is applied (survives a power cut); "normal": each
+    # event is committed to SQLite's WAL first (survives a crash or kill -9 of the daemon, not a
+    # power cut), which saves a disk flush per card.  See controller.journal.SYNC_MODES.
+    sync: Literal["full", "normal"] = "full"
+
+    @field_validator("path")
+    @classmethod
+    def _relative(cls, v: Path, info: ValidationInfo) -> Path:
+        v = _resolve(v, info)
+        if v.exists() and v.is_dir():
+            raise ValueError(f"{v} is a folder; give the journal file's name")
+        return v
+
+
+class CoreConfig(_Section):
+    """The whole file but the sources' sections.  Field order matters: ``table`` validates first,
+    the later sections are checked against it (seat numbers, the stakes a game needs).
+
+    :data:`Config` adds one section per source plug-in (``[serial]``, ``[gpio]``, ``[nfc]``,
+    ``[camera]``, ...), each validated by the schema its driver owns."""
+
+    table: TableSection
+    stakes: StakesSection | None = None
+    levels: list[LevelSection] = Field(default_factory=list)
+    antennas: dict[int, AntennaSlot] = Field(default_factory=dict)
+    mqtt: MqttSection = Field(default_factory=MqttSection)
+    broadcast: BroadcastSection = Field(default_factory=BroadcastSection)
+    journal: JournalSection = Field(default_factory=JournalSection)
+
+    def source(self, name: str) -> Any:
+        """A source plug-in's section (``config.source("gpio")`` is ``config.gpio``)."""
+        return getattr(self, name)
+
+    @field_validator("stakes")
+    @classmethod
+    def _stakes_for_game(cls, v: StakesSection | None, info: ValidationInfo) -> StakesSection | None:
+        table = info.data.get("table")
+        if v is not None and table is not None:
+            problems = v.required_for(table.game, table.effective_structure)
+            if problems:
+                raise KeyedProblems(problems)
+        return v
+
+    @field_validator("levels")
+    @classmethod
+    def _levels_for_game(cls, v: list[LevelSection], info: ValidationInfo) -> list[LevelSection]:
+        table = info.data.get("table")
+        if table is not None:
+            problems = [(f"{i}.{key}", msg) for i, lv in enumerate(v)
+                        for key, msg in lv.required_for(table.game, table.effective_structure)]
+            if problems:
+                raise KeyedProblems(problems)
+        return v
+
+    @field_validator("antennas", mode="before")
+    @classmethod
+    def _antenna_numbers(cls, v: Any) -> Any:
+        if not isinstance(v, dict):
+            return v
+        problems = []
+        seen: dict[int, str] = {}
+        for key in v:
+            try:
+                n = int(key)
+            except (TypeError, ValueError):
+                problems.append((str(key), "antenna numbers are integers >= 0"))
+                continue
+            if n < 0:
+                problems.append((str(key), "antenna numbers are integers >= 0"))
+            elif n in seen:
+                problems.append((str(key), f"antenna {n} is listed twice (also as {seen[n]!r})"))
+            seen.setdefault(n, str(key))
+        if problems:
+            raise KeyedProblems(problems)
+        return v
+
+    @field_validator("antennas")
+    @classmethod
+    def _antenna_zones(cls, v: dict[int, Slot], info: ValidationInfo) -> dict[int, Slot]:
+        table = info.data.get("table")
+        problems = []
+        slots: dict[Slot, int] = {}
+        for antenna, zone in sorted(v.items()):
+            seat = zone.zone.seat
+            if table is not None and seat is not None and seat > table.size:
+                problems.append((str(antenna), f"'{zone.zone}' is not a zone on a {table.size}-seat table"))
+            elif zone in slots:
+                problems.append((str(antenna), f"'{zone}' is already antenna {slots[zone]}"))
+            slots.setdefault(zone, antenna)
+        if problems:
+            raise KeyedProblems(problems)
+        return dict(sorted(v.items()))
+
+    # ------------------------------------------------------------------ helpers
+    def zone_map(self) -> ZoneMap:
+        """Which antenna is which slot (``[antennas]``)."""
+        return ZoneMap(self.antennas)
+
+    def table_kwargs(self) -> dict[str, Any]:
+        """Keyword arguments for :class:`controller.table.Table`."""
+        t = self.table
+        out: dict[str, Any] = {"size": t.size, "game": t.game, "rules": t.rules, "event": t.event,
+                               "structure": t.structure, "deck": t.deck}
+        if self.stakes is not None:
+            out["stakes"] = self.stakes.forced_bets()
+            out["starting_stack"] = self.stakes.starting_stack
+        if self.levels:
+            out["levels"] = [lv.forced_bets() | {"minutes": lv.minutes} for lv in self.levels]
+        return out
+
+    @property
+    def topic(self) -> str:
+        """The table's MQTT topic root: ``<base_topic>/<table id>``."""
+        return f"{self.mqtt.base_topic}/{self.table.id}"
+
+
+# ---------------------------------------------------------------------- loading
+def _format_loc(loc: tuple) -> str:
+    parts = []
+    for p in loc:
+        if p in ("[key]",):
+            continue
+        parts.append(str(p))
+    return ".".join(parts)
+
+
+def _problems(exc: ValidationError) -> list[str]:
+    out: list[str] = []
+    for err in exc.errors(include_url=False):
+        loc = _format_loc(err["loc"])
+        error = (err.get("ctx") or {}).get("error")
+        if isinstance(error, KeyedProblems):
+            for key, msg in error.problems:
+                out.append(f"{loc}.{key}: {msg}" if loc else f"{key}: {msg}")
+            continue
+        msg = err["msg"]
+        if err["type"] == "value_error":
+            msg = msg.removeprefix("Value error, ")
+        elif err["type"] == "extra_forbidden":
+            msg = "unknown key"
+        elif err["type"] == "missing":
+            msg = "required"
+        elif err["type"] == "string_pattern_mismatch" and loc.endswith("id"):
+            msg = f"{err['input']!r}: use letters, digits, '_' and '-' only (it is part of MQTT topics)"
+        out.append(f"{loc}: {msg}" if loc else msg)
+    return out
+
+
+def _table_check(plugin: SourcePlugin) -> Any:
+    """A field validator running a plug-in's check of its section against ``[table]``."""
+    assert plugin.check is not None
+    check = plugin.check
+
+    def _fits_the_table(cls: Any, v: Any, info: ValidationInfo) -> Any:  # noqa: ARG001
+        table = info.data.get("table")
+        problems = check(v, table) if table is not None else []
+        if problems:
+            raise KeyedProblems(problems)
+        return v
+
+    return field_validator(plugin.name)(classmethod(_fits_the_table))
+
+
+def _with_sources() -> type[CoreConfig]:
+    fields: dict[str, Any] = {name: (p.section, Field(default_factory=p.default_section))
+                              for name, p in plugins().items()}
+    checks = {f"_{name}_fits_the_table": _table_check(p) for name, p in plugins().items() if p.check is not None}
+    return create_model("Config", __base__=CoreConfig, __doc__="A table's whole config (``examples/table.toml``).",
+                        __validators__=checks, **fields)
+
+
+#: The config model: :class:`CoreConfig` plus one section per source plug-in.
+Config = _with_sources()
+
+
+def validate_config(data: dict[str, Any], *, base_dir: str | Path | None = None,
+                    source: str | None = None) -> CoreConfig:
+    """Validate already-parsed data (a TOML document as a dict)."""
+    try:
+        return Config.model_validate(data, context={"base_dir": Path(base_dir) if base_dir else None})
+    except ValidationError as exc:
+        raise ConfigError(_problems(exc), source) from None
+
+
+def load_config(path: str | Path) -> CoreConfig:
+    """Read and validate a TOML config file; :class:`ConfigError` lists every problem."""
+    path = Path(path)
+    name = path.name
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except OSError as exc:
+        raise ConfigError([f"cannot read: {exc.strerror or exc}"], name) from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError([f"not UTF-8 text: {exc}"], name) from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError([_toml_problem(str(exc))], name) from None
+    return validate_config(data, base_dir=path.resolve().parent, source=name)
+
+
+def _toml_problem(message: str) -> str:
+    """``Invalid value (at line 3, column 9)`` -> ``line 3, column 9: invalid value (TOML syntax)``."""
+    m = re.search(r"\s*\(at line (\d+), column (\d+)\)$", message)
+    if m:
+        return f"line {m.group(1)}, column {m.group(2)}: {message[: m.start()]} (TOML syntax)"
+    m = re.search(r"\s*\(at end of document\)$", message)
+    if m:
+        return f"end of file: {message[: m.start()]} (TOML syntax)"
+    return f"{message} (TOML syntax)"
+
+
+__all__ = [
+    "AntennaSlot",
+    "BroadcastSection",
+    "Config",
+    "CoreConfig",
+    "ConfigError",
+    "JournalSection",
+    "MqttSection",
+    "StakesSection",
+    "TableSection",
+    "TlsSection",
+    "load_config",
+    "validate_config",
+]

@@ -1,0 +1,442 @@
+"""The daemon: sources -> one engine owner -> outputs.
+
+* **Sources** are plug-ins (:mod:`controller.sources`) built from the config by name: the
+  antenna board (``serial``: link -> zones -> fusion), the dealer's panel (``gpio``), NFC readers
+  (``nfc``), the camera (``camera``); plus the dealer's console over MQTT requests.  The daemon
+  knows none of them by type.
+* **One owner** holds table state: a lock, taken to apply one event at a time.  Each event is
+  journaled before it is applied (:class:`TableService`); its outputs go to the MQTT publisher
+  and to every source's ``after`` (the panel's LED and buzzer) before the lock is let go.  Cards
+  from the antennas are applied on the serial thread itself, under that lock (no thread hand-off
+  on the path a dealer waits on); everything else is queued to an owner thread that takes the
+  same lock.
+* A restart replays the journal (even after ``kill -9``) and republishes whatever the
+  broker never acknowledged (the journal keeps the delivered cursor).
+* systemd: READY once serving, WATCHDOG only while the owner, MQTT and every source's loops
+  are alive, STOPPING on SIGTERM.
+
+``backends={name: stand_in}`` gives a source a stand-in device, so the demo and the tests run
+the very same daemon on an emulator, gpiozero's mock pins and a scripted NFC frontend.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable, Mapping
+from concurrent.futures import Future
+from dataclasses import dataclass
+from typing import Any
+
+from controller.app.config import CoreConfig
+from controller.app.publisher import Publisher
+from controller.app.sdnotify import Notifier, watchdog_interval
+from controller.journal import Journal
+from controller.mqtt.contract import RequestError, Topics, parse_request, request_transaction, response_payload
+from controller.mqtt.link import MqttLink, MqttSettings
+from controller.rules.decks import DeckRegistry
+from controller.rules.events import (
+    Acknowledge,
+    Act,
+    CallMisdeal,
+    ChangeGame,
+    DealerSignIn,
+    Event,
+    NewHand,
+    Put,
+    SeatPlayer,
+    SetButton,
+    SetLevel,
+    SetStack,
+    UnseatPlayer,
+)
+from controller.rules.table import Table
+from controller.service import Output, Rejected, TableService
+from controller.sources import Source, SourceContext, SourceError, plugins
+
+log = logging.getLogger("controller.app.daemon")
+
+#: The retained ``state`` snapshot follows a change this much later, one snapshot for a burst
+#: of changes (as zigbee2mqtt's ``debounce``): the event that a display reacts to goes out
+#: first, and encoding the whole table does not hold up its delivery.
+STATE_DEBOUNCE = 0.005
+_WAKE = object()  # an inbox item that only makes the owner thread look at the clock
+
+
+@dataclass
+class _Item:
+    event: Event
+    source: str
+    future: Future | None
+    posted: float
+
+
+def request_event(name: str, fields: dict[str, Any]) -> Event:
+    """A validated console request (see :func:`parse_request`) as a table event."""
+    if name == "new_hand":
+        return NewHand(source="console")
+    if name == "set_button":
+        return SetButton(int(fields["seat"]))
+    if name == "seat":
+        stack = fields.get("stack")
+        return SeatPlayer(int(fields["seat"]), str(fields["name"]), bool(fields.get("post", False)),
+                          int(stack) if stack is not None else None)
+    if name == "put":
+        declare = fields.get("declare")
+        to = None
+        if isinstance(declare, dict):
+            ((declare, to),) = declare.items()
+        return Put(int(fields["seat"]), tuple(int(c) for c in fields["chips"]), declare,
+                   int(to) if to is not None else None)
+    if name == "stack":
+        return SetStack(int(fields["seat"]), fields.get("stack"), fields.get("add"))
+    if name == "level":
+        return SetLevel(fields.get("number"), bool(fields.get("advance", False)))
+    if name == "unseat":
+        return UnseatPlayer(int(fields["seat"]))
+    if name == "action":
+        amount = fields.get("amount")
+        return Act(int(fields["seat"]), str(fields["action"]), bool(fields.get("all_in", False)),
+                   int(amount) if amount is not None else None)
+    if name == "acknowledge":
+        return Acknowledge(fields.get("alert"))
+    if name == "misdeal":
+        return CallMisdeal(str(fields["reason"]))
+    if name == "dealer":
+        return DealerSignIn(fields["dealer"], source="console")
+    if name == "change_game":
+        return ChangeGame(str(fields["game"]), fields.get("rules"), fields.get("structure"), fields.get("event"))
+    raise RequestError(f"unknown request {name!r}")
+
+
+class Daemon:
+    """One table: journal, engine owner, MQTT, hardware sources."""
+
+    def __init__(
+        self,
+        config: CoreConfig,
+        *,
+        registry: DeckRegistry | None = None,
+        mqtt_username: str | None = None,
+        mqtt_password: str | None = None,
+        backends: Mapping[str, Any] | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.config = config
+        self.registry = registry or DeckRegistry()
+        self.clock = clock
+        #: Stand-ins for devices by source name (an emulator's port for ``serial``, a mock panel
+        #: factory for ``gpio``...): the demo and the tests run the very same daemon on them.
+        self.backends = dict(backends or {})
+        unknown = set(self.backends) - set(plugins())
+        if unknown:
+            raise SourceError(f"no source plug-in named {sorted(unknown)}; known: {sorted(plugins())}")
+        #: The running sources by name, in start order.
+        self.sources: dict[str, Source] = {}
+        #: Called with every event the owner applied and its source (after it is journaled).
+        self.applied: list[Callable[[Event, str], None]] = []
+        self.mqtt_username = mqtt_username or config.mqtt.username
+        self.mqtt_password = mqtt_password or config.mqtt.read_password()
+        self.topics = Topics(config.mqtt.base_topic, config.table.id)
+        self.inbox: queue.Queue[Any] = queue.Queue()
+        self._state_due: float | None = None
+        # The engine owner.  Re-entrant: applying a hand start resets the RFID pipeline, which
+        # runs under this same lock.
+        self.owner_lock = threading.RLock()
+        self._cursor = threading.Condition()
+        self._cursor_seq = 0
+        self.notifier = Notifier()
+        self.journal: Journal | None = None
+        self.service: TableService | None = None
+        self.link: MqttLink | None = None
+        self.publisher: Publisher | None = None
+        self._threads: list[threading.Thread] = []
+        self._stop = threading.Event()
+        self._owner: threading.Thread | None = None
+        self.owner_beat = time.monotonic()
+        self.listeners: list[Callable[[list[Output]], None]] = []
+        self.started = threading.Event()
+
+    # ------------------------------------------------------------------ lifecycle
+    def start(self) -> Daemon:
+        cfg = self.config
+        # Sources, paho's thread and the owner thread share the GIL: a short switch interval keeps
+        # a thread that wakes for I/O from waiting long behind one that is busy.
+        sys.setswitchinterval(0.0005)
+        self.journal = Journal(cfg.journal.path, sync=cfg.journal.sync)
+        self.service = TableService(Table(**cfg.table_kwargs()), journal=self.journal, clock=self.clock)
+        replayed = self.service.replay(self.journal.entries())
+        log.info("journal replayed", extra={"events": self.journal.last_seq, "hand_id": self.service.hand_id,
+                                             "table_id": cfg.table.id})
+        m = cfg.mqtt
+        tls = m.tls
+        settings = MqttSettings(
+            url=f"{'mqtts' if m.secure else 'mqtt'}://{m.host}:{m.effective_port}",
+            username=self.mqtt_username, password=self.mqtt_password,
+            client_id=f"tablectl-{cfg.table.id}", keepalive=min(m.keepalive, 30),
+            ca_file=str(tls.ca_file) if tls and tls.ca_file else None,
+            certfile=str(tls.certfile) if tls and tls.certfile else None,
+            keyfile=str(tls.keyfile) if tls and tls.keyfile else None,
+        )
+        self.link = MqttLink(settings, self.topics.availability, request_filter=self.topics.requests,
+                             on_request=self._on_request, on_delivered=self._delivered)
+        self.publisher = Publisher(self.link, self.topics, cfg.table.id, cfg.broadcast.delay, clock=self.clock)
+        published = self.journal.published_seq
+        unsent = [o for o in replayed if o.seq > published]
+        if unsent:
+            log.info("republishing what the broker never acknowledged", extra={"outputs": len(unsent)})
+        self.publisher.publish(unsent, self.service)
+        self.link.start()
+        t = threading.Thread(target=self._store_cursor, name="journal-cursor", daemon=True)
+        t.start()
+        self._threads.append(t)
+        self._start_sources()
+        self._owner = threading.Thread(target=self._run, name="engine-owner", daemon=True)
+        self._owner.start()
+        self.started.set()
+        self.notifier.ready(f"table {cfg.table.id}: hand {self.service.hand_id}")
+        return self
+
+    def stop(self) -> None:
+        if self._stop.is_set():
+            return
+        self.notifier.stopping()
+        self._stop.set()
+        with self._cursor:
+            self._cursor.notify_all()
+        self.inbox.put(None)
+        if self._owner is not None:
+            self._owner.join(5)
+        for name, src in reversed(self.sources.items()):
+            try:
+                src.stop()
+            except Exception:
+                log.exception("source %s failed to stop", name)
+        for t in self._threads:
+            t.join(2)
+        if self.publisher is not None:
+            self.publisher.close()
+        if self.link is not None:
+            self.link.stop()
+        self._write_cursor()
+        if self.journal is not None:
+            self.journal.close()
+
+    def __enter__(self) -> Daemon:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def run_forever(self) -> int:
+        """``tablectl run``: serve until SIGTERM/SIGINT, feeding the systemd watchdog."""
+        stop = threading.Event()
+
+        def _signal(signum, frame):  # noqa: ARG001
+            log.info("signal %s: stopping", signum)
+            stop.set()
+
+        signal.signal(signal.SIGTERM, _signal)
+        signal.signal(signal.SIGINT, _signal)
+        if not self.started.is_set():
+            self.start()
+        period = watchdog_interval() or 2.0
+        while not stop.wait(period):
+            if self.healthy():
+                self.notifier.watchdog()
+            else:
+                log.warning("unhealthy: watchdog not fed", extra={"health": self.health()})
+        self.stop()
+        return 0
+
+    # ------------------------------------------------------------------ inputs
+    def post(self, event: Event, source: str = "") -> None:
+        """Hardware threads: hand an event to the owner and return at once."""
+        self.inbox.put(_Item(event, source, None, time.monotonic()))
+
+    def apply_now(self, event: Event, source: str = "") -> None:
+        """Apply on the caller's thread, under the owner lock (the RFID pipeline: a card is
+        journaled, applied and published before the serial thread reads the next frame)."""
+        with self.owner_lock:
+            self._apply(_Item(event, source, None, time.monotonic()))
+
+    def submit(self, event: Event, source: str = "console", timeout: float = 10.0) -> list[Output]:
+        """Apply an event through the owner thread and wait: returns the outputs or raises
+        :class:`Rejected` (nothing changed)."""
+        fut: Future = Future()
+        self.inbox.put(_Item(event, source, fut, time.monotonic()))
+        return fut.result(timeout)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self.owner_beat = now = time.monotonic()
+            due = self._state_due
+            try:
+                item = self.inbox.get(timeout=0.25 if due is None else max(0.0, due - now))
+            except queue.Empty:
+                item = _WAKE
+            if item is None:
+                break
+            if item is not _WAKE:
+                with self.owner_lock:
+                    self._apply(item)
+            self._publish_state_if_due()
+        self._publish_state_if_due(force=True)
+
+    def _publish_state_if_due(self, force: bool = False) -> None:
+        due = self._state_due
+        if due is None or (not force and time.monotonic() < due):
+            return
+        with self.owner_lock:
+            if self._state_due is not None and self.publisher is not None and self.service is not None:
+                self._state_due = None
+                self.publisher.publish_state(self.service)
+
+    def _apply(self, item: _Item) -> None:
+        assert self.service is not None and self.publisher is not None
+        try:
+            outputs = self.service.submit(item.event, source=item.source)
+        except Rejected as exc:
+            log.info("rejected %s: %s", item.event.kind, exc, extra={"source": item.source})
+            if item.future is not None:
+                item.future.set_exception(exc)
+            return
+        except Exception as exc:  # never lose the owner thread to one bad event
+            log.exception("failed to apply %s", item.event.kind)
+            if item.future is not None:
+                item.future.set_exception(exc)
+            return
+        try:
+            self.publisher.publish(outputs, self.service, state=False)
+        except Exception:  # journaled and applied: a publishing bug must not stop the table
+            log.exception("failed to publish the outputs of %s", item.event.kind)
+        if self._state_due is None:
+            self._state_due = time.monotonic() + STATE_DEBOUNCE
+            if threading.current_thread() is not self._owner:
+                self.inbox.put(_WAKE)  # the owner thread's loop publishes it when due
+        for hook in self.applied:
+            hook(item.event, item.source)
+        self._after(outputs)
+        if item.future is not None:
+            item.future.set_result(outputs)
+
+    def _after(self, outputs: list[Output]) -> None:
+        for name, src in self.sources.items():
+            try:
+                src.after(outputs)
+            except Exception:
+                log.exception("source %s failed on the outputs", name)
+        for listener in self.listeners:
+            try:
+                listener(outputs)
+            except Exception:
+                log.exception("listener failed")
+
+    def _delivered(self, seq: int) -> None:
+        """The broker has everything up to ``seq``.  Stored a moment later, batched: a disk
+        flush per acknowledgement would compete with the journal's own.  After a crash the
+        stored cursor may lag by that moment; the restart then republishes a few messages the
+        broker already had (at least once; payloads carry ``seq`` so readers drop repeats)."""
+        with self._cursor:
+            if seq > self._cursor_seq:
+                self._cursor_seq = seq
+                self._cursor.notify_all()
+
+    def _store_cursor(self, every: float = 0.25) -> None:
+        stored = 0
+        while not self._stop.is_set():
+            with self._cursor:
+                self._cursor.wait_for(lambda s=stored: self._cursor_seq > s or self._stop.is_set())
+            if self._stop.wait(every):
+                break
+            stored = self._write_cursor()
+
+    def _write_cursor(self) -> int:
+        seq = self._cursor_seq
+        if self.journal is not None and seq:
+            try:
+                self.journal.mark_published(min(seq, self.journal.last_seq))
+            except Exception:
+                log.exception("could not store the delivered cursor")
+        return seq
+
+    # ------------------------------------------------------------------ console requests
+    def _on_request(self, name: str, payload: bytes, response_topic: str | None, correlation: bytes | None) -> None:
+        """paho's thread: parse, hand to the owner, answer.  An invalid request changes nothing."""
+        transaction = request_transaction(payload)
+        try:
+            fields = parse_request(name, payload)
+            event = request_event(name, fields)
+        except RequestError as exc:
+            self._respond(response_topic, correlation, response_payload(exc.transaction or transaction, False,
+                                                                        str(exc)))
+            return
+        fut: Future = Future()
+        fut.add_done_callback(lambda f: self._answer(f, response_topic, correlation, transaction))
+        self.inbox.put(_Item(event, "console", fut, time.monotonic()))
+
+    def _answer(self, fut: Future, response_topic: str | None, correlation: bytes | None,
+                transaction: str | None) -> None:
+        exc = fut.exception()
+        if exc is not None:
+            self._respond(response_topic, correlation, response_payload(transaction, False, str(exc)))
+            return
+        outputs = fut.result()
+        result = {"seq": outputs[0].seq if outputs else None, "outputs": [o.kind for o in outputs]}
+        self._respond(response_topic, correlation, response_payload(transaction, True, result=result))
+
+    def _respond(self, response_topic: str | None, correlation: bytes | None, payload: dict) -> None:
+        if self.link is None:
+            return
+        if response_topic:
+            self.link.respond(response_topic, correlation, payload)
+        else:
+            self.link.publish(self.topics.response, payload)
+
+    # ------------------------------------------------------------------ sources
+    def _start_sources(self) -> None:
+        """Every source plug-in the config enables (or a backend stands in for), in start order."""
+        ctx = dict(config=self.config, registry=self.registry, post=self.post, apply_now=self.apply_now,
+                   owner_lock=self.owner_lock, stopping=self._stop,
+                   engine=lambda: self.service.engine if self.service is not None else None)
+        for name, plugin in plugins().items():
+            section = getattr(self.config, name)
+            backend = self.backends.get(name)
+            if not plugin.enabled(section, backend):
+                continue
+            src = plugin.build(SourceContext(**ctx, peers=dict(self.sources), backend=backend), section)
+            src.start()
+            self.sources[name] = src
+            log.info("source started", extra={"source": name})
+
+    # ------------------------------------------------------------------ health
+    def health(self) -> dict[str, Any]:
+        now = time.monotonic()
+        out: dict[str, Any] = {
+            "owner_alive": bool(self._owner and self._owner.is_alive()),
+            "owner_beat_age": round(now - self.owner_beat, 3),
+            "inbox": self.inbox.qsize(),
+        }
+        if self.link is not None:
+            out["mqtt"] = {"connected": self.link.connected, "backlog": self.link.backlog,
+                           "outbox_age": round(now - self.link.last_loop, 3),
+                           "paho_alive": self.link.client._thread is not None
+                           and self.link.client._thread.is_alive(),  # noqa: SLF001
+                           "counters": dict(self.link.counters)}
+        for name, src in self.sources.items():
+            out[name] = {**src.health(), "healthy": src.healthy()}
+        return out
+
+    def healthy(self) -> bool:
+        """The watchdog's test: every loop is turning (not: every peer is reachable)."""
+        h = self.health()
+        if not h["owner_alive"] or h["owner_beat_age"] > 5:
+            return False
+        mqtt = h.get("mqtt")
+        if mqtt is not None and (mqtt["outbox_age"] > 5 or not mqtt["paho_alive"]):
+            return False
+        return all(h[name]["healthy"] for name in self.sources)

@@ -1,0 +1,168 @@
+"""Turn the service's outputs into MQTT messages (docs/mqtt.md), with the broadcast delay.
+
+Public topics get everything a display needs and never a face-down card's identity;
+``private/holecards`` gets the hole cards at once (only the controller's credential can
+read it); the broadcast topics get the overlay's view after the configured delay — a
+number of seconds, or ``end_of_hand`` (nothing of a hand leaves before it is over, as
+on the electronic tables that keep all data in until the pot is pushed).  A retained
+broadcast secret is cleared when its hand ends.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from controller.mqtt.contract import SCHEMA_VERSION, Topics, card_event, event_payload, state_payload
+from controller.mqtt.link import MqttLink
+from controller.service import Output, TableService
+
+END_OF_HAND = "end_of_hand"
+_EVENT_KINDS = ("hand_start", "burn", "board", "street", "action", "draw", "hand_end", "dealer")
+
+
+@dataclass
+class Publisher:
+    link: MqttLink
+    topics: Topics
+    table_id: str
+    broadcast_delay: float | str = END_OF_HAND
+    clock: Callable[[], float] = time.time
+    live_equity: bool = True
+    _held: list[tuple[str, dict[str, Any], bool]] = field(default_factory=list)  # end_of_hand buffer
+    _equity: Any = None
+    _deferred: tuple[Output, int | None, float] | None = None  # the newest hole cards, sent with the state
+
+    def close(self) -> None:
+        if self._equity is not None:
+            self._equity.stop()
+            self._equity = None
+
+    @property
+    def delay_label(self) -> float | str:
+        return "hand_end" if self.broadcast_delay == END_OF_HAND else float(self.broadcast_delay)
+
+    # ------------------------------------------------------------------ outputs
+    def publish(self, outputs: Iterable[Output], service: TableService, state: bool = True) -> None:
+        """Publish one batch of outputs (one applied event), then the retained state.
+
+        With ``state`` false the retained snapshot and the hole cards (each a whole-table
+        snapshot too) wait for :meth:`publish_state`, which the daemon calls a moment later
+        (:data:`controller.daemon.STATE_DEBOUNCE`): the card's event leaves first and alone."""
+        now = round(self.clock(), 3)
+        seq = service.seq
+        hand_id = service.hand_id if service.engine is not None else None
+        changed = False  # the cards in play or who holds them changed: equities must follow
+        for out in outputs:
+            seq = out.seq or seq
+            changed = changed or out.kind in ("holecards", "board", "street") or (
+                out.kind == "action" and out.payload.get("action") == "fold")
+            if not state and out.kind == "holecards":
+                self._deferred = (out, hand_id, now)
+                continue
+            self._one(out, service, hand_id, now)
+        if state:
+            self.publish_state(service, seq, now)
+        if changed:
+            self._request_equity(service, seq)
+
+    def _one(self, out: Output, service: TableService, hand_id: int | None, now: float) -> None:
+        kind, p, seq = out.kind, out.payload, out.seq
+        t = self.topics
+        if kind == "card":
+            msg = card_event(seq=seq, ts=now, hand_id=hand_id or 1, seat=p["seat"], face=p["face"], card=p["card"],
+                             source=p.get("source") or "rfid", exposed=bool(p.get("exposed")))
+            self.link.publish(t.event("card"), msg, seq=seq)
+        elif kind in _EVENT_KINDS:
+            msg = event_payload(kind, seq=seq, ts=now, hand_id=hand_id or 1, **p)
+            self.link.publish(t.event(kind), msg, seq=seq)
+            if kind == "hand_start":
+                self._held.clear()
+            elif kind == "hand_end":
+                self._publish_deferred(service)  # before the hand's secrets are cleared
+                self._broadcast("hand_end", msg, retain=False)
+                self._end_broadcast(service, hand_id or 1, seq, now)
+        elif kind == "alert":
+            self.link.publish(t.alert, p, seq=seq)
+            self.link.publish(t.event("ruling"),
+                              event_payload("ruling", seq=seq, ts=now, hand_id=p.get("hand_id") or hand_id or 1,
+                                            alert=p), seq=seq)
+            self._active_alert(service, seq)
+        elif kind == "alert_cleared":
+            self._active_alert(service, seq)
+        elif kind == "holecards":
+            secret = {"schema": SCHEMA_VERSION, "seq": seq, "ts": now, "hand_id": hand_id or 1, "seats": p["seats"]}
+            self.link.publish(t.private_holecards, secret, seq=seq)
+            self._broadcast("holecards", dict(secret, delay=self.delay_label), retain=True)
+
+    def _request_equity(self, service: TableService, seq: int) -> None:
+        """Win percentages for the overlay whenever hole cards or the board change (off-thread).
+        With the end-of-hand delay nothing of a hand may leave before it is over, so no live odds."""
+        engine = service.engine
+        if not self.live_equity or self.broadcast_delay == END_OF_HAND or engine is None or engine.over:
+            return
+        if engine.phase.value not in ("bet", "board"):
+            return  # mid-deal: wait until the street's cards are out
+        from controller.equity.worker import EquityRequest, EquityWorker
+
+        def cards(seat: int) -> tuple:
+            return tuple(h.card for h in engine.hands.get(seat, []) if not h.scrap and not h.card.is_joker)
+
+        live = {s: cards(s) for s in sorted(engine.active) if cards(s)}
+        dead = tuple(c for s in sorted(engine.folded) for c in cards(s))
+        board = tuple(c for c in engine.board if c not in engine.premature and not c.is_joker)
+        req = EquityRequest(service.hand_id, seq, engine.game.name, live, board, dead,
+                            after_draw=engine.street.draw)
+        if self._equity is None:
+            self._equity = EquityWorker(lambda payload: self._broadcast("equity", payload, retain=True),
+                                        clock=self.clock)
+        self._equity.submit(req)
+
+    def _active_alert(self, service: TableService, seq: int) -> None:
+        active = service.alerts[0].payload() if service.alerts else None
+        self.link.publish(self.topics.alert_active, active if active is not None else b"", retain=True, seq=seq)
+
+    def _publish_deferred(self, service: TableService) -> None:
+        if self._deferred is not None:
+            out, hand_id, now = self._deferred
+            self._deferred = None
+            self._one(out, service, hand_id, now)
+
+    def publish_state(self, service: TableService, seq: int | None = None, now: float | None = None) -> None:
+        self._publish_deferred(service)
+        now = round(self.clock(), 3) if now is None else now
+        seq = service.seq if seq is None else seq
+        view = service.public_state()
+        state = state_payload(seq=seq, ts=now, table_id=self.table_id, table=view["table"], hand_id=view["hand_id"],
+                              hand=view["hand"], alert=view["alert"])
+        self.link.publish(self.topics.state, state, retain=True, seq=seq)
+        self._broadcast("state", state, retain=True)
+
+    # ------------------------------------------------------------------ broadcast
+    def _broadcast(self, name: str, payload: dict[str, Any], retain: bool) -> None:
+        if self.broadcast_delay == END_OF_HAND:
+            if payload.get("hand") is None and name == "state":
+                # Between hands the overlay may see the table (no hand in it).
+                self.link.publish(self.topics.broadcast(name), payload, retain=retain)
+            else:
+                self._held = [h for h in self._held if h[0] != name] + [(name, payload, retain)]
+            return
+        self.link.publish(self.topics.broadcast(name), payload, retain=retain, delay=float(self.broadcast_delay))
+
+    def _end_broadcast(self, service: TableService, hand_id: int, seq: int, now: float) -> None:
+        """The hand is over: release what was held (end_of_hand), then clear the retained secret."""
+        delay = 0.0 if self.broadcast_delay == END_OF_HAND else float(self.broadcast_delay)
+        if self.broadcast_delay == END_OF_HAND:
+            view = service.public_state()
+            final = state_payload(seq=seq, ts=now, table_id=self.table_id, table=view["table"],
+                                  hand_id=view["hand_id"], hand=view["hand"], alert=view["alert"])
+            held = {name: (payload, retain) for name, payload, retain in self._held}
+            held["state"] = (final, True)
+            for name, (payload, _retain) in held.items():
+                # Released after the hand: not retained, so nothing of it lingers on the broker.
+                self.link.publish(self.topics.broadcast(name), payload, retain=False)
+            self._held.clear()
+        # RRoP/TDA aside, the secret's retained copy must not outlive its hand.
+        self.link.publish(self.topics.broadcast("holecards"), b"", retain=True, delay=delay + 0.001)

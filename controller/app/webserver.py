@@ -1,0 +1,232 @@
+"""A tiny static web server for the dealer's display and the broadcast overlay.
+
+``WebServer(root, port=0, config={...})`` serves ``web/`` on 127.0.0.1 (a free port by
+default) from a background thread:
+
+* ``/display/``, ``/overlay/``, ``/common/``, ``/vendor/``: the pages, their shared modules, mqtt.js;
+* ``/config.json``: the *shared* part of ``config`` (everything except the per-page
+  sections ``display`` and ``overlay``), e.g. ``{"ws": "ws://127.0.0.1:9001", "table": "t1"}``;
+* ``/display/config.json``, ``/overlay/config.json``: the shared part merged with that
+  page's section, e.g. ``{"display": {"user": "console", "pass": "..."}}`` gives the
+  display page its credential and never the overlay's (and the other way round).
+
+Nothing else under ``root`` is served (no directory listings, no ``..``).  The config
+may hold a broker password: keep the server on loopback (the default) or on the table's
+own network, and give each page the least-privileged broker user it needs (``display``
+or ``console`` for the table, ``overlay`` for the booth).
+
+    with WebServer(REPO / "web", config={"ws": broker_ws_url, "table": "t1",
+                                         "display": {"user": "console", "pass": pw}}) as web:
+        print(web.url + "/display/")
+"""
+
+from __future__ import annotations
+
+import json
+import mimetypes
+import os
+import posixpath
+import shutil
+import tempfile
+import threading
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from http import HTTPStatus
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlencode, urlsplit
+
+HOST = "127.0.0.1"
+DEFAULT_ROOT = Path(__file__).resolve().parents[2] / "web"
+PAGES = ("display", "overlay")
+SERVED = ("display", "overlay", "common", "vendor")
+#: Content-Security-Policy of every response: the pages load nothing from elsewhere and talk
+#: only to the broker over WebSockets.
+CSP = ("default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
+       "connect-src 'self' ws: wss:; worker-src 'self' blob:; object-src 'none'; base-uri 'none'; "
+       "frame-ancestors 'self'")
+
+mimetypes.add_type("text/javascript", ".js")
+mimetypes.add_type("text/javascript", ".mjs")
+mimetypes.add_type("image/svg+xml", ".svg")
+
+
+def page_config(config: Mapping[str, Any], page: str | None) -> dict[str, Any]:
+    """What ``/config.json`` (``page`` None) or ``/<page>/config.json`` returns."""
+    shared = {k: v for k, v in config.items() if k not in PAGES}
+    if page is not None:
+        section = config.get(page)
+        if isinstance(section, Mapping):
+            shared.update(section)
+    return shared
+
+
+class _Handler(SimpleHTTPRequestHandler):
+    server: _Server
+    server_root: Path = DEFAULT_ROOT  # set per server (the handler is built before it knows its server)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, directory=str(self.server_root), **kwargs)
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the stdlib's name
+        if self.server.verbose:
+            super().log_message(format, *args)
+
+    def end_headers(self) -> None:
+        self.send_header("X-Content-Type-Options", "nosniff")
+        self.send_header("Referrer-Policy", "no-referrer")
+        self.send_header("Content-Security-Policy", CSP)
+        self.send_header("Cache-Control", "no-store")
+        super().end_headers()
+
+    def list_directory(self, path: str | Path) -> None:  # type: ignore[override]
+        self.send_error(HTTPStatus.NOT_FOUND, "no directory listings")
+        return None
+
+    def _route(self) -> tuple[str, Any] | None:
+        """('json', payload), ('file', None), ('redirect', location) or None (404)."""
+        # Route on the path exactly as translate_path() will see it (unquoted, then normalised),
+        # so "%2e%2e" cannot step out of the served folders.
+        raw = unquote(urlsplit(self.path).path)
+        if "\\" in raw or "\0" in raw:
+            return None
+        path = posixpath.normpath(raw)
+        if path in ("/", "/."):
+            return "redirect", "/display/"
+        parts = [p for p in path.split("/") if p]
+        if parts == ["config.json"]:
+            return "json", page_config(self.server.config, None)
+        if len(parts) == 2 and parts[0] in PAGES and parts[1] == "config.json":
+            return "json", page_config(self.server.config, parts[0])
+        if not parts or parts[0] not in SERVED or ".." in parts or any(p.startswith(".") for p in parts):
+            return None
+        if len(parts) == 1 and not raw.endswith("/"):
+            return "redirect", f"/{parts[0]}/"
+        return "file", None
+
+    def _serve(self, head: bool) -> None:
+        route = self._route()
+        if route is None:
+            self.send_error(HTTPStatus.NOT_FOUND, "not found")
+            return
+        kind, value = route
+        if kind == "redirect":
+            self.send_response(HTTPStatus.FOUND)
+            self.send_header("Location", value)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        if kind == "json":
+            body = json.dumps(value).encode()
+            self.send_response(HTTPStatus.OK)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            if not head:
+                self.wfile.write(body)
+            return
+        if head:
+            super().do_HEAD()
+        else:
+            super().do_GET()
+
+    def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
+        self._serve(head=False)
+
+    def do_HEAD(self) -> None:  # noqa: N802 - the stdlib's name
+        self._serve(head=True)
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def __init__(self, address: tuple[str, int], root: Path, config: Mapping[str, Any], verbose: bool) -> None:
+        self.root = root
+        self.config = dict(config)
+        self.verbose = verbose
+        handler = type("Handler", (_Handler,), {"server_root": root})
+        super().__init__(address, handler)
+
+
+class WebServer:
+    """Serve ``root`` (``web/``) and a generated ``config.json`` from a background thread."""
+
+    def __init__(self, root: str | Path = DEFAULT_ROOT, port: int = 0, config: Mapping[str, Any] | None = None,
+                 host: str = HOST, verbose: bool = False) -> None:
+        self.root = Path(root).resolve()
+        if not (self.root / "display" / "index.html").is_file():
+            raise FileNotFoundError(f"{self.root} does not look like the web/ folder (no display/index.html)")
+        self._server = _Server((host, port), self.root, config or {}, verbose)
+        self.host, self.port = self._server.server_address[:2]
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.1},
+                                        name="webserver", daemon=True)
+        self._thread.start()
+
+    @property
+    def config(self) -> dict[str, Any]:
+        return self._server.config
+
+    @config.setter
+    def config(self, value: Mapping[str, Any]) -> None:
+        self._server.config = dict(value)
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    def page_url(self, page: str, **query: Any) -> str:
+        """``http://host:port/<page>/`` plus a query (``ws=..., table=..., user=..., pass=...``)."""
+        if page not in PAGES:
+            raise ValueError(f"unknown page {page!r}; expected one of {PAGES}")
+        q = urlencode({k: v for k, v in query.items() if v is not None})
+        return f"{self.url}/{page}/" + (f"?{q}" if q else "")
+
+    def stop(self) -> None:
+        if self._thread.is_alive():
+            self._server.shutdown()
+            self._thread.join(5)
+        self._server.server_close()
+
+    def __enter__(self) -> WebServer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def __repr__(self) -> str:
+        return f"<WebServer {self.url} root={self.root}>"
+
+
+__all__ = ["CSP", "DEFAULT_ROOT", "WebServer", "page_config"]
+
+
+# ---------------------------------------------------------------------- a real browser
+#: Debian's Chromium, headless, with nothing that reaches out to the network on its own.
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+]
+
+
+@contextmanager
+def launch_chromium(viewport: dict[str, int] | None = None) -> Iterator[Any]:
+    """A Playwright persistent context on Debian's Chromium with a fresh, throwaway profile
+    (the page tests, the screenshots and ``tablectl bench alert`` share it)."""
+    from playwright.sync_api import sync_playwright
+
+    profile = tempfile.mkdtemp(prefix="tablectl-chromium-")
+    try:
+        with sync_playwright() as pw:
+            context = pw.chromium.launch_persistent_context(
+                profile, executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True,
+                viewport=viewport or {"width": 800, "height": 480}, service_workers="block",
+            )
+            try:
+                yield context
+            finally:
+                context.close()
+    finally:
+        shutil.rmtree(profile, ignore_errors=True)

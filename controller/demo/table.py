@@ -1,0 +1,316 @@
+"""``tablectl demo --console``: a simulated table in the terminal.
+
+A dealer simulator (:mod:`controller.sim.dealer`) deals realistic hands of every game
+under both rule profiles and now and then makes a mistake (a card to the wrong seat,
+an exposed card, a premature flop...).  Each hand goes through a :class:`TableService`
+exactly as the daemon would run it, and the terminal shows what the dealer's display
+shows: the next seat to get a card, whose turn it is, the board, and every ruling with
+its remedy and citations.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections import Counter
+from dataclasses import dataclass
+
+from rich.console import Console
+from rich.panel import Panel
+from rich.table import Table as RichTable
+
+from controller.rules.cards import Card
+from controller.rules.events import StartHand
+from controller.rules.games import GAMES
+from controller.rules.scenario import Scenario
+from controller.rules.table import Table
+from controller.service import TableService
+from controller.sim import dealer as dealer_sim
+
+
+@dataclass
+class DemoStats:
+    hands: int = 0
+    events: int = 0
+    mistakes: int = 0
+    caught: int = 0
+    dead_tags: int = 0
+    rulings: Counter | None = None
+
+
+def _hand_dict(rng: random.Random, game: str, mistake_rate: float) -> tuple[dict, bool]:
+    hand = dealer_sim.legal_hand(rng, game=game, chips=True)
+    if rng.random() < mistake_rate:
+        bad = dealer_sim.corrupt(rng, hand)
+        if bad is not None:
+            return bad, True
+    return hand, False
+
+
+def _seats_line(svc: TableService) -> str:
+    state = svc.public_state()["hand"]
+    if state is None:
+        return ""
+    parts = []
+    for seat, info in state["seats"].items():
+        mark = ""
+        if int(seat) == state["to_act"]:
+            mark = "[bold yellow]>[/]"
+        elif int(seat) == state["next_seat"]:
+            mark = "[bold cyan]*[/]"
+        status = "folded" if info["folded"] else ("dead" if info["dead"] else f"{info['cards']}c")
+        up = (" " + " ".join(info["up"])) if info["up"] else ""
+        parts.append(f"{mark}{seat}:{status}{up}")
+    board = " ".join(state["board"]) or "-"
+    return f"{state['street']:<8} board {board:<16} " + "  ".join(parts)
+
+
+def run_console_demo(hands: int = 0, seed: int | None = None, delay: float = 0.15, mistake_rate: float = 0.25,
+                     console: Console | None = None) -> DemoStats:
+    """Deal ``hands`` hands (0: until interrupted); returns what happened."""
+    console = console or Console(highlight=False)
+    rng = random.Random(seed)
+    stats = DemoStats(rulings=Counter())
+    games = list(GAMES)
+    n = 0
+    while hands == 0 or n < hands:
+        game = games[n % len(games)]
+        data, mistake = _hand_dict(rng, game, mistake_rate)
+        scenario = Scenario.from_dict(data)
+        setup = scenario.setup
+        svc = TableService(Table(size=setup.table_size, game=setup.game, rules=setup.rules, event=setup.event))
+        svc.submit(StartHand(setup), source="demo")
+        n += 1
+        stats.hands += 1
+        stats.mistakes += mistake
+        title = (f"hand {n}: {GAMES[setup.game].title} ({scenario.setup.structure}), "
+                 f"{setup.rules} {setup.event}, seats {list(setup.seats)}"
+                 + (f", button {setup.button}" if setup.button else ""))
+        console.rule(title)
+        raised = 0
+        for event in scenario.events:
+            outputs = svc.submit(event, source="demo")
+            stats.events += 1
+            for out in outputs:
+                if out.kind == "alert":
+                    raised += 1
+                    a = out.payload
+                    stats.rulings[a["reason"]] += 1
+                    body = RichTable.grid(padding=(0, 1))
+                    body.add_row("[bold]" + a["message"] + "[/]")
+                    for i, step in enumerate(a["steps"], 1):
+                        body.add_row(f"{i}. {step}")
+                    body.add_row("[dim]" + "; ".join(a["citations"]) + "[/]")
+                    style = "red" if a["ruling"] in ("misdeal", "void") else "yellow"
+                    label = a["ruling"].upper() + ": " + a["reason"] + (f" -> {a['remedy']}" if a["remedy"] else "")
+                    console.print(Panel(body, title=label, border_style=style))
+            if delay:
+                console.print(f"  [dim]{event.kind:<7}[/] {_seats_line(svc)}")
+                time.sleep(delay)
+        if mistake and raised:
+            stats.caught += 1
+        end = svc.engine.showdown() if svc.engine is not None else None
+        if end is not None:
+            console.print(f"  [green]{end.describe()}[/]")
+    console.rule("demo over")
+    console.print(f"{stats.hands} hands, {stats.events} events, {stats.mistakes} dealer mistakes, "
+                  f"{stats.caught} caught; rulings: {dict(stats.rulings)}")
+    return stats
+
+
+# ---------------------------------------------------------------------- the whole table
+CONSOLE_KINDS = frozenset({"act", "discard", "report", "expose"})
+RFID_MISTAKES = (
+    "first_card_wrong_seat", "card_to_empty_seat", "seat_dealt_out", "extra_card", "two_extra_cards",
+    "premature_flop", "premature_river", "four_card_flop",  # a premature turn is set aside: no antenna
+)
+
+
+def run_table_demo(hands: int = 0, seed: int | None = None, pace: float = 0.4, mistake_rate: float = 0.25,
+                   ws_port: int = 0, http_port: int = 0, broadcast_delay: int = 5, dead_tags: float = 0.1,
+                   console: Console | None = None) -> DemoStats:
+    """The real daemon on simulated hardware: a Mosquitto it starts, the antenna emulator on a
+    pty, a synthetic camera over the board and seats 1-2, a dealer who moves tags on the
+    antennas and presses the console's buttons, the web pages.  A share ``dead_tags`` of the
+    board cards carry a dead tag: the camera fills them in.  Prints the topics and the display
+    URLs, then deals until ``hands`` are done."""
+    import secrets
+    import tempfile
+    from pathlib import Path
+
+    from controller.app.config import validate_config
+    from controller.app.daemon import Daemon
+    from controller.app.webserver import WebServer
+    from controller.mqtt.broker import Broker
+    from controller.rules.decks import DeckRegistry
+    from controller.rules.events import Acknowledge, ChangeGame, EndHand, SeatPlayer, UnseatPlayer
+    from controller.service import Rejected
+    from firmware_bridge.emulator import Emulator
+    from firmware_bridge.table_sim import Console as ConsoleStep
+    from firmware_bridge.table_sim import Movement, TableLayout, TableSim, enroll_deck
+
+    console = console or Console(highlight=False)
+    rng = random.Random(seed)
+    repo = Path(__file__).resolve().parents[2]
+    conf = (repo / "systemd" / "mosquitto" / "poker-table.conf").read_text()
+    acl = (repo / "systemd" / "mosquitto" / "acl").read_text()
+    passwords = {role: secrets.token_urlsafe(9) for role in ("controller", "display", "console", "overlay")}
+    work = Path(tempfile.mkdtemp(prefix="tablectl-demo-"))
+    deck = enroll_deck("A", seed=0)
+    registry = DeckRegistry([deck])
+    layout = TableLayout.for_games(GAMES, seats=10)
+    stats = DemoStats(rulings=Counter())
+    with Broker.start(users=passwords, acl_text=acl, websockets_port=ws_port or 0, config_template=conf) as broker:
+        config = validate_config({
+            "camera": {"enabled": True, "fps": 6, "tag_timeout": 1.2},
+            "table": {"id": "demo", "size": 10, "game": "holdem"},
+            "stakes": {"small_blind": 1, "big_blind": 2, "ante": 0},
+            "mqtt": {"url": f"mqtt://127.0.0.1:{broker.port}"},
+            "broadcast": {"delay": broadcast_delay},
+            "journal": {"path": str(work / "journal.sqlite")},
+            "antennas": layout.zone_map.to_dict(),
+        })
+        emulator = Emulator(layout.antenna_count, link_path=str(work / "ttyEMU")).start()
+        card_of = {bytes.fromhex(uid): card for uid, card in deck.tags.items()}
+        slot_of = {a: f"{s.zone.kind}/{s.index}" if s.zone.kind == "board" else f"seat:{s.zone.seat}/{s.index}"
+                   for a, s in layout.zone_map.antennas.items()
+                   if s.zone.kind == "board" or (s.zone.kind == "seat" and s.zone.seat in (1, 2) and s.index < 2)}
+        dead: dict[int, Card] = {}  # antenna -> a card lying there whose tag does not read
+
+        def camera_view() -> dict:
+            """What the synthetic camera sees: board cards face up, seats 1-2 hole cards face down."""
+            view: dict = {}
+            for antenna, uids in emulator.table().items():
+                if antenna in slot_of and uids:
+                    card = card_of.get(next(iter(uids)))
+                    if card is not None:
+                        view[slot_of[antenna]] = card if slot_of[antenna].startswith("board") else (card, "down")
+            for antenna, card in list(dead.items()):
+                if antenna in slot_of:
+                    view[slot_of[antenna]] = card
+            return view
+
+        from controller.demo.camera import SyntheticTableCamera
+
+        daemon = Daemon(config, registry=registry, mqtt_username="controller", mqtt_password=passwords["controller"],
+                        backends={"serial": str(work / "ttyEMU"),
+                                  "camera": lambda: SyntheticTableCamera(camera_view, seed=rng.randrange(1000))})
+        daemon.start()
+        ws = f"ws://127.0.0.1:{broker.websockets_port}"
+        web = WebServer(root=repo / "web", port=http_port, config={
+            "ws": ws, "table": "demo", "base": "poker",
+            "display": {"user": "console", "pass": passwords["console"]},
+            "overlay": {"user": "overlay", "pass": passwords["overlay"]},
+        })
+        try:
+            console.rule("poker-table-controller demo")
+            console.print(f"broker      mqtt://127.0.0.1:{broker.port}  (websockets {ws})")
+            console.print(f"topics      {daemon.topics.root}/#  (state, event/+, alert, alert/active, "
+                          "private/holecards, broadcast/+, request/+)")
+            console.print(f"users       display/{passwords['display']}  console/{passwords['console']}  "
+                          f"overlay/{passwords['overlay']}")
+            console.print(f"[bold]dealer display[/]    {web.page_url('display')}")
+            console.print(f"[bold]broadcast overlay[/] {web.page_url('overlay')}   (delay {broadcast_delay} s)")
+            console.print(f"journal     {work / 'journal.sqlite'}")
+            console.print(f"camera      synthetic, over the board and seats 1-2; {dead_tags:.0%} of board tags dead")
+            console.print("Ctrl-C stops.")
+            sim = TableSim(layout, deck)
+            rfid = Counter()
+
+            def count_rfid(event, source: str) -> None:
+                if source == "rfid":
+                    rfid["posted"] += 1
+
+            daemon.applied.append(count_rfid)  # every event the antennas got into the engine
+
+            def settle(cards: int, timeout: float = 5.0) -> None:
+                """Wait until the antennas' reports of ``cards`` cards reached the engine."""
+                deadline = time.monotonic() + timeout
+                while time.monotonic() < deadline:
+                    if rfid["posted"] - rfid["hand_start"] >= cards and daemon.inbox.empty():
+                        return
+                    time.sleep(0.02)
+
+            n = 0
+            seated: set[int] = set()
+            while hands == 0 or n < hands:
+                game = list(GAMES)[n % len(GAMES)]
+                data = dealer_sim.legal_hand(rng, game=game, chips=True)
+                mistake = rng.random() < mistake_rate
+                if mistake:
+                    kinds = list(RFID_MISTAKES)
+                    rng.shuffle(kinds)
+                    bad = next((b for k in kinds if (b := dealer_sim.corrupt(rng, data, kind=k)) is not None), None)
+                    if bad is None:
+                        mistake = False  # no mistake the antennas can see fits this hand
+                    else:
+                        data = bad
+                try:
+                    plan = sim.plan(data)
+                except (KeyError, ValueError) as exc:  # a mistake the antennas cannot stage
+                    console.print(f"[dim]skipped a hand the antennas cannot stage: {exc}[/]")
+                    continue
+                setup = plan.setup
+                for seat in sorted(seated - set(setup.seats)):
+                    daemon.submit(UnseatPlayer(seat))
+                for seat in sorted(set(setup.seats) - seated):
+                    daemon.submit(SeatPlayer(seat, f"Player {seat}"))
+                seated = set(setup.seats)
+                daemon.submit(ChangeGame(setup.game, setup.rules, setup.structure, setup.event))
+                daemon.submit(StartHand(setup), source="demo")
+                n += 1
+                stats.hands += 1
+                stats.mistakes += mistake
+                console.rule(f"hand {n}: {GAMES[setup.game].title}, {setup.rules} {setup.event}, "
+                             f"seats {list(setup.seats)}" + (f", button {setup.button}" if setup.button else ""))
+                before = len(daemon.service.alerts) if daemon.service else 0
+                raised = 0
+                rfid["hand_start"] = rfid["posted"]
+                for action in plan.actions:
+                    time.sleep(pace)
+                    if isinstance(action, Movement):
+                        for antenna, uid in action.removes:
+                            emulator.remove(antenna, uid)
+                            dead.pop(antenna, None)
+                        for antenna, uid in action.places:
+                            if antenna in slot_of and slot_of[antenna].startswith("board") and rng.random() < dead_tags:
+                                dead[antenna] = card_of[uid]  # a dead tag: only the camera sees this card
+                                stats.dead_tags += 1
+                            else:
+                                emulator.place(antenna, uid)
+                        stats.events += 1
+                    elif isinstance(action, ConsoleStep):
+                        # The dealer acts on what the table shows: the cards already pitched count.
+                        settle(sum(1 for e in plan.expected[: action.index] if e.kind not in CONSOLE_KINDS))
+                        try:
+                            outputs = daemon.submit(action.event, source="console")
+                        except Rejected:
+                            continue
+                        stats.events += 1
+                        raised += sum(1 for o in outputs if o.kind == "alert")
+                time.sleep(max(pace, 0.5))
+                svc = daemon.service
+                if svc is not None and svc.engine is not None and not svc.engine.over:
+                    daemon.submit(EndHand(), source="console")  # the dealer pushes the pot
+                if svc is not None:
+                    for alert in list(svc.alerts)[before:]:
+                        a = alert.payload()
+                        stats.rulings[a["reason"]] += 1
+                        label = a["ruling"] or "fault"
+                        console.print(f"  [{'red' if label in ('misdeal', 'void') else 'yellow'}]{label}: "
+                                      f"{a['message']}[/]  [dim]{'; '.join(a['citations'])}[/]")
+                    if mistake and len(svc.alerts) > before:
+                        stats.caught += 1
+                    time.sleep(2.0)  # the dealer reads the alert, then acknowledges it
+                    while svc.alerts:
+                        daemon.submit(Acknowledge())
+        except KeyboardInterrupt:
+            pass
+        finally:
+            web.stop()
+            daemon.stop()
+            emulator.stop()
+    console.rule("demo over")
+    console.print(f"{stats.hands} hands, {stats.mistakes} dealer mistakes, {stats.caught} caught, "
+                  f"{stats.dead_tags} dead tags filled in by the camera; rulings: {dict(stats.rulings)}")
+    return stats

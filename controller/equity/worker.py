@@ -1,0 +1,136 @@
+"""Live equities for the broadcast overlay, computed off the engine's thread.
+
+Whenever the hole cards or the board change, the publisher hands the worker the latest
+picture of the hand; the worker computes (exact where it fits, Monte Carlo with a stated
+standard error otherwise, current hand strength for draw games before the draw) and
+publishes ``broadcast/equity`` with the broadcast delay.  Only the newest request counts:
+a card landing while the previous one is computed supersedes it, so the overlay is never
+behind by more than one computation and the engine never waits.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from controller.mqtt.contract import SCHEMA_VERSION
+from controller.rules.cards import Card
+
+log = logging.getLogger("controller.equity.odds")
+
+
+@dataclass(frozen=True, slots=True)
+class EquityRequest:
+    hand_id: int
+    seq: int
+    game: str
+    hands: dict[int, tuple[Card, ...]]
+    board: tuple[Card, ...]
+    dead: tuple[Card, ...]
+    after_draw: bool
+
+
+def equity_payload(req: EquityRequest, now: float) -> dict[str, Any] | None:
+    """The ``broadcast/equity`` payload for one request (None when there is nothing to show)."""
+    from controller.equity.odds import EquityError, equity, hand_strength
+
+    if len(req.hands) < 1:
+        return None
+    seats: dict[str, dict[str, Any]] = {}
+    try:
+        if len(req.hands) == 1:
+            (seat, cards), = req.hands.items()
+            strength = hand_strength(req.game, cards, req.board)
+            seats[str(seat)] = {"win": 1.0, "tie": 0.0, "equity": 1.0, "hand": strength.name}
+            method, stderr = "uncontested", 0.0
+        else:
+            result = equity(req.game, {s: list(c) for s, c in req.hands.items()}, list(req.board), list(req.dead),
+                            samples=20_000, seed=req.seq, after_draw=req.after_draw)
+            method = result.method
+            stderr = max(result.stderr.values(), default=0.0)
+            for seat in req.hands:
+                entry: dict[str, Any] = {"win": round(result.win.get(seat, 0.0), 4),
+                                         "tie": round(result.tie.get(seat, 0.0), 4),
+                                         "equity": round(result.equity.get(seat, 0.0), 4)}
+                strength = result.strength.get(seat)
+                if strength is None and len(req.hands[seat]) + len(req.board) >= 5:
+                    try:
+                        strength = hand_strength(req.game, req.hands[seat], req.board)
+                    except EquityError:
+                        strength = None
+                if strength is not None:
+                    entry["hand"] = strength.name
+                    if strength.percentile is not None:
+                        entry["percentile"] = round(strength.percentile, 4)
+                if result.hilo:
+                    entry["high"] = round(result.high.get(seat, 0.0), 4)
+                    entry["low"] = round(result.low.get(seat, 0.0), 4)
+                seats[str(seat)] = entry
+    except EquityError as exc:
+        log.info("no equity for hand %s: %s", req.hand_id, exc)
+        return None
+    return {"schema": SCHEMA_VERSION, "seq": req.seq, "ts": now, "hand_id": req.hand_id, "game": req.game,
+            "method": method, "stderr": round(stderr, 5), "seats": seats}
+
+
+class EquityWorker:
+    """One background thread; ``submit`` replaces any request not yet started."""
+
+    def __init__(self, publish: Callable[[dict[str, Any]], None], clock: Callable[[], float] = time.time) -> None:
+        self.publish = publish
+        self.clock = clock
+        self._cond = threading.Condition()
+        self._pending: EquityRequest | None = None
+        self._stop = False
+        self.computed = 0
+        self.superseded = 0
+        self._thread = threading.Thread(target=self._run, name="equity", daemon=True)
+        self._thread.start()
+
+    def submit(self, req: EquityRequest) -> None:
+        with self._cond:
+            if self._pending is not None:
+                self.superseded += 1
+            self._pending = req
+            self._cond.notify()
+
+    def stop(self) -> None:
+        with self._cond:
+            self._stop = True
+            self._cond.notify()
+        self._thread.join(5)
+
+    def idle(self, timeout: float = 5.0) -> bool:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with self._cond:
+                if self._pending is None and not self._busy:
+                    return True
+            time.sleep(0.01)
+        return False
+
+    _busy = False
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                while self._pending is None and not self._stop:
+                    self._cond.wait()
+                if self._stop:
+                    return
+                req, self._pending = self._pending, None
+                self._busy = True
+            try:
+                payload = equity_payload(req, round(self.clock(), 3))
+                if payload is not None:
+                    self.publish(payload)
+                    self.computed += 1
+            except Exception:  # an equity bug must never take the broadcast down
+                log.exception("equity failed for hand %s", req.hand_id)
+            finally:
+                with self._cond:
+                    self._busy = False

@@ -1,0 +1,84 @@
+"""The antenna board as a daemon source (``[serial]``): link -> zones -> fusion -> engine.
+
+Presence changes go through zones, fusion and the engine on the link's own thread, under the
+engine owner's lock (no hand-off on the path a dealer waits on); a small timer thread closes
+debounce windows and board groups.  After a restart the board re-reports every tag on the table:
+the cards the journal already placed are remembered, never dealt twice.
+
+Backend: a serial URL (an emulator's pty or ``socket://``) in place of ``[serial] port``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from controller.rules.events import UnknownTagRead
+from controller.sources import SourceContext, SourcePlugin
+from firmware_bridge.config import SerialSection
+from firmware_bridge.fusion import Fusion, RfidPipeline, UnknownTag
+from firmware_bridge.link import BridgeLink, LinkConfig
+from firmware_bridge.zones import ZoneTracker
+
+log = logging.getLogger(__name__)
+
+
+class RfidSource:
+    """The antenna board's link and the pipeline that turns its presence changes into events."""
+
+    def __init__(self, ctx: SourceContext, section: SerialSection) -> None:
+        self.ctx = ctx
+        self.url = str(ctx.backend) if ctx.backend is not None else section.port
+        self.baudrate = section.baudrate
+        #: Called with every event the antennas produce, before it is applied (the camera's cross-check).
+        self.observers: list[Callable[[Any], None]] = []
+        self.pipeline = RfidPipeline(ZoneTracker(ctx.config.zone_map()), Fusion(ctx.registry), self._sink,
+                                     lock=ctx.owner_lock)
+        self.bridge: BridgeLink | None = None
+        self._timer: Any = None
+
+    def _sink(self, item: Any) -> None:
+        # Runs under the owner lock (the pipeline's lock is the owner's): apply in place.
+        if isinstance(item, UnknownTag):
+            self.ctx.apply_now(UnknownTagRead(str(item.zone), item.uid), "rfid")
+            return
+        for observe in self.observers:
+            observe(item)
+        self.ctx.apply_now(item, "rfid")
+
+    def start(self) -> None:
+        engine = self.ctx.engine()
+        if engine is not None and not engine.over:
+            self.pipeline.remember(engine.placements())
+        self.bridge = BridgeLink(self.url, LinkConfig(baudrate=self.baudrate),
+                                 on_change=lambda change: self.pipeline.feed(change)).start()
+        self._timer = self.ctx.thread(self._poll, "rfid-timer")
+
+    def _poll(self) -> None:
+        while not self.ctx.stopping.wait(0.02):
+            try:
+                self.pipeline.poll()
+            except Exception:
+                log.exception("rfid pipeline poll failed")
+
+    def after(self, outputs: list[Any]) -> None:
+        """A new hand starts the pipeline afresh (the last hand's tags are forgotten)."""
+        if any(out.kind == "hand_start" for out in outputs):
+            self.pipeline.new_hand()
+
+    def stop(self) -> None:
+        if self.bridge is not None:
+            self.bridge.stop()
+
+    def health(self) -> dict[str, Any]:
+        out = self.bridge.health().to_dict() if self.bridge is not None else {}
+        out["timer_alive"] = bool(self._timer and self._timer.is_alive())
+        return out
+
+    def healthy(self) -> bool:
+        return bool(self._timer and self._timer.is_alive())
+
+
+PLUGIN = SourcePlugin(name="serial", section=SerialSection, build=RfidSource, order=10,
+                      default=lambda: SerialSection(enabled=False))

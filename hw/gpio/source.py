@@ -1,0 +1,79 @@
+"""The dealer's panel as a daemon source (``[gpio]``): buttons and shuffler lines in, LED and buzzer out.
+
+A hand begins on the shuffler's deck-ready push or the dealer's new-hand button (TDA 21: "A hand
+begins on the first riffle; push of the shuffler button, or on the dealer push"); the panel's LED
+and buzzer follow the active alert.
+
+Backend: a callable ``(on_signal) -> panel`` (the demo and the tests build a
+:class:`~hw.gpio.panel.TablePanel` on gpiozero's ``MockFactory``: :func:`hw.gpio.fake.mock_panel`).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from controller.rules.events import Acknowledge, CallMisdeal, Event, NewHand, ShufflerFault
+from controller.sources import SourceContext, SourcePlugin
+from hw.gpio.config import GpioSection, PanelSignal
+
+log = logging.getLogger(__name__)
+
+
+def signal_event(sig: PanelSignal) -> Event | None:
+    """The engine event a panel signal stands for (``shuffle_started`` is information only)."""
+    if sig.kind == "deck_ready":
+        return NewHand(source="shuffler")
+    if sig.kind == "new_hand":
+        return NewHand(source="button")
+    if sig.kind == "call_misdeal":
+        return CallMisdeal("called_misdeal")
+    if sig.kind == "acknowledge":
+        return Acknowledge()
+    if sig.kind == "shuffler_fault":
+        return ShufflerFault("shuffler fault line")
+    return None
+
+
+class PanelSource:
+    def __init__(self, ctx: SourceContext, section: GpioSection) -> None:
+        self.ctx = ctx
+        self.section = section
+        self.panel: Any = None
+
+    def _on_signal(self, sig: PanelSignal) -> None:
+        event = signal_event(sig)
+        if event is not None:
+            self.ctx.post(event, "gpio")
+
+    def start(self) -> None:
+        if self.ctx.backend is not None:
+            self.panel = self.ctx.backend(self._on_signal)
+        else:
+            from hw.gpio.panel import TablePanel  # gpiozero: only when the real panel runs
+
+            self.panel = TablePanel(self.section.panel_config(), self._on_signal)
+
+    def after(self, outputs: list[Any]) -> None:
+        for out in outputs:
+            if out.kind == "alert":
+                self.panel.alert(out.payload["severity"])
+            elif out.kind == "alert_cleared" and out.payload.get("active") is None:
+                self.panel.clear()
+
+    def stop(self) -> None:
+        if self.panel is not None:
+            try:
+                self.panel.close()
+            except Exception:
+                log.exception("panel close failed")
+
+    def health(self) -> dict[str, Any]:
+        return {"alert": getattr(self.panel, "alert_level", None),
+                "fault_latched": getattr(self.panel, "fault_latched", None)}
+
+    def healthy(self) -> bool:
+        return self.panel is not None
+
+
+PLUGIN = SourcePlugin(name="gpio", section=GpioSection, build=PanelSource, order=20)

@@ -1,0 +1,104 @@
+"""Regenerate the README screenshots (run by hand): ``.venv/bin/python tests/web/screenshots.py``.
+
+Starts a throwaway Mosquitto with the shipped config and ACL, serves ``web/``, drives a
+table through the daemon's real publishing path (TableService -> Publisher -> MqttLink)
+and photographs the pages in Debian's Chromium:
+
+* ``docs/screenshots/display.png``        the dealer display mid-deal (800x480);
+* ``docs/screenshots/display-alert.png``  a card to the wrong seat: the misdeal alert;
+* ``docs/screenshots/overlay.png``        the broadcast overlay at a showdown (1920x1080; the page is
+  transparent, so the picture puts a dark gradient behind it where OBS would put the video).
+
+Copies also go to ``artifacts/screenshots/``.  Needs mosquitto, chromium and playwright.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+from controller.app.webserver import WebServer  # noqa: E402
+from controller.rules.cards import Card  # noqa: E402
+from controller.rules.events import Deal, NewHand, SetButton  # noqa: E402
+from tests.web_helpers import (  # noqa: E402
+    WEB,
+    TableFeed,
+    browser_missing,
+    launch_browser,
+    new_passwords,
+    play_scenario,
+    save_screenshot,
+    showdown_holdem,
+    start_broker,
+)
+
+DOCS = REPO / "docs" / "screenshots"
+NAMES = ["Ann", "Bob", "Chen", "Dara", "Eli", "Fern", "Gus", "Hana", "Ivo", "Jo"]
+TIMEOUT_MS = 10000
+
+
+def main() -> int:
+    missing = browser_missing()
+    if missing:
+        print(missing, file=sys.stderr)
+        return 2
+    passwords = new_passwords()
+    broker = start_broker(passwords)
+    ws = f"ws://127.0.0.1:{broker.websockets_port}"
+    web = WebServer(WEB, config={"ws": ws, "overlay": {"user": "overlay", "pass": passwords["overlay"]}})
+    feeds: list[TableFeed] = []
+    try:
+        with launch_browser() as browser:
+            # -- the dealer display, mid-deal
+            f = TableFeed(broker, passwords["controller"], "main", size=9)
+            feeds.append(f)
+            f.seat({1: "Ann", 2: "Bob", 4: "Chen", 5: "Dara", 7: "Eli", 8: "Fern"})
+            f.submit(SetButton(2))
+            f.submit(NewHand())
+            for card in ("Ah", "7c", "Qd", "2s", "9h"):
+                f.submit(Deal(f.hand["next_seat"], Card.parse(card)))
+            page = browser.new_page()
+            page.set_viewport_size({"width": 800, "height": 480})
+            page.goto(web.page_url("display", table="main", user="console", **{"pass": passwords["console"]}))
+            nxt = f.hand["next_seat"]
+            page.wait_for_selector(f'[data-seat="{nxt}"][data-next="true"]', timeout=TIMEOUT_MS)
+            page.wait_for_timeout(300)  # let the pulse settle for a steady picture
+            save_screenshot(page, "display.png", DOCS / "display.png")
+            # -- a card to the wrong seat
+            wrong = next(s for s in (1, 2, 4, 5, 7, 8) if s != nxt and f.hand["seats"][str(s)]["cards"] == 1)
+            f.submit(Deal(wrong, Card.parse("Kd")))
+            page.wait_for_selector("#alert:not([hidden])", timeout=TIMEOUT_MS)
+            save_screenshot(page, "display-alert.png", DOCS / "display-alert.png")
+            page.close()
+
+            # -- the overlay at a showdown
+            hand = showdown_holdem()
+            o = TableFeed(broker, passwords["controller"], "booth", size=10, broadcast_delay=0.2)
+            feeds.append(o)
+            o.seat(dict(zip(hand["seats"], NAMES, strict=False)))
+            overlay = browser.new_page()
+            overlay.set_viewport_size({"width": 1920, "height": 1080})
+            overlay.goto(web.page_url("overlay", table="booth"))
+            overlay.wait_for_selector('body[data-conn="online"]', timeout=TIMEOUT_MS)
+            play_scenario(o, hand)
+            overlay.wait_for_selector('body[data-phase="done"]', timeout=TIMEOUT_MS)
+            overlay.wait_for_selector("#winner:not([hidden])", timeout=TIMEOUT_MS)
+            overlay.add_style_tag(content="html { background: linear-gradient(160deg, #23313f, #0b1118) !important; }")
+            save_screenshot(overlay, "overlay.png", DOCS / "overlay.png")
+            overlay.close()
+    finally:
+        for f in feeds:
+            f.close()
+        web.stop()
+        broker.stop()
+    for name in ("display.png", "display-alert.png", "overlay.png"):
+        print(DOCS / name)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,108 @@
+"""The camera over the table as a daemon source (``[camera]``), the fallback for what tags miss.
+
+A card with no tag read in time is identified by the camera (and handed to the antenna
+pipeline as if its tag had been read); a tag and the camera disagreeing is an alert; a face-up
+card where a face-down one belongs is an exposed card for the engine.  The camera cross-checks
+every tag it can see, so it starts after the ``serial`` source and watches its events.
+
+Backend: a callable ``() -> FrameSource`` (the demo's synthetic camera, a test's frames).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from typing import Any
+
+from controller.rules.events import CameraReport
+from controller.sources import SourceContext, SourcePlugin
+from hw.camera.config import CameraSection
+from vision.fallback import CameraCard, CameraFallback, CameraMismatch, ExposedCard, UnreadCard
+from vision.recognizer import CameraLayout, Recognizer
+
+log = logging.getLogger(__name__)
+
+
+class CameraSource:
+    def __init__(self, ctx: SourceContext, section: CameraSection) -> None:
+        self.ctx = ctx
+        self.section = section
+        self.camera: Any = None
+        self.layout = CameraLayout.from_dict(section.rois) if section.rois else None
+        self.fallback: CameraFallback | None = None
+        self._lock = threading.Lock()
+        self._pending: list[Any] = []
+        self._loop: threading.Thread | None = None
+        self.rfid: Any = None
+
+    def start(self) -> None:
+        if self.layout is None:
+            from vision.synth import synthetic_layout  # no regions configured: the synthetic camera's
+
+            self.layout = synthetic_layout("down")
+        if self.ctx.backend is not None:
+            self.camera = self.ctx.backend()
+        else:
+            from hw.camera.opencv import OpenCVCamera
+
+            self.camera = OpenCVCamera(self.section.device)
+        self.fallback = CameraFallback(self.layout, tag_timeout=self.section.tag_timeout)
+        self.rfid = self.ctx.peers.get("serial")
+        if self.rfid is not None:
+            self.rfid.observers.append(self._note)
+        recognizer = Recognizer.stock()
+        self._loop = self.ctx.thread(lambda: self._run(recognizer, 1.0 / self.section.fps), "camera")
+
+    def _note(self, event: Any) -> None:
+        # Called inside the antenna pipeline's lock: only note; act on the camera thread.
+        if getattr(event, "source", "") == "rfid" and self.fallback is not None:
+            with self._lock:
+                self._pending.extend(self.fallback.note_events([event]))
+
+    def _run(self, recognizer: Recognizer, period: float) -> None:
+        assert self.fallback is not None
+        while not self.ctx.stopping.wait(period):
+            try:
+                frame = self.camera.grab()
+                if frame is None:
+                    continue
+                found = recognizer.scan(frame, self.layout, keep_crops=False)
+                with self._lock:
+                    outs = self._pending + self.fallback.observe(found) + self.fallback.poll()
+                    self._pending = []
+                self._act(outs)
+            except Exception:
+                log.exception("camera loop failed")
+
+    def _act(self, outs: list[Any]) -> None:
+        for out in outs:
+            if isinstance(out, CameraCard):
+                log.info("camera filled in a card no tag reported", extra={"zone": str(out.zone)})
+                if self.rfid is not None:
+                    self.rfid.pipeline.camera_identified(out.zone, out.card)
+            elif isinstance(out, CameraMismatch):
+                self.ctx.post(CameraReport("camera_mismatch", str(out.zone), out.camera.label(),
+                                           f"tag read {out.rfid.label()}"), "camera")
+            elif isinstance(out, ExposedCard):
+                self.ctx.post(out.to_event(), "camera")
+            elif isinstance(out, UnreadCard):
+                self.ctx.post(CameraReport("card_unread", str(out.zone)), "camera")
+
+    def after(self, outputs: list[Any]) -> None:
+        if self.fallback is not None and any(out.kind == "hand_start" for out in outputs):
+            with self._lock:
+                self.fallback.new_hand()
+
+    def stop(self) -> None:
+        if self.camera is not None:
+            self.camera.close()
+
+    def health(self) -> dict[str, Any]:
+        return {"loop_alive": bool(self._loop and self._loop.is_alive()),
+                "failures": getattr(self.camera, "failures", 0)}
+
+    def healthy(self) -> bool:
+        return bool(self._loop and self._loop.is_alive())
+
+
+PLUGIN = SourcePlugin(name="camera", section=CameraSection, build=CameraSource, order=40)
