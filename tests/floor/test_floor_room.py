@@ -107,7 +107,12 @@ def test_node_and_floor_killed_mid_session_nothing_lost_nothing_doubled(postgres
                 rows = floor_rows(db, "SELECT table_id, COUNT(ended) AS n FROM hands GROUP BY table_id")
                 return {r["table_id"]: r["n"] for r in rows} == total
 
-            wait_for(settled, 60, "every hand on the floor")
+            try:
+                wait_for(settled, 60, "every hand on the floor")
+            except TimeoutError:
+                rows = floor_rows(db, "SELECT table_id, COUNT(*) AS n, COUNT(ended) AS e FROM hands GROUP BY table_id")
+                raise AssertionError(f"published {total}, on the floor {rows}; floor log: "
+                                     f"{floor.log.read_text()[-1500:]}") from None
             for t in bridged:
                 check_exactly_once(db, t.table_id, [m for m in t.truth.all() if "/event/" in m[0]])
             for t in light:
