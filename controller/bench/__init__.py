@@ -1,1 +1,0 @@
-"""Benchmarks (``tablectl bench ...``): each prints one JSON object."""
