@@ -72,6 +72,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         "vision": _bench_vision,
         "faults": _bench_faults,
         "table": _bench_table,
+        "floor": _bench_floor,
     }
     with _console(stderr=True).status(f"tablectl bench {args.what}: measuring (the JSON follows on stdout)"):
         result = runners[args.what](args)
@@ -119,6 +120,12 @@ def _bench_faults(args: argparse.Namespace) -> dict:
     err = _console(stderr=True)
     return run_bench(hands=args.hands or 60, seed=args.seed,
                      progress=lambda msg: err.print(f"[dim]bench faults: {msg}[/dim]"))
+
+
+def _bench_floor(args: argparse.Namespace) -> dict:
+    from controller.bench.floor import run_bench
+
+    return run_bench(tables=args.tables or 50)
 
 
 def _bench_table(args: argparse.Namespace) -> dict:
@@ -442,8 +449,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_scenario)
 
     p = sub.add_parser("bench", help="benchmarks printing JSON")
-    p.add_argument("what", choices=["engine", "bridge", "latency", "alert", "equity", "vision", "table", "faults"],
-                   help="which benchmark to run")
+    p.add_argument("what", choices=["engine", "bridge", "latency", "alert", "equity", "vision", "table", "faults",
+                                    "floor"], help="which benchmark to run")
+    p.add_argument("--tables", type=int, default=None, help="floor: tables in the room (default 50)")
     p.add_argument("--json", action="store_true", help="plain JSON on stdout")
     p.add_argument("--compact", action="store_true", help="one-line JSON")
     p.add_argument("--hands", type=int, default=None, help="engine, faults: hands to deal")
@@ -517,6 +525,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--antenna", type=int, default=0, help="with --serial: the antenna to tap the cards on")
     p.set_defaults(func=cmd_enroll)
 
+    __import__("controller.floor.cli", fromlist=["add_parser"]).add_parser(sub)  # tablectl floor (issue 18)
     return parser
 
 

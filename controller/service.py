@@ -38,6 +38,7 @@ from controller.rules.events import (
     CameraReport,
     ChangeGame,
     Deal,
+    DealerSignIn,
     Discard,
     EndHand,
     Event,
@@ -110,6 +111,7 @@ class TableService:
     hard_stop: bool = False
     seq: int = 0
     last_hand_misdeal: bool = False
+    dealer: str | None = None  # signed in (DealerSignIn): carried by every hand and ruling
     _alert_count: int = 0
     _hand_first_seq: int = 0
     _hand_closed: bool = True
@@ -171,6 +173,11 @@ class TableService:
             self._try(lambda t: t.change_game(event.game, event.rules, event.structure))
             if event.event not in (None, "cash", "tournament"):
                 raise Rejected(f"event must be cash or tournament, got {event.event!r}")
+        elif isinstance(event, DealerSignIn):
+            if event.dealer is not None and not 1 <= len(event.dealer) <= 64:
+                raise Rejected("a dealer's name is 1 to 64 characters")
+            if event.source not in ("nfc", "console"):
+                raise Rejected(f"a dealer signs in by nfc or console, not {event.source!r}")
         elif isinstance(event, CameraReport) and event.reason not in ("camera_mismatch", "card_unread"):
             raise Rejected(f"{event.reason!r} is not a camera report")
         elif isinstance(event, CallMisdeal) and not _is_misdeal_reason(event.reason):
@@ -293,6 +300,10 @@ class TableService:
         self.last_hand_misdeal = False
         out.append(Output("table", {"change": "game", "game": ev.game, "rules": get_profile(self.table.rules).name}))
 
+    def _apply_dealer_sign_in(self, ev: DealerSignIn, out: list[Output], at: float) -> None:
+        self.dealer = ev.dealer
+        out.append(Output("dealer", {"dealer": ev.dealer, "badge": ev.badge, "source": ev.source}))
+
     def _apply_new_hand(self, ev: NewHand, out: list[Output], at: float) -> None:
         # TDA 33-C: after a misdeal the redeal is an exact replay; the button does not move.
         redeal = self.last_hand_misdeal and self.table.last_setup is not None
@@ -312,6 +323,7 @@ class TableService:
         payload: dict[str, Any] = {
             "game": s.game, "rules": e.profile.name, "event": s.event, "structure": e.structure, "button": s.button,
             "blinds": {"small": e.small_blind, "big": e.big_blind}, "seats": list(e.order),
+            "dealer": self.dealer,
         }
         if s.chips is not None:
             payload["stakes"] = s.chips.to_dict()
@@ -431,6 +443,7 @@ class TableService:
                                     public=public)
         if severity == "fault":
             payload["ruling"], payload["severity"] = None, "fault"
+        payload["dealer"] = self.dealer
         alert = Alert(payload["id"], hand_id, payload, payload["severity"], True, self.seq, at)
         self.alerts.append(alert)
         out.append(Output("alert", payload))
@@ -560,6 +573,7 @@ _HANDLERS: dict[type[Event], Callable[[TableService, Any, list[Output], float], 
     EndHand: TableService._apply_end_hand,
     Acknowledge: TableService._apply_acknowledge,
     ShufflerFault: TableService._apply_shuffler_fault,
+    DealerSignIn: TableService._apply_dealer_sign_in,
     CameraReport: TableService._apply_camera_report,
     UnknownTagRead: TableService._apply_unknown_tag,
 }

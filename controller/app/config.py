@@ -26,7 +26,7 @@ Sections (see ``examples/table.toml`` for a commented, complete example):
                  ``burn``, ``muck``, ``shoe`` (slots count from 0; ``seat:N:slot`` is read too)
 ``[serial]``     the antenna controller: port (device path or ``socket://host:port``), baudrate
 ``[gpio]``       enabled, and ``[gpio.pins]`` (``hw.gpio.config``: the panel's wiring, checked without gpiozero)
-``[nfc]``        readers = [{zone, path}, ...]
+``[nfc]``        readers = [{zone, path}, ...], badges = {uid = "dealer"} (dealers sign in by NFC badge)
 ``[mqtt]``       url (``mqtt://`` or ``mqtts://``), base_topic, credentials, ``[mqtt.tls]``, keepalive
 ``[broadcast]``  delay: seconds (int >= 0) or ``"end_of_hand"`` for hole cards
 ``[journal]``    path, sync

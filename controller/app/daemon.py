@@ -44,6 +44,7 @@ from controller.rules.events import (
     Act,
     CallMisdeal,
     ChangeGame,
+    DealerSignIn,
     Event,
     NewHand,
     Put,
@@ -138,6 +139,8 @@ def request_event(name: str, fields: dict[str, Any]) -> Event:
         return Acknowledge(fields.get("alert"))
     if name == "misdeal":
         return CallMisdeal(str(fields["reason"]))
+    if name == "dealer":
+        return DealerSignIn(fields["dealer"], source="console")
     if name == "change_game":
         return ChangeGame(str(fields["game"]), fields.get("rules"), fields.get("structure"), fields.get("event"))
     raise RequestError(f"unknown request {name!r}")

@@ -197,6 +197,7 @@ class Broker:
         websockets_port: int | None = None,
         *,
         config_template: str | None = None,
+        extra_config: str = "",
         timeout: float = 10.0,
     ) -> Broker:
         """Start Mosquitto on 127.0.0.1 and wait until it accepts connections.
@@ -205,7 +206,8 @@ class Broker:
         without users the broker is anonymous.  ``acl_text`` is written as the ACL file.
         ``websockets_port`` adds a websockets listener (``0`` picks a free port).
         ``config_template`` is a production config (e.g. ``systemd/mosquitto/poker-table.conf``)
-        to run instead of the default one; see :func:`render_config`.
+        to run instead of the default one; see :func:`render_config`.  ``extra_config`` is appended
+        as it is (e.g. a bridge to the room, ``systemd/room/mosquitto-bridge.conf``).
         """
         find_executable("mosquitto")
         workdir = Path(tempfile.mkdtemp(prefix="tablectl-mosquitto-"))
@@ -226,6 +228,8 @@ class Broker:
             template = config_template or default_config(allow_anonymous=not users, websockets=bool(websockets_port))
             config = render_config(template, port=port, password_file=password_file, acl_file=acl_file,
                                    state_dir=state, websockets_port=websockets_port)
+            if extra_config:
+                config = config.rstrip("\n") + "\n\n" + extra_config
             broker = cls(workdir, port, websockets_port, config, timeout=timeout)
             broker._spawn()
         except BaseException:

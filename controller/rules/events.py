@@ -302,6 +302,17 @@ class Acknowledge(Event):
 
 
 @dataclass(frozen=True, slots=True)
+class DealerSignIn(Event):
+    """A dealer signs in at the table (an NFC badge on the table's pad, or the console); ``dealer``
+    None signs the dealer out.  Every later hand and ruling carries the name."""
+
+    kind: ClassVar[str] = "dealer_sign_in"
+    dealer: str | None
+    badge: str | None = None
+    source: str = "console"
+
+
+@dataclass(frozen=True, slots=True)
 class ShufflerFault(Event):
     kind: ClassVar[str] = "shuffler_fault"
     detail: str = ""
@@ -333,7 +344,7 @@ EVENT_TYPES: dict[str, type[Event]] = {
     for cls in (
         StartHand, Deal, Burn, BoardCards, Stub, Muck, Aside, Boxed, Expose, Act, Put, Discard, Report, EndHand,
         SetStack, SetLevel,
-        SeatPlayer, UnseatPlayer, SetButton, ChangeGame, NewHand, CallMisdeal, Acknowledge, ShufflerFault,
+        SeatPlayer, UnseatPlayer, SetButton, ChangeGame, NewHand, CallMisdeal, Acknowledge, DealerSignIn, ShufflerFault,
         UnknownTagRead, CameraReport,
     )
 }

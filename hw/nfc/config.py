@@ -17,6 +17,17 @@ class NfcReaderSection(Section):
 
 class NfcSection(Section):
     readers: list[NfcReaderSection] = Field(default_factory=list)
+    #: Dealers' badges: UID in hex (any case) -> the name every hand and ruling carries (a badge tapped
+    #: on any of the table's readers signs that dealer in).
+    badges: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("badges")
+    @classmethod
+    def _names(cls, v: dict[str, str]) -> dict[str, str]:
+        bad = [(uid, "a dealer's name is 1 to 64 characters") for uid, name in v.items() if not 1 <= len(name) <= 64]
+        if bad:
+            raise KeyedProblems(bad)
+        return {uid.lower(): name for uid, name in v.items()}
 
     @field_validator("readers")
     @classmethod

@@ -1,5 +1,6 @@
 """NFC reader zones as a daemon source (``[nfc]``): a tag tapped on the muck reader mucks its card,
-an unknown tag anywhere is reported for the dealer to identify.
+an unknown tag anywhere is reported for the dealer to identify, a dealer's badge (``badges``) signs
+that dealer in.
 
 Backend: a callable ``(zone, path, on_tag) -> reader`` (the tests and the demo build an
 :class:`~hw.nfc.reader.NfcReader` on :mod:`hw.nfc.fake`'s scripted frontend).
@@ -11,7 +12,7 @@ import logging
 from typing import Any
 
 from controller.rules.decks import RegistryError
-from controller.rules.events import Muck, UnknownTagRead
+from controller.rules.events import DealerSignIn, Muck, UnknownTagRead
 from controller.sources import SourceContext, SourcePlugin
 from hw.nfc.config import NfcSection, check_against_table
 
@@ -25,6 +26,10 @@ class NfcSource:
         self.readers: list[Any] = []
 
     def _on_tag(self, zone: str, read: Any) -> None:
+        dealer = self.section.badges.get(str(read.uid).lower())
+        if dealer is not None:  # a dealer's badge: a sign-in, journaled like any event
+            self.ctx.post(DealerSignIn(dealer, badge=str(read.uid).lower(), source="nfc"), "nfc")
+            return
         try:
             ident = self.ctx.registry.lookup(read.uid)
         except RegistryError:

@@ -154,6 +154,7 @@ EVENTS = {
     "ruling": {"alert": _alert()},
     "hand_end": {"result": "showdown", "winners": [{"seat": 3, "part": "pot", "hand": "Flush, Ace high", "share": 900}],
                  "shown": {"3": ["Ah", "Kh"], "5": ["Qc", "Qd"]}, "summary": "Seat 3 wins the pot with a Flush"},
+    "dealer": {"dealer": "Dana", "badge": "04a1b2c3", "source": "nfc"},
 }
 
 

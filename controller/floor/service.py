@@ -1,0 +1,92 @@
+"""``tablectl floor``: the floor service (a source, the store, the page server).
+
+One machine (the default): read the table(s)' Mosquitto directly, keep the room in SQLite::
+
+    tablectl floor                                   # 127.0.0.1:1883, the state folder's floor.db, :8090
+
+A room to look at (simulated tables; ``--room`` on a 3-node NATS cluster and PostgreSQL)::
+
+    tablectl floor --demo [--room]
+
+A room: a durable consumer on the JetStream cluster, PostgreSQL::
+
+    tablectl floor --nats tls://n1:4222,tls://n2:4222,tls://n3:4222 --ca /etc/poker-room/ca.pem \\
+        --nats-user floor --nats-password-file /etc/poker-room/floor.pass \\
+        --db postgresql://floor@db/floor
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+from controller.floor.server import FloorApi, FloorServer
+from controller.floor.sources import Ingestor, MqttSource, NatsSettings, NatsSource
+from controller.floor.store import Store
+
+log = logging.getLogger("controller.floor")
+
+
+@dataclass
+class FloorService:
+    """Store + one source + the page server; ``start()``/``stop()`` (also a context manager)."""
+
+    db: str
+    nats: NatsSettings | None = None
+    mqtt: tuple[str, int] | None = None
+    mqtt_user: str | None = None
+    mqtt_password: str | None = None
+    http_host: str = "127.0.0.1"
+    http_port: int = 0
+    base: str = "poker"
+    client_id: str = "tablectl-floor"
+    store: Store | None = None
+    ingestor: Ingestor | None = None
+    source: Any = None
+    server: FloorServer | None = None
+    read_store: Store | None = None
+    _stopped: threading.Event = field(default_factory=threading.Event)
+
+    def start(self) -> FloorService:
+        self.store = Store.open(self.db)
+        # The page's queries get their own connection: a long report never holds up ingestion.
+        self.read_store = Store.open(self.db)
+        self.ingestor = Ingestor(self.store, base=self.base)
+        if self.nats is not None:
+            self.source = NatsSource(self.ingestor, self.nats).start()
+        else:
+            host, port = self.mqtt or ("127.0.0.1", 1883)
+            self.source = MqttSource(self.ingestor, host, port, username=self.mqtt_user,
+                                     password=self.mqtt_password, client_id=self.client_id, base=self.base).start()
+        self.server = FloorServer(FloorApi(self.read_store, self.ingestor, self.source), self.ingestor.hub,
+                                  self.http_host,
+                                  self.http_port)
+        return self
+
+    @property
+    def url(self) -> str:
+        assert self.server is not None
+        return self.server.url + "/floor/"
+
+    @property
+    def api(self) -> FloorApi:
+        assert self.read_store is not None
+        return FloorApi(self.read_store, self.ingestor)
+
+    def stop(self) -> None:
+        if self.server is not None:
+            self.server.stop()
+        if self.source is not None:
+            self.source.stop()
+        for s in (self.store, self.read_store):
+            if s is not None:
+                s.close()
+        self._stopped.set()
+
+    def __enter__(self) -> FloorService:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

@@ -1,0 +1,270 @@
+"""Where the floor's messages come from: one Mosquitto, or the room's JetStream cluster.
+
+Both acknowledge a message only after its rows are committed (at-least-once), and the
+store is idempotent (exactly-once rows):
+
+* :class:`MqttSource` (the one-machine default): a persistent MQTT session (clean session
+  off, QoS 1) on the table's Mosquitto, so the broker queues what arrives while the floor
+  is down; paho acknowledges a QoS 1 message when ``on_message`` returns, after the commit.
+* :class:`NatsSource` (a room): a durable JetStream pull consumer (``nats-py``) on the
+  room's stream; each fetched batch is one transaction, then acknowledged (ack-all).
+  The consumer's position lives in the cluster (replicated like the stream), so a floor
+  restart or a node's loss resumes where the last acknowledgement left off.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import queue
+import ssl
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from controller.floor.ingest import FLOOR_TOPICS, Counters, live_notes, parse, rows_for
+from controller.floor.store import Store
+
+log = logging.getLogger("controller.floor")
+
+STREAM = "POKER"
+DURABLE = "floor"
+
+
+def stream_subjects(base: str = "poker") -> list[str]:
+    """The room stream's subjects: what the bridges forward, as NATS names them."""
+    b = base.replace("/", ".")
+    return [f"{b}.*.event.>", f"{b}.*.availability", f"{b}.*.broadcast.holecards"]
+
+
+class Hub:
+    """Fan-out of live notes to the floor page's server-sent-event streams."""
+
+    def __init__(self) -> None:
+        self._subs: list[queue.Queue[dict[str, Any]]] = []
+        self._lock = threading.Lock()
+
+    def subscribe(self) -> queue.Queue[dict[str, Any]]:
+        q: queue.Queue[dict[str, Any]] = queue.Queue(maxsize=1000)
+        with self._lock:
+            self._subs.append(q)
+        return q
+
+    def unsubscribe(self, q: queue.Queue[dict[str, Any]]) -> None:
+        with self._lock:
+            if q in self._subs:
+                self._subs.remove(q)
+
+    def publish(self, note: dict[str, Any]) -> None:
+        with self._lock:
+            subs = list(self._subs)
+        for q in subs:
+            try:
+                q.put_nowait(note)
+            except queue.Full:  # a stalled page: it reloads what it missed from the API
+                pass
+
+
+@dataclass
+class Ingestor:
+    """Messages -> rows (one transaction per batch) -> live notes for what was new."""
+
+    store: Store
+    base: str = "poker"
+    hub: Hub = field(default_factory=Hub)
+    counters: Counters = field(default_factory=Counters)
+
+    def handle(self, batch: Sequence[tuple[str, bytes]]) -> int:
+        rows, spans, parsed = [], [], []
+        for name, data in batch:
+            self.counters.messages += 1
+            msg = parse(name, data, self.base)
+            if msg is None:
+                self.counters.rejected += 1
+                continue
+            made = rows_for(msg)
+            if not made and msg.path.startswith("event/"):
+                self.counters.rejected += 1  # an event without its sequence, hand or time
+            spans.append((len(rows), len(made)))
+            parsed.append(msg)
+            rows.extend(made)
+        flags = self.store.write(rows) if rows else []
+        new = sum(flags)
+        self.counters.rows_new += new
+        for msg, (start, count) in zip(parsed, spans, strict=True):
+            if count and flags[start]:  # the message's first row is new: a first delivery
+                kind = msg.path.rsplit("/", 1)[-1]
+                self.counters.kinds[kind] = self.counters.kinds.get(kind, 0) + 1
+                for note in live_notes(msg):
+                    self.hub.publish(note)
+            elif msg.path == "availability":
+                for note in live_notes(msg):
+                    self.hub.publish(note)
+        return new
+
+
+class MqttSource:
+    """The one-machine floor: a persistent QoS 1 session on one Mosquitto."""
+
+    def __init__(self, ingestor: Ingestor, host: str, port: int, *, username: str | None = None,
+                 password: str | None = None, client_id: str = "tablectl-floor", base: str = "poker") -> None:
+        import paho.mqtt.client as mqtt
+
+        self.ingestor = ingestor
+        self.connected = threading.Event()
+        self.client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=client_id, clean_session=False,
+                                  protocol=mqtt.MQTTv311)
+        if username:
+            self.client.username_pw_set(username, password)
+        self.client.max_inflight_messages_set(100)
+        self._filters = [f.format(base=base) for f in FLOOR_TOPICS]
+        self.client.on_connect = self._on_connect
+        self.client.on_message = self._on_message
+        self.client.on_disconnect = lambda *a: self.connected.clear()
+        self.client.reconnect_delay_set(0.2, 5)
+        self.client.connect_async(host, port, keepalive=30)
+
+    def _on_connect(self, client: Any, userdata: Any, flags: Any, reason: Any, properties: Any = None) -> None:
+        if getattr(reason, "is_failure", False):
+            log.error("floor: MQTT connection refused: %s", reason)
+            return
+        client.subscribe([(f, 1) for f in self._filters])
+        self.connected.set()
+
+    def _on_message(self, client: Any, userdata: Any, message: Any) -> None:
+        try:
+            self.ingestor.handle([(message.topic, bytes(message.payload))])
+        except Exception:
+            # Not acknowledged would be better, but paho acknowledges on return: stop the session so
+            # the broker keeps the message (persistent session) and redelivers it on reconnect.
+            log.exception("floor: could not store %s; reconnecting", message.topic)
+            client.disconnect()
+
+    def start(self) -> MqttSource:
+        self.client.loop_start()
+        return self
+
+    def stop(self) -> None:
+        self.client.disconnect()
+        self.client.loop_stop()
+
+
+@dataclass
+class NatsSettings:
+    servers: list[str]
+    user: str | None = None
+    password: str | None = None
+    ca: str | None = None  # the room's CA (TLS); None: plain TCP
+    cert: str | None = None
+    key: str | None = None
+    replicas: int = 3
+    base: str = "poker"
+
+    def tls(self) -> ssl.SSLContext | None:
+        if not self.ca:
+            return None
+        ctx = ssl.create_default_context(cafile=self.ca)
+        if self.cert and self.key:
+            ctx.load_cert_chain(self.cert, self.key)
+        return ctx
+
+
+async def ensure_stream(js: Any, settings: NatsSettings) -> None:
+    """Create (or bring up to date) the room's stream: file storage, replicated on ``replicas`` nodes."""
+    from nats.js.api import RetentionPolicy, StorageType, StreamConfig
+    from nats.js.errors import NotFoundError
+
+    config = StreamConfig(name=STREAM, subjects=stream_subjects(settings.base), storage=StorageType.FILE,
+                          retention=RetentionPolicy.LIMITS, num_replicas=settings.replicas, max_age=7 * 86400.0)
+    try:
+        await js.stream_info(STREAM)
+    except NotFoundError:
+        await js.add_stream(config)
+    else:
+        await js.update_stream(config)
+
+
+async def connect_nats(settings: NatsSettings, name: str = "tablectl-floor") -> Any:
+    import nats
+
+    async def quietly(exc: Exception) -> None:  # a node lost: nats-py reconnects to the next; say it once
+        log.info("NATS: %s: %s", type(exc).__name__, exc)
+
+    return await nats.connect(servers=settings.servers, user=settings.user, password=settings.password,
+                              tls=settings.tls(), name=name, max_reconnect_attempts=-1, reconnect_time_wait=0.25,
+                              connect_timeout=2, allow_reconnect=True, error_cb=quietly)
+
+
+class NatsSource:
+    """A durable JetStream pull consumer feeding the store; runs its own asyncio loop in a thread."""
+
+    def __init__(self, ingestor: Ingestor, settings: NatsSettings, *, batch: int = 256) -> None:
+        self.ingestor = ingestor
+        self.settings = settings
+        self.batch = batch
+        self.connected = threading.Event()
+        self.errors = 0
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> NatsSource:
+        self._thread = threading.Thread(target=lambda: asyncio.run(self._main()), name="floor-nats", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(10)
+
+    async def _main(self) -> None:
+        from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
+
+        nc = None
+        while not self._stop.is_set():
+            try:
+                nc = await connect_nats(self.settings)
+                js = nc.jetstream(timeout=5)
+                await ensure_stream(js, self.settings)
+                sub = await js.pull_subscribe(
+                    "", durable=DURABLE, stream=STREAM,
+                    config=ConsumerConfig(ack_policy=AckPolicy.ALL, deliver_policy=DeliverPolicy.ALL,
+                                          ack_wait=30, max_ack_pending=20000,
+                                          num_replicas=self.settings.replicas))
+                self.connected.set()
+                await self._consume(sub)
+            except Exception as exc:  # a node lost mid-call, a leader election: try again
+                self.errors += 1
+                log.warning("floor: JetStream consumer: %s: %s; retrying", type(exc).__name__, exc)
+                await asyncio.sleep(0.5)
+            finally:
+                if nc is not None:
+                    try:
+                        await nc.close()
+                    except Exception:  # already gone
+                        pass
+                    nc = None
+
+    async def _consume(self, sub: Any) -> None:
+        import nats.errors
+
+        loop = asyncio.get_running_loop()
+        while not self._stop.is_set():
+            try:
+                msgs = await sub.fetch(self.batch, timeout=0.5)
+            except (TimeoutError, nats.errors.TimeoutError):
+                continue
+            batch = [(m.subject, m.data) for m in msgs]
+            # The database write blocks: off the event loop, so heartbeats and pings keep flowing.
+            await loop.run_in_executor(None, self.ingestor.handle, batch)
+            await msgs[-1].ack_sync(timeout=5)  # ack-all: the whole batch, after its commit
+
+
+def wait_for(cond: Any, timeout: float, what: str = "condition") -> None:
+    deadline = time.monotonic() + timeout
+    while not cond():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"timed out waiting for {what}")
+        time.sleep(0.05)

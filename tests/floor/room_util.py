@@ -1,0 +1,100 @@
+"""Helpers for the room tests: the rig (``controller.floor.rig``) and a network that can be cut."""
+
+from __future__ import annotations
+
+import select
+import socket
+import threading
+import time
+
+from controller.floor.rig import (  # noqa: F401 - re-exported for the tests
+    BridgedTable,
+    FloorProcess,
+    LightTable,
+    Recorder,
+    event_keys,
+    floor_rows,
+)
+
+
+class NetCut:
+    """TCP proxies in front of the room's MQTT listeners that can black-hole the table's uplink.
+
+    ``cut()``: nothing gets through any more, in either direction, and nothing is refused
+    (packets dropped, as when a cable or a switch goes): bytes wait in the socket buffers,
+    new connections are accepted but reach nothing.  ``restore()``: what waited goes through
+    (as TCP retransmits it), new connections reach their node.  A peer that gave up meanwhile
+    closes its side, as it would on a real network."""
+
+    def __init__(self, targets: list[tuple[str, int]]) -> None:
+        self.targets = targets
+        self.up = threading.Event()
+        self.up.set()
+        self._stop = threading.Event()
+        self.listeners = []
+        for target in targets:
+            s = socket.socket()
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            s.bind(("127.0.0.1", 0))
+            s.listen(64)
+            s.settimeout(0.2)
+            self.listeners.append(s)
+            threading.Thread(target=self._accept, args=(s, target), daemon=True).start()
+
+    @property
+    def addresses(self) -> list[tuple[str, int]]:
+        return [("127.0.0.1", s.getsockname()[1]) for s in self.listeners]
+
+    def _accept(self, s: socket.socket, target: tuple[str, int]) -> None:
+        while not self._stop.is_set():
+            try:
+                client, _ = s.accept()
+            except (TimeoutError, OSError):
+                continue
+            threading.Thread(target=self._serve, args=(client, target), daemon=True).start()
+
+    def _serve(self, client: socket.socket, target: tuple[str, int]) -> None:
+        while not self.up.wait(0.2):  # the uplink is down: the connection reaches nothing yet
+            if self._stop.is_set():
+                client.close()
+                return
+        try:
+            upstream = socket.create_connection(target, timeout=2)
+        except OSError:
+            client.close()
+            return
+        self._pipe(client, upstream)
+
+    def _pipe(self, a: socket.socket, b: socket.socket) -> None:
+        try:
+            while not self._stop.is_set():
+                if not self.up.is_set():
+                    time.sleep(0.05)  # black-holed: nothing read, nothing delivered
+                    continue
+                r, _, _ = select.select([a, b], [], [], 0.2)
+                for s in r:
+                    data = s.recv(65536)
+                    if not data:
+                        return
+                    (b if s is a else a).sendall(data)
+        except OSError:
+            pass
+        finally:
+            for s in (a, b):
+                try:
+                    s.close()
+                except OSError:
+                    pass
+
+    def cut(self) -> None:
+        self.up.clear()
+
+    def restore(self) -> None:
+        self.up.set()
+
+    def close(self) -> None:
+        self._stop.set()
+        for s in self.listeners:
+            s.close()
+
+
