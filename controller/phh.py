@@ -1,9 +1,8 @@
-"""Completed hands as PHH (Poker Hand History, https://phh.readthedocs.io), the TOML format
-PokerKit reads (``pokerkit.HandHistory.loads``).
+"""Completed hands as PHH (Poker Hand History, https://phh.readthedocs.io), written with PokerKit's
+own :class:`pokerkit.HandHistory` (so PokerKit reads back exactly what it would write).
 
-``export_hand(record, events, stakes)`` returns one hand's PHH text;
-``export_phh(journal, stakes, path_or_stream)`` writes every recorded hand the format can
-express and reports the others with a reason.  This module does not need PokerKit.
+``export_hand(record, events)`` returns one hand's PHH text; ``export_phh(journal, path_or_stream)``
+writes every recorded hand the format can express and reports the others with a reason.
 
 How the table maps onto PHH:
 
@@ -12,23 +11,19 @@ How the table maps onto PHH:
   limit stud, stud hi-lo and razz (``F7S``, ``F7S/8``, ``FR``), no-limit 2-7 single draw
   (``N2L1D``).  Anything else (pot-limit hold'em, no-limit Omaha, A-5 lowball, draw high,
   limit 2-7 single draw ...) is skipped with :class:`PhhUnsupported`, as is a hand that
-  ended in a misdeal or a void (nothing to replay).
+  ended in a misdeal or a void (nothing to replay) and a hand dealt without chip accounting
+  (PHH needs the starting stacks, and guessing them would make every all-in wrong).
 * Players: PHH numbers players ``p1..pn`` in position order.  Button games: ``p1`` is the
   first seat dealt in to the left of the button and the button is last (heads-up ``p1`` is
   the big blind, PokerKit swaps the blinds itself).  Stud: clockwise from seat 1, the order
   the engine deals.  ``seats`` records each player's physical seat.
-* Forced bets come from the stakes (``controller.config.StakesSection`` or any mapping
-  with ``small_blind``, ``big_blind``, ``ante``, ``bring_in``, ``small_bet``, ``big_bet``).
-* Starting stacks are not known to the table: every player gets
-  :data:`DEFAULT_STARTING_STACK` and ``_notes`` says so.  An all-in therefore cannot be
-  reproduced unless the console gave its amount.
-* Amounts: PHH's ``cbr`` is "complete, bet or raise TO".  ``Act.amount`` is the chips put
-  in by that action, so the raise-to is what the player had in this round plus the amount.
-  Limit games without an amount use the fixed bet of the street; no-limit and pot-limit
-  actions without an amount get the minimum legal amount and a note in ``_notes``.
+* Chips: starting stacks, antes (or the big-blind ante), blinds, straddle, bring-in and limits
+  come from the hand's own setup (``HandSetup.chips``); every action's amount is what the
+  engine's chip accounting made of it, corrections of a ruling included (``cbr`` is "complete,
+  bet or raise to", the whole bet in the round).
 * Cards: hole cards as dealt (a card replaced after an irregularity is left out), the
   board street by street, burns by PokerKit's automation, and at a showdown every live
-  hand shown (``pN sm cards``).
+  hand shown (``pN sm cards``) and every hand mucked there (``pN sm``).
 """
 
 from __future__ import annotations
@@ -57,6 +52,7 @@ from controller.rules.events import (
     Event,
     Expose,
     Muck,
+    Put,
     Report,
     SeatPlayer,
     StartHand,
@@ -64,9 +60,6 @@ from controller.rules.events import (
     UnseatPlayer,
 )
 from controller.rules.games import Family, get_game
-
-DEFAULT_STARTING_STACK = 10_000_000
-"""Chips every player starts with in an exported hand: the table does not count stacks."""
 
 VARIANTS: dict[tuple[str, str], str] = {
     ("holdem", "no_limit"): "NT",
@@ -80,7 +73,7 @@ VARIANTS: dict[tuple[str, str], str] = {
 }
 """(game, structure) -> PHH variant code."""
 
-_HAND_EVENTS = (Deal, Burn, BoardCards, Stub, Muck, Aside, Boxed, Expose, Act, Discard, Report, EndHand)
+_HAND_EVENTS = (Deal, Burn, BoardCards, Stub, Muck, Aside, Boxed, Expose, Act, Put, Discard, Report, EndHand)
 _LIMIT_CODES = {"FT", "FO/8", "F7S", "F7S/8", "FR"}
 _STUD_CODES = {"F7S", "F7S/8", "FR"}
 
@@ -95,13 +88,6 @@ class ExportResult:
     skipped: list[tuple[int, str]] = field(default_factory=list)
 
 
-def _stake(stakes: Any, name: str) -> int | None:
-    if stakes is None:
-        return None
-    value = stakes.get(name) if isinstance(stakes, Mapping) else getattr(stakes, name, None)
-    return None if value is None else int(value)
-
-
 def _face(card: Card) -> str:
     return card.face
 
@@ -110,20 +96,8 @@ def _faces(cards: Iterable[Card]) -> str:
     return "".join(_face(c) for c in cards)
 
 
-def _toml(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int | float):
-        return repr(value)
-    if isinstance(value, str):
-        return json.dumps(value, ensure_ascii=True)
-    if isinstance(value, list | tuple):
-        return "[" + ", ".join(_toml(v) for v in value) + "]"
-    raise TypeError(f"phh: cannot write {type(value).__name__}")
-
-
 class _Exporter:
-    def __init__(self, record: HandRecord, events: Sequence[Event], stakes: Any) -> None:
+    def __init__(self, record: HandRecord, events: Sequence[Event]) -> None:
         self.record = record
         self.setup = record.setup
         self.game = get_game(self.setup.game)
@@ -137,10 +111,12 @@ class _Exporter:
         self.events = [e for e in events if isinstance(e, _HAND_EVENTS)]
         self.notes: list[str] = []
         self.actions: list[str] = []
+        if self.setup.chips is None:
+            raise PhhUnsupported("the hand was dealt without chip accounting: PHH needs the starting stacks")
         self.engine = HandEngine(self.setup)
         self.order = list(self.engine.order)  # stud: from seat 1; button games: left of the button, button last
         self.index = {seat: i for i, seat in enumerate(self.order)}
-        self._stakes(stakes)
+        self._stakes()
         # cards
         self.holding: dict[int, list[Card]] = {s: [] for s in self.order}
         self.shown: dict[int, int] = {s: 0 for s in self.order}  # how many of holding are in a 'd dh' line
@@ -149,60 +125,68 @@ class _Exporter:
         self.board_chunks = [st.board for st in self.game.streets if st.board]
         self.board_done = 0  # cards of the settled board already in a 'd db' line
         self.chunk_i = 0
-        # betting
-        self.street_i = -1
-        self.contrib: dict[int, int] = {}
-        self.level = 0
-        self.last_raise = 0
 
     # ------------------------------------------------------------------ stakes
-    def _stakes(self, stakes: Any) -> None:
-        def need(name: str) -> int:
-            v = _stake(stakes, name)
-            if v is None:
-                raise PhhUnsupported(f"stakes.{name} is needed for {self.code} and is not configured")
-            return v
-
-        self.ante = _stake(stakes, "ante") or 0
+    def _stakes(self) -> None:
+        stakes = self.setup.chips
+        assert stakes is not None
         n = len(self.order)
-        self.fields: dict[str, Any] = {"variant": self.code, "antes": [self.ante] * n}
-        if self.stud:
-            self.bring_in_amount = need("bring_in")
-            self.small_bet, self.big_bet = need("small_bet"), need("big_bet")
-            self.fields |= {"bring_in": self.bring_in_amount, "small_bet": self.small_bet, "big_bet": self.big_bet}
-            return
-        sb, bb = need("small_blind"), need("big_blind")
-        blinds = [0] * n
-        if self.engine.small_blind is not None:
-            blinds[self.index[self.engine.small_blind]] = sb
-        if self.engine.big_blind is not None:
-            blinds[self.index[self.engine.big_blind]] = bb
-        if n == 2:
-            blinds.reverse()  # PokerKit: heads-up, player i posts blinds_or_straddles[not i]
-        self.fields["blinds_or_straddles"] = blinds
-        self.sb, self.bb = sb, bb
+        antes = [stakes.ante] * n
+        if stakes.bb_ante:
+            payer = self.engine.big_blind if self.engine.big_blind is not None else self.order[-1]
+            antes[self.index[payer]] += stakes.bb_ante
+        self.fields: dict[str, Any] = {"variant": self.code, "antes": antes,
+                                       "starting_stacks": [stakes.stacks[s] for s in self.order]}
         if self.limit:
-            self.small_bet, self.big_bet = need("small_bet"), need("big_bet")
-            self.fields |= {"small_bet": self.small_bet, "big_bet": self.big_bet}
-        else:
-            self.min_bet = bb
-            self.fields["min_bet"] = bb
+            if stakes.limits is None:
+                raise PhhUnsupported(f"{self.code} needs limits")
+            self.fields |= {"small_bet": stakes.limits[0], "big_bet": stakes.limits[1]}
+        if self.stud:
+            self.fields["bring_in"] = stakes.bring_in or 0
+            return
+        blinds = [0] * n
+        chips = self.engine.chips
+        assert chips is not None
+        forced = [s for s in (self.engine.small_blind, self.engine.big_blind, chips.straddle_seat) if s is not None]
+        for seat in forced:
+            blinds[self.index[seat]] = chips.bets[seat] if seat in self.engine.all_in else self._nominal(seat)
+        if n == 2:
+            # PokerKit heads-up: player i posts blinds_or_straddles[not i] (and antes[not i]).
+            blinds.reverse()
+            if stakes.bb_ante:
+                self.fields["antes"] = list(reversed(antes))
+        self.fields["blinds_or_straddles"] = blinds
+        if not self.limit:
+            self.fields["min_bet"] = stakes.big_blind or max(1, stakes.ante)
+
+    def _nominal(self, seat: int) -> int:
+        stakes = self.setup.chips
+        assert stakes is not None
+        chips = self.engine.chips
+        assert chips is not None
+        if seat == chips.straddle_seat:
+            return stakes.straddle or 0
+        if seat == self.engine.big_blind:
+            return stakes.blinds[-1]
+        return stakes.blinds[0]
 
     # ------------------------------------------------------------------ replay
     def run(self) -> list[str]:
         for ev in self.events:
             before = {s: [h.card for h in self.engine.hands[s] if not h.scrap] for s in self.order}
             unknown = dict(self.engine.unknown_discards)
-            if isinstance(ev, Act):
-                self._sync_street()
+            chips = self.engine.chips
+            assert chips is not None
+            applied = chips.applied
+            if isinstance(ev, Act | Put):
                 self._flush()
-                self._act(ev)
             self.engine.apply(ev)
+            if chips.applied != applied and chips.last_action is not None:
+                self._action(chips.last_action)
             if self.engine.phase is Phase.DEAD:
                 reasons = ", ".join(r.reason for r in self.engine.rulings if r.ends_hand)
                 raise PhhUnsupported(f"the hand ended in a misdeal or void ({reasons}): nothing to replay")
             self._track_cards(before, unknown)
-        self._sync_street()
         self._flush()
         self._showdown()
         return self.actions
@@ -273,112 +257,72 @@ class _Exporter:
         if eng.phase is not Phase.DONE or len(eng.active) < 2:
             return
         for seat in self.order:
-            if seat in eng.active and self.holding[seat]:
+            if seat in eng.mucked:
+                self.actions.append(f"{self._p(seat)} sm")
+            elif seat in eng.active and self.holding[seat]:
                 self.actions.append(f"{self._p(seat)} sm {_faces(self.holding[seat])}")
 
     # ------------------------------------------------------------------ betting
-    def _sync_street(self) -> None:
-        if self.engine.street_i == self.street_i:
-            return
-        self.street_i = self.engine.street_i
-        self.contrib = {s: 0 for s in self.order}
-        self.level = 0
-        if self.street_i == 0 and not self.stud:
-            if self.engine.small_blind is not None:
-                self.contrib[self.engine.small_blind] = self.sb
-            if self.engine.big_blind is not None:
-                self.contrib[self.engine.big_blind] = self.bb
-            self.level = max(self.contrib.values())
-        self.last_raise = self._bet_size() if self.limit else self.min_bet if not self.stud else self.small_bet
-
-    def _bet_size(self) -> int:
-        big_from = 2 if self.game.family is not Family.DRAW else 1
-        return self.big_bet if self.street_i >= big_from else self.small_bet
-
-    def _act(self, ev: Act) -> None:
-        seat, p = ev.seat, self._p(ev.seat) if ev.seat in self.index else None
-        if p is None:
-            raise PhhUnsupported(f"seat {ev.seat} acted but was not dealt in")
-        had = self.contrib.get(seat, 0)
-        if ev.action == "fold":
+    def _action(self, last: dict[str, Any]) -> None:
+        """One action as the engine's chips counted it (corrections of a ruling included)."""
+        seat = last["seat"]
+        if seat not in self.index:
+            raise PhhUnsupported(f"seat {seat} acted but was not dealt in")
+        p, action = self._p(seat), last["action"]
+        if action == "fold":
             self.actions.append(f"{p} f")
-        elif ev.action in ("check", "call"):
+        elif action in ("check", "call"):
             self.actions.append(f"{p} cc")
-            if ev.action == "call":
-                self.contrib[seat] = max(self.level, had + (ev.amount or 0)) if not ev.all_in else had + (
-                    ev.amount if ev.amount is not None else self.level - had)
-                if ev.all_in and ev.amount is not None and had + ev.amount < self.level:
-                    self.notes.append(f"seat {seat} called all in for {ev.amount}, less than the bet: stacks unknown")
-        elif ev.action == "bring_in":
+        elif action == "bring_in":
             self.actions.append(f"{p} pb")
-            self.contrib[seat] = had + self.bring_in_amount
-            self.level = max(self.level, self.contrib[seat])
-        else:  # bet, raise, complete
-            to = self._raise_to(ev, had)
-            self.actions.append(f"{p} cbr {to}")
-            size = to - self.level
-            if size >= self.last_raise:
-                self.last_raise = size
-            self.level = max(self.level, to)
-            self.contrib[seat] = to
-
-    def _raise_to(self, ev: Act, had: int) -> int:
-        if ev.amount is not None:
-            return had + int(ev.amount)
-        if ev.action == "complete":
-            return self.small_bet
-        if self.limit:
-            return self.level + self._bet_size()
-        to = self.level + max(self.last_raise, self.min_bet) if self.level else self.min_bet
-        what = "all-in amount unknown" if ev.all_in else "no amount given"
-        self.notes.append(f"seat {ev.seat} {ev.action}: {what}; the minimum legal amount ({to}) is written")
-        return to
+        else:
+            self.actions.append(f"{p} cbr {last['amount']}")
 
 
-def export_hand(record: HandRecord, events: Sequence[Event], stakes: Any, *, table: str | None = None,
-                players: Mapping[int, str] | None = None, at: float | None = None) -> str:
-    """One completed hand as PHH (TOML) text; :class:`PhhUnsupported` when it cannot be."""
-    ex = _Exporter(record, events, stakes)
+def hand_history(record: HandRecord, events: Sequence[Event], *, table: str | None = None,
+                 players: Mapping[int, str] | None = None, at: float | None = None) -> Any:
+    """One completed hand as a :class:`pokerkit.HandHistory`; :class:`PhhUnsupported` when it cannot be."""
+    from pokerkit import HandHistory
+
+    ex = _Exporter(record, events)
     actions = ex.run()
-    n = len(ex.order)
     fields = dict(ex.fields)
-    fields["starting_stacks"] = [DEFAULT_STARTING_STACK] * n
-    fields["actions"] = actions
-    fields["hand"] = record.hand_id
+    extra: dict[str, Any] = {"hand": record.hand_id, "seats": list(ex.order), "seat_count": record.setup.table_size}
     if table:
-        fields["table"] = table
-    fields["seats"] = list(ex.order)
-    fields["seat_count"] = record.setup.table_size
+        extra["table"] = table
     if players and all(s in players for s in ex.order):
-        fields["players"] = [players[s] for s in ex.order]
+        extra["players"] = [players[s] for s in ex.order]
     if at is not None:
         when = _dt.datetime.fromtimestamp(at, tz=_dt.UTC)
-        fields |= {"time": when.time().replace(microsecond=0).isoformat(), "time_zone": "UTC", "day": when.day,
-                   "month": when.month, "year": when.year}
-    notes = [f"starting stacks are unknown to the table: {DEFAULT_STARTING_STACK} each is assumed", *ex.notes]
-    fields["_notes"] = notes
-    fields["_game"] = f"{ex.game.name} ({ex.structure})"
-    fields["_rules"] = f"{record.setup.rules} {record.setup.event}"
+        extra |= {"time": when.time().replace(microsecond=0), "time_zone": "UTC", "day": when.day,
+                  "month": when.month, "year": when.year}
+    chips = ex.engine.chips
+    if chips is not None and ex.engine.settle() is not None:
+        final = chips.final_stacks() or {}
+        extra["finishing_stacks"] = [final[s] for s in ex.order]
+    user: dict[str, Any] = {"_game": f"{ex.game.name} ({ex.structure})",
+                            "_rules": f"{record.setup.rules} {record.setup.event}"}
+    if ex.notes:
+        user["_notes"] = list(ex.notes)
     if record.setup.button is not None:
-        fields["_button_seat"] = record.setup.button
+        user["_button_seat"] = record.setup.button
     rulings = [f"{r.ruling}: {r.reason}" + (f" ({r.remedy})" if r.remedy else "") for r in ex.engine.rulings]
     if rulings:
-        fields["_rulings"] = rulings
+        user["_rulings"] = rulings
     if record.outcome:
-        fields["_outcome"] = json.dumps(record.outcome, sort_keys=True)
-    lines = [
-        f"# Hand {record.hand_id}: {ex.game.title}, {ex.structure.replace('_', '-')}, seats {list(ex.order)}",
-        f"# p1..p{n} in position order; starting stacks unknown ({DEFAULT_STARTING_STACK} assumed).",
-    ]
-    for key, value in fields.items():
-        if key == "time":
-            lines.append(f"time = {value}")  # a TOML local time
-        else:
-            lines.append(f"{key} = {_toml(value)}")
-    return "\n".join(lines) + "\n"
+        user["_outcome"] = json.dumps(record.outcome, sort_keys=True)
+    return HandHistory(**fields, actions=actions, **extra, user_defined_fields=user)
 
 
-def export_phh(journal: Journal, stakes: Any, path_or_stream: str | Path | IO[str], *,
+def export_hand(record: HandRecord, events: Sequence[Event], *, table: str | None = None,
+                players: Mapping[int, str] | None = None, at: float | None = None) -> str:
+    """One completed hand as PHH (TOML) text; :class:`PhhUnsupported` when it cannot be."""
+    hh = hand_history(record, events, table=table, players=players, at=at)
+    title = f"# Hand {record.hand_id}: {get_game(record.setup.game).title}, seats {hh.seats}\n"
+    return title + hh.dumps()
+
+
+def export_phh(journal: Journal, path_or_stream: str | Path | IO[str], *,
                table: str | None = None) -> ExportResult:
     """Write every recorded hand PHH can express.
 
@@ -414,7 +358,7 @@ def export_phh(journal: Journal, stakes: Any, path_or_stream: str | Path | IO[st
         if evs and isinstance(evs[0], StartHand):
             evs = evs[1:]
         try:
-            texts.append((rec.hand_id, export_hand(rec, evs, stakes, table=table, players=seated_at.get(rec.hand_id),
+            texts.append((rec.hand_id, export_hand(rec, evs, table=table, players=seated_at.get(rec.hand_id),
                                                    at=at.get(rec.hand_id))))
             result.exported.append(rec.hand_id)
         except PhhUnsupported as exc:
@@ -433,4 +377,4 @@ def export_phh(journal: Journal, stakes: Any, path_or_stream: str | Path | IO[st
     return result
 
 
-__all__ = ["DEFAULT_STARTING_STACK", "VARIANTS", "ExportResult", "PhhUnsupported", "export_hand", "export_phh"]
+__all__ = ["VARIANTS", "ExportResult", "PhhUnsupported", "export_hand", "export_phh", "hand_history"]

@@ -21,9 +21,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from controller.equity.fasteval import card_values
 from controller.errors import PokerTableError
 from controller.geometry import seat_of
 from controller.mqtt.contract import alert_from_ruling, public_cards
+from controller.rules.chips import ChipsError
 from controller.rules.engine import HandEngine, Phase, SetupError
 from controller.rules.events import (
     Acknowledge,
@@ -42,9 +44,12 @@ from controller.rules.events import (
     Expose,
     Muck,
     NewHand,
+    Put,
     Report,
     SeatPlayer,
     SetButton,
+    SetLevel,
+    SetStack,
     ShufflerFault,
     StartHand,
     Stub,
@@ -54,11 +59,14 @@ from controller.rules.events import (
 from controller.rules.games import GameError
 from controller.rules.profiles import ProfileError, get_profile
 from controller.rules.rulings import IRREGULARITY, MISDEAL, Ruling, kind_of, make_ruling
+from controller.rules.showdown import install_fast_values
 from controller.rules.table import Table, TableError
 
 log = logging.getLogger("controller.service")
 
-HAND_EVENTS = (Deal, Burn, BoardCards, Act, Discard, Expose, Report)
+install_fast_values(card_values)  # pot awards find winners with the equity tables (same order, faster)
+
+HAND_EVENTS = (Deal, Burn, BoardCards, Act, Put, Discard, Expose, Report)
 
 
 class Rejected(PokerTableError, ValueError):
@@ -132,7 +140,9 @@ class TableService:
             if not self.last_hand_misdeal:
                 self._try(lambda t: HandEngine(t.next_setup()))
         elif isinstance(event, SeatPlayer):
-            self._try(lambda t: t.seat(event.seat, event.name, event.post))
+            self._try(lambda t: t.seat(event.seat, event.name, event.post, event.stack))
+        elif isinstance(event, SetStack | SetLevel):
+            self._precheck_chips_table(event)
         elif isinstance(event, UnseatPlayer):
             self._try(lambda t: t.unseat(event.seat))
         elif isinstance(event, SetButton):
@@ -154,16 +164,81 @@ class TableService:
         elif isinstance(event, HAND_EVENTS + (CallMisdeal,)):
             if self.engine is None or self.engine.over:
                 raise Rejected(f"no hand in progress for {event.kind}")
-            if isinstance(event, Act | Discard | Expose | Deal) and getattr(event, "seat", 0) > self.table.size:
+            if isinstance(event, Act | Put | Discard | Expose | Deal) and getattr(event, "seat", 0) > self.table.size:
                 raise Rejected(f"seat {event.seat} is not on a {self.table.size}-seat table")
             refusal = self.engine.refusal(event)  # e.g. betting on a board with a card missing
             if refusal is not None:
                 raise Rejected(refusal)
+            if isinstance(event, Act | Put):
+                self._precheck_chips(event)
         elif isinstance(event, Acknowledge):
             if not self.alerts and not self.hard_stop:
                 raise Rejected("no alert to acknowledge")
             if event.alert is not None and all(a.id != event.alert for a in self.alerts):
                 raise Rejected(f"no active alert {event.alert!r}")
+
+    # ------------------------------------------------------------------ chips (controller.rules.chips)
+    def _precheck_chips(self, event: Act | Put) -> None:
+        """An action or a push the chips cannot mean is refused with what is legal; an ``act``
+        amount outside the legal range too (the console typed it: no ruling, a clear error)."""
+        engine = self.engine
+        assert engine is not None
+        if engine.chips is None:
+            if isinstance(event, Put):
+                raise Rejected("this hand counts no chips: a push cannot be ruled on")
+            return
+        chips = engine.chips
+        seat = event.seat
+        if seat in chips.folded or seat in chips.all_in or seat not in chips.bets:
+            raise Rejected(f"seat {seat} is not in the hand with chips to act")
+        legal = chips.legal(seat)
+        words = _legal_words(seat, legal)
+        try:
+            if isinstance(event, Put):
+                chips.decide_put(seat, event.chips, event.declare, event.to)
+                return
+            d = chips.decide_act(seat, event.action, event.amount, event.all_in)
+        except ChipsError as exc:
+            raise Rejected(f"{exc} ({words})") from exc
+        if d.reason in ("raise_capped", "raise_not_reopened"):
+            why = "the betting is capped" if d.reason == "raise_capped" else "the betting was not reopened"
+            raise Rejected(f"seat {seat} may not raise: {why} ({words})")
+        if d.reason is not None and event.amount is not None:
+            raise Rejected(f"seat {seat} {event.action} {event.amount:,} is outside the legal range ({words})")
+
+    def _precheck_chips_table(self, event: SetStack | SetLevel) -> None:
+        """Stacks change between hands only; a level may be asked for any time and takes effect
+        with the next hand."""
+        if isinstance(event, SetStack):
+            if self.engine is not None and not self.engine.over:
+                raise Rejected(f"stacks change between hands only (hand {self.hand_id} is in progress)")
+            self._try(lambda t: t.set_stack(event.seat, event.stack, event.add))
+        else:
+            self._try(lambda t: t.request_level(event.number, event.advance))
+
+    def _apply_set_stack(self, ev: SetStack, out: list[Output], at: float) -> None:
+        stack = self.table.set_stack(ev.seat, ev.stack, ev.add)
+        out.append(Output("table", {"change": "stack", "seat": ev.seat, "stack": stack}))
+
+    def _apply_set_level(self, ev: SetLevel, out: list[Output], at: float) -> None:
+        number = self.table.request_level(ev.number, ev.advance)
+        out.append(Output("table", {"change": "level", "next": number}))
+
+    def _chips_result(self, engine: HandEngine) -> dict[str, Any]:
+        """``payouts`` and ``pots`` of hand_end; the stacks carry into the next hand."""
+        if engine.chips is None:
+            return {}
+        payouts = engine.settle()
+        if payouts is None:
+            # Nothing was awarded (a misdeal, a void, or hands not known): chips behind stay, and
+            # the pot is the floor's to settle with request/stack.
+            if engine.phase is Phase.DEAD:
+                self.table.carry_stacks(engine.chips.start)  # misdeal or void: every chip goes back
+            return {"payouts": None, "pots": [{"amount": p.amount, "eligible": list(p.eligible), "winners": []}
+                                              for p in engine.chips.pots()]}
+        final = engine.chips.final_stacks() or {}
+        self.table.carry_stacks(final)
+        return {"payouts": {str(s): c for s, c in payouts.items() if c}, "pots": engine.chips.awarded}
 
     def _try(self, change: Callable[[Table], object]) -> None:
         probe = _copy_table(self.table)
@@ -183,7 +258,7 @@ class TableService:
         return [Output(o.kind, o.payload, seq, o.secret) for o in out]
 
     def _apply_seat_player(self, ev: SeatPlayer, out: list[Output], at: float) -> None:
-        self.table.seat(ev.seat, ev.name, ev.post)
+        self.table.seat(ev.seat, ev.name, ev.post, ev.stack)
         out.append(Output("table", {"change": "seat", "seat": ev.seat, "name": ev.name}))
 
     def _apply_unseat_player(self, ev: UnseatPlayer, out: list[Output], at: float) -> None:
@@ -205,6 +280,8 @@ class TableService:
     def _apply_new_hand(self, ev: NewHand, out: list[Output], at: float) -> None:
         # TDA 33-C: after a misdeal the redeal is an exact replay; the button does not move.
         redeal = self.last_hand_misdeal and self.table.last_setup is not None
+        if not redeal:
+            self.table.level_for_hand(at)  # a new level takes effect with the next hand, never mid-hand
         self.engine = self.table.start_hand(redeal=redeal)
         self.hand_id += 1
         self._hand_first_seq = self.seq
@@ -216,10 +293,13 @@ class TableService:
         e = self.engine
         assert e is not None
         s = e.setup
-        return Output("hand_start", {
+        payload: dict[str, Any] = {
             "game": s.game, "rules": e.profile.name, "event": s.event, "structure": e.structure, "button": s.button,
             "blinds": {"small": e.small_blind, "big": e.big_blind}, "seats": list(e.order),
-        })
+        }
+        if s.chips is not None:
+            payload["stakes"] = s.chips.to_dict()
+        return Output("hand_start", payload)
 
     def _apply_start_hand(self, ev: StartHand, out: list[Output], at: float) -> None:
         """A hand with an explicit setup (replays, scenarios and the console's override)."""
@@ -236,8 +316,9 @@ class TableService:
             return
         street = (engine.street_i, engine.phase)
         board_before = len(engine.board)
+        applied = engine.chips.applied if engine.chips is not None else 0
         rulings = engine.apply(ev)
-        self._describe(ev, out, board_before)
+        self._describe(ev, out, board_before, applied)
         if street != (engine.street_i, engine.phase) and engine.phase in (Phase.BET, Phase.BOARD, Phase.DRAW):
             out.append(Output("street", {"name": engine.street.name}))
         for r in rulings:
@@ -290,7 +371,7 @@ class TableService:
         self._alert(r, out, at)
 
     # ------------------------------------------------------------------ helpers
-    def _describe(self, ev: Event, out: list[Output], board_before: int) -> None:
+    def _describe(self, ev: Event, out: list[Output], board_before: int, applied: int = 0) -> None:
         engine = self.engine
         assert engine is not None
         if isinstance(ev, Deal):
@@ -311,9 +392,16 @@ class TableService:
             board = [c.label(engine.setup.deck) for c in engine.board if c not in engine.premature]
             if board:
                 out.append(Output("board", {"cards": board[-5:], "source": ev.source}))
-        elif isinstance(ev, Act):
-            out.append(Output("action", {"seat": ev.seat, "action": ev.action, "all_in": ev.all_in,
-                                         "amount": ev.amount}))
+        elif isinstance(ev, Act | Put):
+            counted = engine.chips is not None and engine.chips.applied != applied
+            last = engine.chips.last_action if engine.chips is not None and counted else None
+            if last is not None and engine.chips is not None:
+                # what the chips made of it (a push ruled on included): the whole bet in the round
+                out.append(Output("action", {"seat": ev.seat, "action": last["action"], "amount": last["amount"],
+                                             "all_in": ev.seat in engine.chips.all_in, "text": last["text"]}))
+            elif isinstance(ev, Act):
+                out.append(Output("action", {"seat": ev.seat, "action": ev.action, "all_in": ev.all_in,
+                                             "amount": ev.amount}))
         elif isinstance(ev, Discard):
             out.append(Output("draw", {"seat": ev.seat, "count": ev.count}))
 
@@ -361,6 +449,10 @@ class TableService:
             if engine.winner is not None:
                 winners.append({"seat": engine.winner, "part": "pot", "share": None})
         result: dict[str, Any] = {"result": result_kind, "winners": winners, "shown": shown, "summary": summary}
+        result |= self._chips_result(engine)
+        if result.get("payouts"):
+            for w in winners:
+                w["share"] = int(result["payouts"].get(str(w["seat"]), 0))
         out.append(Output("hand_end", result))
         if self.journal is not None and hasattr(self.journal, "record_hand"):
             try:
@@ -376,8 +468,12 @@ class TableService:
         if self.engine is not None:
             hand = self.engine.snapshot()
             hand.pop("rulings", None)
+        table = self.table.describe()
+        if hand is not None and hand.get("chips") and not self.engine.over:
+            for seat, player in table["players"].items():  # during a hand: the chips behind
+                player["stack"] = hand["chips"]["stacks"].get(seat, player["stack"])
         return {
-            "table": self.table.describe(),
+            "table": table,
             "hand_id": self.hand_id if self.engine is not None else None,
             "hand": hand,
             "alert": self.alerts[0].payload() if self.alerts else None,
@@ -386,6 +482,15 @@ class TableService:
 
     def hole_cards(self) -> dict[str, list[str]]:
         return _str_keys(self.engine.hole_cards()) if self.engine is not None else {}
+
+
+def _legal_words(seat: int, legal: Any) -> str:
+    call = f"to call {legal.to_call:,}" if legal.to_call else "nothing to call"
+    if legal.min_raise is None:
+        return f"seat {seat}: {call}; no raise"
+    if legal.min_raise == legal.max_raise:
+        return f"seat {seat}: {call}; bet or raise to {legal.min_raise:,}"
+    return f"seat {seat}: {call}; bet or raise to {legal.min_raise:,}..{legal.max_raise:,}"
 
 
 def _is_reason(code: str) -> bool:
@@ -417,6 +522,7 @@ _HANDLERS: dict[type[Event], Callable[[TableService, Any, list[Output], float], 
     Burn: TableService._hand_event,
     BoardCards: TableService._hand_event,
     Act: TableService._hand_event,
+    Put: TableService._hand_event,
     Discard: TableService._hand_event,
     Expose: TableService._hand_event,
     Report: TableService._hand_event,
@@ -427,6 +533,8 @@ _HANDLERS: dict[type[Event], Callable[[TableService, Any, list[Output], float], 
     SeatPlayer: TableService._apply_seat_player,
     UnseatPlayer: TableService._apply_unseat_player,
     SetButton: TableService._apply_set_button,
+    SetStack: TableService._apply_set_stack,
+    SetLevel: TableService._apply_set_level,
     ChangeGame: TableService._apply_change_game,
     NewHand: TableService._apply_new_hand,
     StartHand: TableService._apply_start_hand,

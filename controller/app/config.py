@@ -15,8 +15,13 @@ password file) are relative to the config file's folder.
 Sections (see ``examples/table.toml`` for a commented, complete example):
 
 ``[table]``      id (MQTT-safe), size 2..10, game, structure, rules, event, deck
-``[stakes]``     small_blind, big_blind, ante, bring_in, small_bet, big_bet -- the ones the
-                 game and structure use are required when the section is given
+``[stakes]``     small_blind, big_blind, ante, bb_ante, straddle, bring_in, small_bet, big_bet,
+                 raise_cap, starting_stack -- the ones the game and structure use are required
+                 when the section is given; with starting_stack every seated player's chips are
+                 counted (stacks, bets, pots: controller.rules.chips)
+``[[levels]]``   a tournament's level schedule: small_blind, big_blind, ante, bb_ante,
+                 bring_in, small_bet, big_bet, minutes; a new level takes effect with the next
+                 hand once its clock has run out (or on request/level), never mid-hand
 ``[antennas]``   antenna number -> slot (:mod:`controller.geometry`): ``seat:N/slot``, ``board/K``,
                  ``burn``, ``muck``, ``shoe`` (slots count from 0; ``seat:N:slot`` is read too)
 ``[serial]``     the antenna controller: port (device path or ``socket://host:port``), baudrate
@@ -148,9 +153,27 @@ class StakesSection(_Section):
     small_blind: int | None = Field(None, ge=0)
     big_blind: int | None = Field(None, ge=0)
     ante: int = Field(0, ge=0)
+    bb_ante: int = Field(0, ge=0)
+    straddle: int | None = Field(None, gt=0)
     bring_in: int | None = Field(None, ge=0)
     small_bet: int | None = Field(None, ge=0)
     big_bet: int | None = Field(None, ge=0)
+    raise_cap: int | None = Field(None, ge=0)
+    starting_stack: int | None = Field(None, gt=0)
+
+    def forced_bets(self) -> dict[str, Any]:
+        """The Stakes keys of controller.rules.chips (without stacks)."""
+        out: dict[str, Any] = {}
+        blinds = [b for b in (self.small_blind, self.big_blind) if b]
+        if blinds:
+            out["blinds"] = blinds
+        if self.small_bet and self.big_bet:
+            out["limits"] = [self.small_bet, self.big_bet]
+        for key in ("ante", "bb_ante", "straddle", "bring_in", "raise_cap"):
+            value = getattr(self, key, None)
+            if value:
+                out[key] = value
+        return out
 
     def required_for(self, game: str, structure: str) -> list[tuple[str, str]]:
         """Problems for a game and structure: the amounts it uses must be given (key, problem)."""
@@ -170,6 +193,12 @@ class StakesSection(_Section):
         if self.bring_in is not None and self.small_bet is not None and self.bring_in > self.small_bet:
             problems.append(("bring_in", f"{self.bring_in} is more than the small bet {self.small_bet}"))
         return problems
+
+
+class LevelSection(StakesSection):
+    """One level of a tournament's schedule: its forced bets and how long it lasts."""
+
+    minutes: float | None = Field(None, gt=0)
 
 
 class TlsSection(_Section):
@@ -294,6 +323,7 @@ class CoreConfig(_Section):
 
     table: TableSection
     stakes: StakesSection | None = None
+    levels: list[LevelSection] = Field(default_factory=list)
     antennas: dict[int, AntennaSlot] = Field(default_factory=dict)
     mqtt: MqttSection = Field(default_factory=MqttSection)
     broadcast: BroadcastSection = Field(default_factory=BroadcastSection)
@@ -309,6 +339,17 @@ class CoreConfig(_Section):
         table = info.data.get("table")
         if v is not None and table is not None:
             problems = v.required_for(table.game, table.effective_structure)
+            if problems:
+                raise KeyedProblems(problems)
+        return v
+
+    @field_validator("levels")
+    @classmethod
+    def _levels_for_game(cls, v: list[LevelSection], info: ValidationInfo) -> list[LevelSection]:
+        table = info.data.get("table")
+        if table is not None:
+            problems = [(f"{i}.{key}", msg) for i, lv in enumerate(v)
+                        for key, msg in lv.required_for(table.game, table.effective_structure)]
             if problems:
                 raise KeyedProblems(problems)
         return v
@@ -360,8 +401,14 @@ class CoreConfig(_Section):
     def table_kwargs(self) -> dict[str, Any]:
         """Keyword arguments for :class:`controller.table.Table`."""
         t = self.table
-        return {"size": t.size, "game": t.game, "rules": t.rules, "event": t.event, "structure": t.structure,
-                "deck": t.deck}
+        out: dict[str, Any] = {"size": t.size, "game": t.game, "rules": t.rules, "event": t.event,
+                               "structure": t.structure, "deck": t.deck}
+        if self.stakes is not None:
+            out["stakes"] = self.stakes.forced_bets()
+            out["starting_stack"] = self.stakes.starting_stack
+        if self.levels:
+            out["levels"] = [lv.forced_bets() | {"minutes": lv.minutes} for lv in self.levels]
+        return out
 
     @property
     def topic(self) -> str:

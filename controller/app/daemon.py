@@ -46,8 +46,11 @@ from controller.rules.events import (
     ChangeGame,
     Event,
     NewHand,
+    Put,
     SeatPlayer,
     SetButton,
+    SetLevel,
+    SetStack,
     UnseatPlayer,
 )
 from controller.rules.table import Table
@@ -78,7 +81,20 @@ def request_event(name: str, fields: dict[str, Any]) -> Event:
     if name == "set_button":
         return SetButton(int(fields["seat"]))
     if name == "seat":
-        return SeatPlayer(int(fields["seat"]), str(fields["name"]), bool(fields.get("post", False)))
+        stack = fields.get("stack")
+        return SeatPlayer(int(fields["seat"]), str(fields["name"]), bool(fields.get("post", False)),
+                          int(stack) if stack is not None else None)
+    if name == "put":
+        declare = fields.get("declare")
+        to = None
+        if isinstance(declare, dict):
+            ((declare, to),) = declare.items()
+        return Put(int(fields["seat"]), tuple(int(c) for c in fields["chips"]), declare,
+                   int(to) if to is not None else None)
+    if name == "stack":
+        return SetStack(int(fields["seat"]), fields.get("stack"), fields.get("add"))
+    if name == "level":
+        return SetLevel(fields.get("number"), bool(fields.get("advance", False)))
     if name == "unseat":
         return UnseatPlayer(int(fields["seat"]))
     if name == "action":

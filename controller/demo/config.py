@@ -12,7 +12,8 @@ from controller.rules.games import Family, get_game
 
 def demo_config(table_id: str = "demo", *, size: int = 9, game: str = "holdem", rules: str = "robert",
                 journal: str | Path | None = None, mqtt_url: str = "mqtt://localhost:1883",
-                broadcast_delay: int | str = 0, journal_sync: str = "full") -> CoreConfig:
+                broadcast_delay: int | str = 0, journal_sync: str = "full",
+                starting_stack: int | None = None) -> CoreConfig:
     """A self-contained config for the demo: no serial link, panel or NFC; reference antennas."""
     fam = get_game(game).family
     stakes: dict[str, int] = {"ante": 0}
@@ -20,6 +21,8 @@ def demo_config(table_id: str = "demo", *, size: int = 9, game: str = "holdem", 
         stakes |= {"ante": 1, "bring_in": 2, "small_bet": 5, "big_bet": 10}
     else:
         stakes |= {"small_blind": 1, "big_blind": 2, "small_bet": 2, "big_bet": 4}
+    if starting_stack is not None:
+        stakes["starting_stack"] = starting_stack
     data: dict[str, Any] = {
         "table": {"id": table_id, "size": size, "game": game, "rules": rules},
         "stakes": stakes,

@@ -39,7 +39,7 @@ class DemoStats:
 
 
 def _hand_dict(rng: random.Random, game: str, mistake_rate: float) -> tuple[dict, bool]:
-    hand = dealer_sim.legal_hand(rng, game=game)
+    hand = dealer_sim.legal_hand(rng, game=game, chips=True)
     if rng.random() < mistake_rate:
         bad = dealer_sim.corrupt(rng, hand)
         if bad is not None:
@@ -200,6 +200,7 @@ def run_table_demo(hands: int = 0, seed: int | None = None, pace: float = 0.4, m
         web = WebServer(root=repo / "web", port=http_port, config={
             "ws": ws, "table": "demo", "base": "poker",
             "display": {"user": "console", "pass": passwords["console"]},
+            "tracker": {"user": "console", "pass": passwords["console"]},
             "overlay": {"user": "overlay", "pass": passwords["overlay"]},
         })
         try:
@@ -210,6 +211,7 @@ def run_table_demo(hands: int = 0, seed: int | None = None, pace: float = 0.4, m
             console.print(f"users       display/{passwords['display']}  console/{passwords['console']}  "
                           f"overlay/{passwords['overlay']}")
             console.print(f"[bold]dealer display[/]    {web.page_url('display')}")
+            console.print(f"[bold]action tracker[/]    {web.page_url('tracker')}")
             console.print(f"[bold]broadcast overlay[/] {web.page_url('overlay')}   (delay {broadcast_delay} s)")
             console.print(f"journal     {work / 'journal.sqlite'}")
             console.print(f"camera      synthetic, over the board and seats 1-2; {dead_tags:.0%} of board tags dead")
@@ -244,7 +246,7 @@ def run_table_demo(hands: int = 0, seed: int | None = None, pace: float = 0.4, m
             seated: set[int] = set()
             while hands == 0 or n < hands:
                 game = list(GAMES)[n % len(GAMES)]
-                data = dealer_sim.legal_hand(rng, game=game)
+                data = dealer_sim.legal_hand(rng, game=game, chips=True)
                 mistake = rng.random() < mistake_rate
                 if mistake:
                     kinds = list(RFID_MISTAKES)

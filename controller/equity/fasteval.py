@@ -89,11 +89,15 @@ class FastEvalError(PokerTableError, ValueError):
 # ---------------------------------------------------------------- card codes
 
 
+_CODE_OF = {(r, s): 4 * i + j for i, r in enumerate(RANKS) for j, s in enumerate(SUITS)}
+
+
 def card_code(card: Card) -> int:
     """``4 * rank + suit`` with rank 0..12 for 2..A and suit 0..3 for c, d, h, s."""
-    if card.rank is None or card.suit is None:
+    code = _CODE_OF.get((card.rank, card.suit))
+    if code is None:
         raise FastEvalError("the joker has no card code; use controller.rules.evaluate for joker hands")
-    return RANKS.index(card.rank) * 4 + SUITS.index(card.suit)
+    return code
 
 
 def encode(cards: Iterable[Card]) -> np.ndarray:
@@ -536,6 +540,60 @@ def evaluate(evaluator: str, hole: Sequence[Card], board: Sequence[Card] = ()) -
     if shared is None and evaluator in OMAHA:
         raise FastEvalError("Omaha needs board cards")
     return int(evaluate_batch(evaluator, cards, shared)[0])
+
+
+_PY_KEY5 = [int(k) for k in KEY5]
+_PY_KEY7 = [int(k) for k in KEY7]
+_PY_BITS = [int(b) for b in BITS]
+
+
+def evaluate_codes(evaluator: str, hole: Sequence[int], board: Sequence[int] = ()) -> int:
+    """Value of ONE hand from card codes, with plain Python sums over the same tables: no NumPy
+    call per hand, so a showdown of a few hands costs microseconds (the engine's pot awards).
+    Same values as :func:`evaluate_batch`."""
+    base = _base(evaluator)
+    if evaluator in OMAHA:
+        if len(hole) < 2 or len(board) < 3:
+            raise FastEvalError("Omaha needs at least two hole cards and three board cards")
+        pairs = [_PY_KEY5[a] + _PY_KEY5[b] for a, b in combinations(hole, 2)]
+        triples = [_PY_KEY5[a] + _PY_KEY5[b] + _PY_KEY5[c] for a, b, c in combinations(board, 3)]
+        direct = _direct5(base)
+        if base in _SUIT_BLIND:
+            return int(max(direct[(p + t) & RANK_MASK] for p in pairs for t in triples))
+        flag = _flag5()
+        return int(max(direct[((p + t) & RANK_MASK) + flag[(p + t) >> SUIT_SHIFT]] for p in pairs for t in triples))
+    codes = [*hole, *board]
+    n = len(codes)
+    if n < 5:
+        raise FastEvalError(f"{n} cards cannot make a five-card hand")
+    if n == 5:
+        return _value5(base, sum(map(_PY_KEY5.__getitem__, codes)))
+    if n in (6, 7) and base != "27":
+        total = sum(map(_PY_KEY7.__getitem__, codes))
+        _, table = _patterns(n)
+        value = int(_values_n(base, n)[table[total & RANK_MASK]])
+        if base == "high":
+            suit = int(_flush_suit(n)[total >> SUIT_SHIFT])
+            if suit >= 0:
+                mask = (sum(map(_PY_BITS.__getitem__, codes)) >> (16 * suit)) & 0x1FFF
+                value = int(_flush_values()[mask])
+        return value
+    return max(_value5(base, sum(map(_PY_KEY5.__getitem__, five))) for five in combinations(codes, 5))
+
+
+def card_values(evaluator: str, hole: Sequence[Card], board: Sequence[Card] = ()) -> int:
+    """:func:`evaluate_codes` of Card objects: what the pot awards install
+    (``controller.rules.showdown.install_fast_values``)."""
+    if evaluator not in EVALUATORS:
+        raise FastEvalError(f"unknown evaluator {evaluator!r}")
+    return evaluate_codes(evaluator, [card_code(c) for c in hole], [card_code(c) for c in board])
+
+
+def _value5(base: str, total: int) -> int:
+    index = total & RANK_MASK
+    if base not in _SUIT_BLIND:
+        index += int(_flag5()[total >> SUIT_SHIFT])
+    return int(_direct5(base)[index])
 
 
 def value_key(evaluator: str, value: int) -> tuple[int, ...] | None:

@@ -35,7 +35,8 @@ SCHEMA_BASE_URI = "https://poker-table-controller.local/schemas/"
 MAX_REQUEST_BYTES = 16 * 1024
 
 EVENT_KINDS = ("hand_start", "card", "burn", "board", "street", "action", "draw", "ruling", "hand_end")
-REQUEST_NAMES = ("new_hand", "set_button", "seat", "unseat", "action", "acknowledge", "misdeal", "change_game")
+REQUEST_NAMES = ("new_hand", "set_button", "seat", "unseat", "action", "acknowledge", "misdeal", "change_game",
+                 "put", "stack", "level")
 BROADCAST_NAMES = ("holecards", "state", "hand_end", "equity")
 CARD_SOURCES = ("rfid", "camera", "dealer", "script")
 

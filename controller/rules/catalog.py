@@ -71,7 +71,8 @@ GAME_NAMES: Mapping[str, str] = MappingProxyType(
     }
 )
 
-PLACEHOLDERS = ("seat", "expected", "card", "count", "street", "game", "zone")
+PLACEHOLDERS = ("seat", "expected", "card", "count", "street", "game", "zone", "amount", "call", "minimum",
+                "maximum")
 # What a placeholder reads as when the engine does not know its value.
 _DEFAULTS: Mapping[str, str] = MappingProxyType(
     {
@@ -82,6 +83,10 @@ _DEFAULTS: Mapping[str, str] = MappingProxyType(
         "street": "this round",
         "game": "this game",
         "zone": "the table",
+        "amount": "the amount",
+        "call": "the amount faced",
+        "minimum": "the minimum",
+        "maximum": "the maximum",
     }
 )
 _PLACEHOLDER_RE = re.compile(r"\{(\w+)\}")

@@ -26,6 +26,7 @@ from typing import Any
 
 from controller.errors import PokerTableError
 from controller.rules.cards import Card
+from controller.rules.chips import ChipBook, Decision
 from controller.rules.evaluate import HandError
 from controller.rules.events import (
     CHIP_ACTIONS,
@@ -41,6 +42,7 @@ from controller.rules.events import (
     Expose,
     HandSetup,
     Muck,
+    Put,
     Report,
     StartHand,
     Stub,
@@ -49,7 +51,7 @@ from controller.rules.games import Family, FirstToAct, Game, Street, get_game
 from controller.rules.profiles import Profile, get_profile
 from controller.rules.profiles import chain as profile_chain
 from controller.rules.rulings import IRREGULARITY, MISDEAL, VOID, Ruling, kind_of, make_ruling
-from controller.rules.showdown import Award, award_pot
+from controller.rules.showdown import Award, ShowdownError, award_pot, kept_after_draw
 from controller.rules.upcards import bring_in_seat, first_showing_seat
 
 AGGRESSIVE = frozenset({"bet", "raise", "complete", "bring_in"})
@@ -164,6 +166,8 @@ class HandEngine:
         self.common: list[Card] = []  # stud: a common card when the deck runs out (RRoP s8 15)
         self.premature_round: int | None = None  # the betting round a premature card broke into
         self.rounds_opened = 0
+        self.mucked: set[int] = set()  # hands thrown away at the showdown: out of every pot
+        self.chips: ChipBook | None = self._chip_book()
         self._start_street()
 
     # ------------------------------------------------------------------ setup
@@ -388,6 +392,7 @@ class HandEngine:
 
     def _open_betting(self) -> None:
         self.phase = Phase.BET
+        self._chips_round()
         need = {s for s in self.active if s not in self.all_in}
         self.bet = Betting(need=need, open=True)
         self.rounds_opened += 1
@@ -395,7 +400,7 @@ class HandEngine:
         self.forced_seat = None
         first = self.street.first
         if first is FirstToAct.BLINDS:
-            anchor = self.big_blind or self.small_blind or self.button
+            anchor = (self.chips and self.chips.straddle_seat) or self.big_blind or self.small_blind or self.button
             self.bet.pointer = anchor
             if anchor in need and anchor != self.button:
                 self.bet.level, self.bet.matched = 1, {anchor: 1}
@@ -444,22 +449,31 @@ class HandEngine:
                 return
         if self.phase is not Phase.BET or seat not in self.active:
             return
+        if isinstance(ev, Put) and self.chips is None:
+            return  # a push means nothing without chip accounting
         echo, self.oot_echo = self.oot_echo, None
         if self.to_act is not None and seat != self.to_act:
-            if echo == (seat, ev.action):
+            if echo == (seat, _action_of(ev)):
                 return  # the console repeats an out-of-turn action that has just bound
             self._out_of_turn(ev)
             return
         self._take_action(ev)
 
-    def _take_action(self, ev: Act) -> None:
-        """An action in turn: it moves the turn on and counts toward substantial action."""
-        seat, action = ev.seat, ev.action
+    def _take_action(self, ev: Act | Put) -> None:
+        """An action in turn: what it comes to in chips (ruled here), then the turn moves on and it
+        counts toward substantial action unless it is the forced bet."""
+        seat = ev.seat
+        decision = self._chips_decide(ev)
+        if decision is not None and decision.withdrawn:
+            return
+        action = decision.action if decision is not None else _action_of(ev)
+        all_in = decision.all_in if decision is not None else bool(getattr(ev, "all_in", False))
+        aggressive = decision.aggressive if decision is not None else action in AGGRESSIVE
         self.bet.pointer = seat
         if not self._is_forced_bet(seat, action):
             self.actions += 1
             self.acted_seats.add(seat)
-            if action in CHIP_ACTIONS or ev.all_in:
+            if action in CHIP_ACTIONS or all_in:
                 self.chip_actions += 1
         if seat == self.forced_seat:
             self.forced_seat = None
@@ -475,7 +489,7 @@ class HandEngine:
             self.active.discard(seat)
             self.folded.add(seat)
             bet.need.discard(seat)
-        elif action in AGGRESSIVE:
+        elif aggressive:
             bet.level += 1
             bet.matched[seat] = bet.level
             bet.need = {s for s in self.active if s not in self.all_in and s != seat}
@@ -483,14 +497,14 @@ class HandEngine:
             if action == "call":
                 bet.matched[seat] = bet.level
             bet.need.discard(seat)
-        if ev.all_in:
+        if all_in:
             self.all_in.add(seat)
             bet.need.discard(seat)
         able = self.active - self.all_in
         if len(able) == 1:
             # Everyone else is all in: a player with nothing to call has no decision left.
             (last,) = able
-            if bet.matched.get(last, 0) >= bet.level:
+            if self._chips_matched(last) if self.chips is not None else bet.matched.get(last, 0) >= bet.level:
                 bet.need.discard(last)
         if len(self.active) <= 1:
             self._finish()
@@ -507,16 +521,16 @@ class HandEngine:
             return True
         return seat == self.forced_seat and action in ("complete", "bet")
 
-    def _out_of_turn(self, ev: Act) -> None:
+    def _out_of_turn(self, ev: Act | Put) -> None:
         """RRoP s3 Betting and Raising 10; TDA 39-A.  The action is not taken in turn, so it does
         not count toward substantial action; it binds if the action to that seat does not change
         before its turn, else it is withdrawn and the player may only call or fold.  An out-of-turn
         fold binds at once (TDA 39-A)."""
         seat = ev.seat
         self._rule(IRREGULARITY, "action_out_of_turn", "binding_if_unchanged", seat=seat,
-                   expected=self.to_act, action=ev.action)
+                   expected=self.to_act, action=_action_of(ev))
         self.any_action = True
-        if ev.action == "fold":
+        if _action_of(ev) == "fold":
             self.pending_oot.pop(seat, None)
             self.active.discard(seat)
             self.folded.add(seat)
@@ -537,8 +551,48 @@ class HandEngine:
         if changed:
             self.call_or_fold.add(seat)  # TDA 39-A: no aggressive action; the player acts again
             return
-        self.oot_echo = (seat, ev.action)
+        self.oot_echo = (seat, _action_of(ev))
         self._take_action(ev)
+
+    # ------------------------------------------------------------------ chips (controller.rules.chips)
+    def _chip_book(self) -> ChipBook | None:
+        """Stacks and forced bets, when the hand counts chips (``HandSetup.chips``)."""
+        if self.setup.chips is None:
+            return None
+        book = ChipBook(self.setup.chips, order=self.order, structure=self.structure,
+                        rules=self.profile.betting, rounds=len(self.game.streets),
+                        big_from=1 if self.game.family is Family.DRAW else 2,
+                        small_blind=self.small_blind, big_blind=self.big_blind,
+                        stud=self.game.family is Family.STUD)
+        self.all_in |= book.all_in
+        return book
+
+    def _chips_round(self) -> None:
+        if self.chips is None:
+            return
+        open_pair = False
+        if self.game.open_pair_option and self.street_i == 1:
+            # RRoP s8 Seven-Card Stud 4: an open pair on fourth street allows the big bet.
+            open_pair = any(len({c.rank for c in ups}) < len(ups) for ups in self._boards().values())
+        self.chips.start_round(self.street_i, open_pair=open_pair)
+
+    def _chips_decide(self, ev: Act | Put) -> Decision | None:
+        """What an act or a push comes to in chips; its ruling is raised here, the chips moved."""
+        if self.chips is None:
+            return None
+        if isinstance(ev, Put):
+            d = self.chips.decide_put(ev.seat, ev.chips, ev.declare, ev.to)
+        else:
+            d = self.chips.decide_act(ev.seat, ev.action, ev.amount, ev.all_in)
+        if d.reason is not None:
+            words = {k: f"{v:,}" if isinstance(v, int) else v for k, v in (d.context or {}).items()}
+            self._rule(IRREGULARITY, d.reason, d.remedy, seat=ev.seat, **words)
+        self.chips.apply(d)
+        return d
+
+    def _chips_matched(self, seat: int) -> bool:
+        assert self.chips is not None
+        return self.chips.bets[seat] >= self.chips.max_bet
 
     def _deal_ends_by_action(self) -> bool:
         """Action began while the starting deal is incomplete.
@@ -998,6 +1052,8 @@ class HandEngine:
         place = self._take(card)
         if place and place.startswith("seat:"):
             seat = int(place[5:])
+            if self.phase is Phase.DONE and self.showdown_reached and seat in self.active:
+                self.mucked.add(seat)  # a hand mucked at the showdown is out of every pot
             if self.unknown_discards.get(seat, 0) > 0 and self.phase in (Phase.DRAW, Phase.BET, Phase.DONE):
                 # A discard identified by the muck reader.
                 if not any(s.seat == seat for s in self.owed):
@@ -1109,6 +1165,7 @@ class HandEngine:
             "substantial_action": self.substantial_action,
             "winner": self.winner,
             "rulings": [r.to_dict() for r in self.rulings],
+            "chips": self.chips.snapshot(self.to_act) if self.chips is not None else None,
         }
 
     def showdown(self, pot: int = 0) -> Award | None:
@@ -1116,17 +1173,51 @@ class HandEngine:
         has reached a showdown with every live hand known."""
         if self.phase is not Phase.DONE or len(self.active) < 2 or not self.showdown_reached:
             return None
-        hands = {s: [h.card for h in self.hands[s] if not h.scrap] for s in sorted(self.active)}
-        if any(self.unknown_discards.get(s) for s in hands):
-            return None  # a discard we never identified is still counted in the hand
+        seats = [s for s in sorted(self.active) if s not in self.mucked]
+        if not seats:
+            return None
+        return self._award(seats, pot)
+
+    def _award(self, seats: Sequence[int], pot: int, named: bool = True) -> Award | None:
+        hands = {s: self._showdown_cards(s) for s in seats}
         board = [c for c in self.board if c not in self.premature and not c.is_joker]
         try:
             # Odd chips follow the rulebook the profile descends from (highland, a cardroom's file: its base's).
             family = profile_chain(self.profile.name)[-1]
             return award_pot(self.game.showdown, hands, board, pot, profile=family, button=self.button,
-                             table_size=self.size, stud=self.game.family is Family.STUD)
-        except HandError:
+                             table_size=self.size, stud=self.game.family is Family.STUD, named=named)
+        except (HandError, ShowdownError):
             return None  # a hand the sensors saw incompletely: no automatic award
+
+    def _showdown_cards(self, seat: int) -> list[Card]:
+        """The seat's hand; discards nobody identified are inferred (showdown.kept_after_draw)."""
+        held = [h for h in self.hands[seat] if not h.scrap]
+        unknown = self.unknown_discards.get(seat, 0)
+        if not unknown:
+            return [h.card for h in held]
+        draw_i = next((i for i, st in enumerate(self.game.streets) if st.draw), len(self.game.streets))
+        before = [h.card for h in held if h.street < draw_i]
+        drawn = [h.card for h in held if h.street >= draw_i]
+        return kept_after_draw(self.game.showdown[0], before, unknown) + drawn
+
+    def settle(self) -> dict[int, int] | None:
+        """Once the hand is over: every pot awarded from what each seat put in (TDA 19; RRoP s3
+        Ties 5(d)), ``{seat: chips won}``; None without chips, before the end, or while a live
+        hand is unknown."""
+        if self.chips is None or self.phase is not Phase.DONE:
+            return None
+        if self.chips.payouts is not None:
+            return self.chips.payouts
+        return self.chips.settle(self._pot_winners)
+
+    def _pot_winners(self, eligible: Sequence[int], amount: int) -> dict[int, int] | None:
+        seats = [s for s in eligible if s in self.active and s not in self.mucked]
+        if len(seats) == 1:
+            return {seats[0]: amount}
+        if not seats or not self.showdown_reached:
+            return None
+        award = self._award(seats, amount, named=False)
+        return award.shares if award is not None else None
 
     def placements(self) -> dict[Card, str]:
         """Where each card of this hand lies: ``seat:N``, ``board``, ``burn``, ``muck``, ``aside``, ``boxed``."""
@@ -1140,6 +1231,7 @@ class HandEngine:
 #: The engine's handler of each event type (explicit, so a reader finds them with grep).
 _HANDLERS: dict[type[Event], Callable[[HandEngine, Any], None]] = {
     Act: HandEngine._on_act,
+    Put: HandEngine._on_act,  # a push of chips: the chips say which action it is
     Deal: HandEngine._on_deal,
     Expose: HandEngine._on_expose,
     Discard: HandEngine._on_discard,
@@ -1153,3 +1245,8 @@ _HANDLERS: dict[type[Event], Callable[[HandEngine, Any], None]] = {
     StartHand: HandEngine._on_start_hand,
     EndHand: HandEngine._on_end_hand,
 }
+
+
+def _action_of(ev: Act | Put) -> str:
+    """The action an act names; a push names none until the chips say what it is."""
+    return ev.action if isinstance(ev, Act) else "put"

@@ -14,6 +14,7 @@ from typing import Any, ClassVar
 
 from controller.errors import PokerTableError
 from controller.rules.cards import DEFAULT_DECK, Card
+from controller.rules.chips import ChipsError, Stakes
 
 ACTIONS = ("fold", "check", "call", "bet", "raise", "complete", "bring_in")
 #: Actions that put chips in beyond a forced bet (substantial action counts them: TDA 34).
@@ -43,9 +44,11 @@ class HandSetup:
     # Where the button was on the previous hand, when the table knows it: a deal that
     # starts as if the button had not moved is a button out of position (RRoP s3 Misdeals 1(g)).
     previous_button: int | None = None
+    # Chips: starting stacks and forced bets (controller.rules.chips); None = no chip accounting.
+    chips: Stakes | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {f.name: (list(v) if isinstance(v := getattr(self, f.name), tuple) else v) for f in fields(self)}
+        return {f.name: _setup_value(getattr(self, f.name)) for f in fields(self)}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> HandSetup:
@@ -55,7 +58,18 @@ class HandSetup:
             raise EventError(f"hand setup: unknown keys {sorted(extra)}")
         data = dict(data)
         data["seats"] = tuple(int(s) for s in data.get("seats", ()))
+        if isinstance(data.get("chips"), dict):
+            try:
+                data["chips"] = Stakes.from_dict(data["chips"])
+            except ChipsError as exc:
+                raise EventError(f"hand setup: {exc}") from exc
         return cls(**data)
+
+
+def _setup_value(v: Any) -> Any:
+    if isinstance(v, Stakes):
+        return v.to_dict()
+    return list(v) if isinstance(v, tuple) else v
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,13 +176,45 @@ class Expose(Event):
 
 @dataclass(frozen=True, slots=True)
 class Act(Event):
-    """A betting action; ``amount`` (chips put in by this action) when the console knows it."""
+    """A betting action; ``amount`` is the player's whole bet in the betting round once the action
+    is done (TDA 42-B: "raise, eight thousand" is a total of 8000), forced bets included."""
 
     kind: ClassVar[str] = "act"
     seat: int
     action: str
     all_in: bool = False
     amount: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Put(Event):
+    """Chips a player pushes out in one motion, chip by chip, with what he declared first:
+    ``declare`` is call, raise, bet or all_in (or None: silent); ``to`` a declared total."""
+
+    kind: ClassVar[str] = "put"
+    seat: int
+    chips: tuple[int, ...]
+    declare: str | None = None
+    to: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SetStack(Event):
+    """Between hands: a stack set (``stack``) or chips added (``add``: rebuy, add-on, chip-up)."""
+
+    kind: ClassVar[str] = "set_stack"
+    seat: int
+    stack: int | None = None
+    add: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SetLevel(Event):
+    """Tournament clock: go to level ``number`` or the next one; it takes effect with the next hand."""
+
+    kind: ClassVar[str] = "set_level"
+    number: int | None = None
+    advance: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,6 +253,7 @@ class SeatPlayer(Event):
     seat: int
     name: str
     post: bool = False
+    stack: int | None = None  # chips the player sits down with (None: the table's starting stack)
 
 
 @dataclass(frozen=True, slots=True)
@@ -284,7 +331,8 @@ class CameraReport(Event):
 EVENT_TYPES: dict[str, type[Event]] = {
     cls.kind: cls
     for cls in (
-        StartHand, Deal, Burn, BoardCards, Stub, Muck, Aside, Boxed, Expose, Act, Discard, Report, EndHand,
+        StartHand, Deal, Burn, BoardCards, Stub, Muck, Aside, Boxed, Expose, Act, Put, Discard, Report, EndHand,
+        SetStack, SetLevel,
         SeatPlayer, UnseatPlayer, SetButton, ChangeGame, NewHand, CallMisdeal, Acknowledge, ShufflerFault,
         UnknownTagRead, CameraReport,
     )
@@ -316,6 +364,8 @@ def event_from_dict(data: dict[str, Any], deck: str = DEFAULT_DECK) -> Event:
                 value = tuple(Card.parse(v, deck) for v in value)
             elif key == "setup":
                 value = HandSetup.from_dict(value)
+            elif key == "chips" and isinstance(value, list):
+                value = tuple(value)
         except (ValueError, TypeError) as exc:
             raise EventError(f"{kind}.{key}: {exc}") from exc
         kwargs[key] = value
@@ -333,6 +383,14 @@ def validate_event(event: Event) -> None:
         raise EventError(f"deal.face must be 'up' or 'down', got {event.face!r}")
     if isinstance(event, Act) and event.action not in ACTIONS:
         raise EventError(f"act.action must be one of {ACTIONS}, got {event.action!r}")
+    if isinstance(event, Put):
+        if not event.chips or any(isinstance(c, bool) or not isinstance(c, int) or c <= 0 for c in event.chips):
+            raise EventError(f"put.chips must be a list of chip values > 0, got {list(event.chips)!r}")
+        if event.declare not in (None, "call", "raise", "bet", "all_in"):
+            raise EventError(f"put.declare must be call, raise, bet or all_in, got {event.declare!r}")
+    if isinstance(event, Act) and event.amount is not None and (
+            isinstance(event.amount, bool) or not isinstance(event.amount, int) or event.amount < 0):
+        raise EventError(f"act.amount must be a whole number of chips >= 0, got {event.amount!r}")
     if isinstance(event, Discard) and not (0 <= int(event.count) <= 5):
         raise EventError(f"discard.count must be 0..5, got {event.count!r}")
     for name in ("seat",):
@@ -348,6 +406,9 @@ __all__ = [
     "ACTIONS",
     "FACES",
     "Act",
+    "Put",
+    "SetStack",
+    "SetLevel",
     "Aside",
     "BoardCards",
     "Boxed",

@@ -72,6 +72,9 @@ class Game:
     uses_joker: bool = False
     exposure: ExposurePolicy = field(default_factory=ExposurePolicy)
     rules: str = ""  # the rulebook section
+    # Limit: an open pair on fourth street lets any player bet the upper limit (RRoP s8 Seven-Card
+    # Stud 4; not in razz, s9 Razz 4, nor stud high-low, s10 Seven-Card Stud High-Low 7).
+    open_pair_option: bool = False
 
     @property
     def button(self) -> bool:
@@ -125,7 +128,7 @@ GAMES: dict[str, Game] = {
              ("omaha_high", "omaha_low_a5_8"), exposure=_BOARD_EXPOSURE, rules="RRoP s7"),
         # RRoP s8 rule 1: lowest upcard by suit brings it in; high hand on board acts first after.
         Game("stud", "Seven-card stud", Family.STUD, _STUD_STREETS, "limit", ("high",),
-             bring_in="low", showing="high", rules="RRoP s8"),
+             bring_in="low", showing="high", rules="RRoP s8", open_pair_option=True),
         # RRoP s9 rule 3: highest card by suit (aces low) brings it in; the low hand acts first after.
         Game("razz", "Razz", Family.STUD, _STUD_STREETS, "limit", ("low_a5",),
              bring_in="high", showing="low_a5", rules="RRoP s9"),

@@ -41,6 +41,24 @@ class SubstantialAction:
 
 
 @dataclass(frozen=True, slots=True)
+class BettingRules:
+    """Where the rulebooks differ on chips (used by :mod:`controller.rules.chips`)."""
+
+    # Limit raises heads-up: RRoP s3 Betting and Raising 4 allows unlimited raising once the pot is
+    # heads-up before the cap; TDA 47 keeps the house limit until the event is down to two players.
+    heads_up_unlimited_raises: bool
+    # TDA 45: silently pushed chips facing a bet are a call when removing one of the smallest
+    # chips leaves less than the call.  RRoP has no such rule (s3 Betting and Raising 14 only).
+    multiple_chip_rule: bool
+    # The share of the minimum raise that, pushed silently over a call, binds a full raise:
+    # TDA 42-A (50%) and RRoP s3 Betting and Raising 14 ("a full bet plus a half-bet or more").
+    raise_standard: float = 0.5
+    # Limit: the share of a full bet an all-in must reach to reopen the betting (RRoP s3 Betting
+    # and Raising 5; TDA 43).
+    limit_reopen: float = 0.5
+
+
+@dataclass(frozen=True, slots=True)
 class Profile:
     name: str
     title: str
@@ -66,6 +84,7 @@ class Profile:
     # The profile this one overrides field by field; its citations stand where this one has none.
     base: str | None = None
     source: str = ""  # the data file, for a profile loaded from one
+    betting: BettingRules = BettingRules(heads_up_unlimited_raises=False, multiple_chip_rule=True)
 
 
 PROFILES: dict[str, Profile] = {
@@ -76,6 +95,7 @@ PROFILES: dict[str, Profile] = {
         four_card_flop="redeal_flop",
         button_consecutive_cards=False,
         two_boxed_initial_deal_only=False,
+        betting=BettingRules(heads_up_unlimited_raises=True, multiple_chip_rule=False),
     ),
     "tda": Profile(
         "tda",
@@ -88,6 +108,7 @@ PROFILES: dict[str, Profile] = {
         stud_premature_card="set_aside_round",
         oot_changed_by=("bet", "raise", "complete"),
         straddle_events=(),
+        betting=BettingRules(heads_up_unlimited_raises=False, multiple_chip_rule=True),
     ),
 }
 

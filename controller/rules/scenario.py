@@ -18,6 +18,7 @@ import yaml
 
 from controller.errors import PokerTableError
 from controller.rules.cards import DEFAULT_DECK, Card, CardError
+from controller.rules.chips import ChipsError
 from controller.rules.engine import HandEngine, SetupError
 from controller.rules.events import (
     Act,
@@ -39,12 +40,20 @@ from controller.rules.events import (
 from controller.rules.games import GameError, get_game
 from controller.rules.profiles import ProfileError
 from controller.rules.rulings import MISDEAL, Ruling
+from controller.rules.scenario_chips import (
+    CHIPS_KEYS,
+    check_chips_state,
+    check_final_stacks,
+    final_stacks_expected,
+    put_event,
+    stakes_from_header,
+)
 from controller.rules.table import Table, TableError
 
 HEADER_KEYS = {
     "name", "source", "game", "structure", "rules", "event", "table_size", "seats", "button",
     "small_blind", "big_blind", "deck", "steps", "expect",
-}
+} | set(CHIPS_KEYS)
 
 
 class ScenarioError(PokerTableError, ValueError):
@@ -81,13 +90,14 @@ class Scenario:
     state: tuple[tuple[int, dict[str, Any]], ...]
     source: str = ""
     path: str | None = None
+    final_stacks: dict[int, int] | None = None  # chips: what every dealt-in seat holds at the end
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], path: str | None = None) -> Scenario:
         where = path or data.get("name", "scenario") if isinstance(data, dict) else path
         try:
             return _parse(data, path)
-        except (CardError, EventError, GameError, ProfileError, SetupError, TypeError, KeyError) as exc:
+        except (CardError, EventError, GameError, ProfileError, SetupError, ChipsError, TypeError, KeyError) as exc:
             raise ScenarioError(f"{where}: {exc}") from exc
 
     @classmethod
@@ -124,6 +134,7 @@ def _parse(data: dict[str, Any], path: str | None) -> Scenario:
         big_blind=data.get("big_blind"),
         blinds_given=blinds_given,
         deck=deck,
+        chips=stakes_from_header(data),
     )
     if game.button and setup.button is None:
         raise ScenarioError(f"{game.name} is a button game: 'button' is required")
@@ -134,7 +145,8 @@ def _parse(data: dict[str, Any], path: str | None) -> Scenario:
     expect = data.get("expect") or {}
     rulings = tuple(_expected_ruling(r) for r in expect.get("rulings") or [])
     state = tuple((int(s["after"]), {k: v for k, v in s.items() if k != "after"}) for s in expect.get("state") or [])
-    return Scenario(str(data["name"]), setup, events, rulings, state, str(data.get("source", "")), path)
+    return Scenario(str(data["name"]), setup, events, rulings, state, str(data.get("source", "")), path,
+                    final_stacks_expected(expect))
 
 
 def _as_tuple(value: Any) -> tuple[str, ...]:
@@ -179,7 +191,11 @@ def step_event(step: Any, index: int, deck: str = DEFAULT_DECK) -> Event:
         elif key == "expose":
             ev = Expose(int(val["seat"]), Card.parse(str(val["card"]), deck))
         elif key == "act":
-            ev = Act(int(val["seat"]), str(val["action"]), bool(val.get("all_in", False)))
+            amount = val.get("amount")
+            ev = Act(int(val["seat"]), str(val["action"]), bool(val.get("all_in", False)),
+                     int(amount) if amount is not None else None)
+        elif key == "put":
+            ev = put_event(val)
         elif key == "discard":
             ev = Discard(int(val["seat"]), int(val["count"]))
         elif key == "report":
@@ -238,6 +254,8 @@ def run_scenario(scenario: Scenario) -> ScenarioResult:
     result = ScenarioResult(scenario.name, scenario.path)
     engine = HandEngine(scenario.setup)
     _play(engine, scenario.events, scenario.rulings, scenario.state, result)
+    if scenario.final_stacks is not None:
+        check_final_stacks(engine, scenario.final_stacks, result.failures)
     return result
 
 
@@ -249,11 +267,18 @@ def _play(engine: HandEngine, events: Iterable[Event], rulings: tuple[ExpectedRu
         checks.setdefault(after, []).append(expected)
     raised: list[RaisedRuling] = []
     for i, event in enumerate(events, 1):
-        for r in engine.apply(event):
+        try:
+            found = engine.apply(event)
+        except ChipsError as exc:
+            result.failures.append(f"{prefix}step {i}: {exc}")
+            break
+        for r in found:
             raised.append(RaisedRuling(i, r.ruling, r.reason, r.remedy, r.citations, r.message))
         for expected in checks.get(i, []):
             snap = engine.snapshot()
             for key, want in expected.items():
+                if check_chips_state(key, want, snap, i, result.failures):
+                    continue
                 got = snap.get(key, "<unknown key>")
                 if got != want:
                     result.failures.append(f"{prefix}after step {i}: expected {key} {want}, got {got}")

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 from controller.errors import PokerTableError
 from controller.rules.cards import Card
-from controller.rules.evaluate import SPECS, EvaluatorSpec, HandValue, best_hands
+from controller.rules.evaluate import SPECS, EvaluatorSpec, HandValue, best_hands, best_of
 
 PROFILES = ("tda", "robert")
 
@@ -186,8 +186,12 @@ def award_pot(
     button: int | None,
     table_size: int,
     stud: bool,
+    named: bool = True,
 ) -> Award:
     """Award one pot by cards speak.
+
+    ``named`` False: the parts carry no hand values (no names to show), which spares the
+    reference evaluator when only the chips matter (the odd-chip order still reads them in stud).
 
     ``hands`` maps each seat still in the pot to its cards (hole cards; for stud all seven
     cards, up and down); ``board`` is the shared board (empty for stud and draw).  One
@@ -211,14 +215,22 @@ def award_pot(
     results = []  # (part label, spec, winners, values) for parts with a qualifying hand
     labels = ("pot",) if len(specs) == 1 else ("high", "low")
     for label, spec in zip(labels, specs, strict=True):
-        winners, values = best_hands(spec.name, hands, board)
+        winners, values = _winners(spec.name, hands, board, named)
         if winners:
-            results.append((label, spec, winners, {s: values[s] for s in winners}))
+            results.append((label, spec, winners, values))
     if not results:
         raise ShowdownError(f"no hand qualifies for {' or '.join(game_showdown)}")
 
     def order_for(spec: EvaluatorSpec, values: dict[int, HandValue]) -> Callable[[], OrderKey]:
-        return lambda: _odd_chip_order(profile, spec, stud, button, table_size, hands, values)
+        def order() -> OrderKey:
+            for seat in hands:  # names skipped (named=False): the stud odd-chip order reads the hands
+                if seat not in values and stud:
+                    value = best_of(spec.name, hands[seat], board)
+                    if value is not None:
+                        values[seat] = value
+            return _odd_chip_order(profile, spec, stud, button, table_size, hands, values)
+
+        return order
 
     notes: list[str] = []
     parts: list[PartResult] = []
@@ -269,6 +281,73 @@ def award_pot(
         for seat, chips in shares.items():
             totals[seat] = totals.get(seat, 0) + chips
     return Award(dict(sorted(totals.items())), parts, notes=notes)
+
+
+def kept_after_draw(evaluator: str, before: Sequence[Card], discarded: int) -> list[Card]:
+    """The cards a player kept when the draw's discards were not identified.
+
+    Nothing saw which cards went in, only how many; the hand the player tables is read as the
+    best partial hand he could keep from what he held before the draw (the pairs kept in a
+    high game; in a low game the lowest unpaired cards, the ace low in ace-to-five and high in
+    deuce-to-seven).  A discard the muck reader identified is never guessed.
+    """
+    from itertools import combinations
+
+    keep = len(before) - discarded
+    if keep <= 0:
+        return []
+    if evaluator.startswith("low"):
+        ace_low = evaluator.startswith("low_a5")
+
+        def strength(cards: tuple[Card, ...]) -> tuple:
+            ranks = sorted(((c.low if ace_low else c.high) for c in cards), reverse=True)
+            paired = len(ranks) - len(set(ranks))
+            return (-paired, tuple(-r for r in ranks))
+    else:
+        def strength(cards: tuple[Card, ...]) -> tuple:
+            counts: dict[int, int] = {}
+            for c in cards:
+                counts[c.high] = counts.get(c.high, 0) + 1
+            return tuple(sorted(((n, r) for r, n in counts.items()), reverse=True))
+
+    return list(max(combinations(before, keep), key=strength))
+
+
+#: A faster valuation of one hand, larger is better, the reference evaluator's order (installed by
+#: the application: :func:`install_fast_values` with :func:`controller.equity.fasteval.card_values`).
+#: The core stays free of NumPy; without it every hand goes through :mod:`controller.rules.evaluate`.
+FastValues = Callable[[str, Sequence[Card], Sequence[Card]], int]
+_fast_values: FastValues | None = None
+
+
+def install_fast_values(fn: FastValues | None) -> None:
+    """Use ``fn`` to find who wins (it raises ``ValueError`` for hands it does not take)."""
+    global _fast_values
+    _fast_values = fn
+
+
+def _winners(name: str, hands: dict[int, list[Card]], board: list[Card],
+             named: bool = True) -> tuple[list[int], dict[int, HandValue]]:
+    """The best hands for one evaluator and their values (names).  Who wins is found with the
+    installed fast valuation where it takes the hands; the reference evaluator names the winners,
+    and decides alone for jokers, odd card counts, or with no fast valuation installed."""
+    fast: dict[int, int] | None = None
+    if _fast_values is not None and not any(c.is_joker for cards in hands.values() for c in cards):
+        try:
+            fast = {seat: _fast_values(name, cards, board) for seat, cards in hands.items()}
+        except (ValueError, IndexError, KeyError):
+            fast = None
+    if fast is None:
+        winners, values = best_hands(name, hands, board)
+        return winners, {s: v for s, v in values.items() if s in winners and v is not None}
+    top = max(fast.values())
+    if top <= 0:
+        return [], {}
+    winners = sorted(seat for seat, v in fast.items() if v == top)
+    if not named:
+        return winners, {}
+    values = {seat: best_of(name, hands[seat], board) for seat in winners}
+    return winners, {s: v for s, v in values.items() if v is not None}
 
 
 _CITATIONS = {

@@ -27,6 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from controller.errors import PokerTableError
+from controller.rules.chips import ChipsError, Stakes
 from controller.rules.engine import HandEngine, clockwise
 from controller.rules.events import HandSetup
 from controller.rules.games import get_game
@@ -46,6 +47,7 @@ class Player:
     missed: list[str] = field(default_factory=list)  # blinds missed while sitting out: "small", "big"
     make_up: bool = False  # back from sitting out, posting the missed blinds (RRoP s4 9)
     new: bool = False  # not dealt in since sitting down: misses no blind (RRoP s4 5)
+    stack: int | None = None  # chips in front of the player between hands (None: not counted)
 
 
 @dataclass(slots=True)
@@ -72,16 +74,27 @@ class Table:
     hand_number: int = 0
     last_setup: HandSetup | None = None
     posts: dict[int, list[str]] = field(default_factory=dict)  # this hand's posts besides the blinds
+    # Chips (controller.rules.chips): the forced bets and limits of the next hand ({"blinds": [1, 2],
+    # "ante": 0, ...}: Stakes keys without stacks), a new player's stack, and a tournament's levels.
+    stakes: dict | None = None
+    starting_stack: int | None = None
+    levels: list[dict] = field(default_factory=list)
+    level_index: int | None = None
+    level_started_at: float | None = None
+    pending_level: int | None = None
 
     # ------------------------------------------------------------------ seating
-    def seat(self, seat: int, name: str, post: bool = False) -> None:
+    def seat(self, seat: int, name: str, post: bool = False, stack: int | None = None) -> None:
         if not 1 <= seat <= self.size:
             raise TableError(f"seat {seat} is not on a {self.size}-seat table")
         if seat in self.players:
             raise TableError(f"seat {seat} is taken by {self.players[seat].name}")
+        if stack is not None and stack < 0:
+            raise TableError(f"a stack cannot be negative ({stack})")
         # RRoP s4 12(b): in a newly started game (no hand dealt yet) a new player is dealt in at once.
         waiting = self.event == "cash" and self.hand_number > 0
-        self.players[seat] = Player(name, waiting_for_big_blind=waiting, posted=post and waiting, new=waiting)
+        self.players[seat] = Player(name, waiting_for_big_blind=waiting, posted=post and waiting, new=waiting,
+                                    stack=stack if stack is not None else self.starting_stack)
 
     def unseat(self, seat: int) -> None:
         if seat not in self.players:
@@ -268,7 +281,7 @@ class Table:
         previous = self.last_setup.button if self.last_setup else None
         if not game.button:
             setup = HandSetup(game=self.game, rules=self.rules, seats=tuple(live), structure=self.structure,
-                              event=self.event, table_size=self.size, deck=self.deck)
+                              event=self.event, table_size=self.size, deck=self.deck, chips=self.hand_chips(live))
             return setup
         if self.positions is None:
             self.positions = self._positions_from_button(live[-1], live)
@@ -287,7 +300,7 @@ class Table:
         return HandSetup(
             game=self.game, rules=self.rules, seats=tuple(seats), button=pos.button, structure=self.structure,
             event=self.event, table_size=self.size, small_blind=sb, big_blind=bb, blinds_given=True,
-            deck=self.deck, previous_button=previous,
+            deck=self.deck, previous_button=previous, chips=self.hand_chips(seats),
         )
 
     def start_hand(self, redeal: bool = False) -> HandEngine:
@@ -325,6 +338,95 @@ class Table:
         """Seated players not dealt in this hand (waiting for the big blind, sitting out)."""
         dealt = set(self.last_setup.seats) if self.last_setup else set()
         return sorted(s for s in self.players if s not in dealt)
+    # ------------------------------------------------------------------ chips
+    def forced_bets(self) -> dict | None:
+        """The forced bets and limits of the next hand: the current level's, else the table's."""
+        if self.level_index is not None and self.levels:
+            return {k: v for k, v in self.levels[self.level_index].items() if k not in ("number", "minutes")}
+        return self.stakes
+
+    def hand_chips(self, seats: list[int]) -> Stakes | None:
+        """Stacks and forced bets of a hand, when every dealt-in player's stack is counted."""
+        bets = self.forced_bets()
+        if bets is None or any(self.players.get(s) is None or self.players[s].stack is None for s in seats):
+            return None
+        try:
+            return Stakes.from_dict({"stacks": {s: self.players[s].stack for s in seats}, **bets})
+        except ChipsError as exc:
+            raise TableError(str(exc)) from exc
+
+    def set_stack(self, seat: int, stack: int | None = None, add: int | None = None) -> int:
+        """Between hands: a stack set, or chips added (rebuy, add-on, chip-up)."""
+        p = self.players.get(seat)
+        if p is None:
+            raise TableError(f"seat {seat} is empty")
+        if (stack is None) == (add is None):
+            raise TableError("give either stack (the new count) or add (chips added)")
+        new = stack if stack is not None else (p.stack or 0) + (add or 0)
+        if new < 0:
+            raise TableError(f"a stack cannot be negative ({new})")
+        p.stack = new
+        return new
+
+    def carry_stacks(self, stacks: dict[int, int]) -> None:
+        """The stacks a hand ended with go into the next hand."""
+        for seat, chips in stacks.items():
+            if seat in self.players:
+                self.players[seat].stack = chips
+
+    def request_level(self, number: int | None = None, advance: bool = False) -> int:
+        """The level the next hand is played at (a new level never takes effect mid-hand)."""
+        if not self.levels:
+            raise TableError("no level schedule is configured")
+        if advance:
+            base = self.pending_level if self.pending_level is not None else self.level_index
+            target = (base if base is not None else -1) + 1
+        else:
+            if number is None or not 1 <= number <= len(self.levels):
+                raise TableError(f"level must be 1..{len(self.levels)}, got {number}")
+            target = number - 1
+        if target >= len(self.levels):
+            raise TableError(f"level {target + 1} is past the last level ({len(self.levels)})")
+        self.pending_level = target
+        return target + 1
+
+    def level_for_hand(self, at: float) -> None:
+        """At a new hand: a requested level, or the next one once the clock ran out, takes effect."""
+        if not self.levels:
+            return
+        if self.level_index is None and self.pending_level is None:
+            self.pending_level = 0
+        if self.pending_level is None and self.level_index is not None and self.level_started_at is not None:
+            minutes = self.levels[self.level_index].get("minutes")
+            if minutes and at >= self.level_started_at + minutes * 60 and self.level_index + 1 < len(self.levels):
+                self.pending_level = self.level_index + 1
+        if self.pending_level is not None:
+            self.level_index, self.pending_level = self.pending_level, None
+            self.level_started_at = at
+
+    def describe_level(self) -> dict | None:
+        if self.level_index is None or not self.levels:
+            return None
+
+        def one(i: int) -> dict:
+            lv = self.levels[i]
+            minutes = lv.get("minutes")
+            return {"number": i + 1, "blinds": lv.get("blinds"), "ante": lv.get("ante", 0),
+                    "bb_ante": lv.get("bb_ante", 0), "bring_in": lv.get("bring_in"), "limits": lv.get("limits"),
+                    "minutes": minutes}
+
+        out = one(self.level_index)
+        started = self.level_started_at
+        minutes = out.pop("minutes")
+        out["started_at"] = started
+        out["ends_at"] = started + minutes * 60 if started is not None and minutes else None
+        nxt = self.pending_level if self.pending_level is not None else self.level_index + 1
+        out["next"] = None
+        if nxt < len(self.levels):
+            out["next"] = one(nxt)
+            out["next"].pop("minutes")
+            out["next"] |= {"started_at": None, "ends_at": None}  # not started yet
+        return out
 
     def describe(self) -> dict:
         pos = self.positions
@@ -335,12 +437,13 @@ class Table:
             "event": self.event,
             "dead_button": self.dead_button,
             "players": {str(s): {"name": p.name, "waiting_for_big_blind": p.waiting_for_big_blind,
-                                 "sitting_out": p.sitting_out, "missed": list(p.missed)}
+                                 "sitting_out": p.sitting_out, "missed": list(p.missed), "stack": p.stack}
                         for s, p in sorted(self.players.items())},
             "button": pos.button if pos else None,
             "small_blind": pos.small_blind if pos else None,
             "big_blind": pos.big_blind if pos else None,
             "hand_number": self.hand_number,
+            "level": self.describe_level(),
         }
 
 

@@ -89,6 +89,7 @@ class Table:
     small_blind: int | None = None
     big_blind: int | None = None
     deck: str = "A"
+    chips: tuple[tuple[str, Any], ...] | None = None  # the header's chips keys, when it counts chips
 
     @property
     def stud(self) -> bool:
@@ -126,6 +127,7 @@ class Table:
             table_size=int(d.get("table_size") or 9),
             button=button,
             deck=d.get("deck") or "A",
+            chips=tuple((k, d[k]) for k in CHIP_KEYS if k in d) if "stacks" in d else None,
         )
         if game in STUD_GAMES:
             return tbl
@@ -279,11 +281,16 @@ class TurnModel:
     actions: list[tuple[int, str]] = field(default_factory=list)
     oot: dict[int, list] = field(default_factory=dict)  # out-of-turn actions waiting for their turn
     oot_echo: tuple[int, str] | None = None
+    chips: SimChips | None = None
 
     def __post_init__(self) -> None:
         self.script = _script(self.table.game)
         self.hands = {s: [] for s in self.table.seats}
         self.active = set(self.table.seats)
+        self.chips = SimChips.from_header(dict(self.table.chips), self.table) if self.table.chips else None
+        if self.chips is not None:
+            self.chips.start(self.table)
+            self.all_in |= self.chips.all_in
         self._advance()
 
     # ---- phases
@@ -319,12 +326,18 @@ class TurnModel:
         t = self.table
         self.round_no += 1
         self.oot = {}
+        if self.chips is not None:
+            pairs = t.game == "stud" and self.round_no == 1 and any(
+                len({h.label[0] for h in hand if h.up}) < sum(h.up for h in hand)
+                for s, hand in self.hands.items() if s in self.active)
+            self.chips.new_round(self.round_no, open_pair=pairs)
         self.level, self.raises, self.completed, self.matched = 0, 0, False, {}
         self.ambiguous = False
         eligible = self.active - self.all_in
+        straddle = self.chips.straddle_seat if self.chips is not None else None
         if kind == "pre" and t.big_blind is not None:
             self.level = 1
-            self.matched = {t.big_blind: 1}
+            self.matched = {straddle or t.big_blind: 1}
         if len(eligible) < 2:
             return False
         self.pending = set(eligible)
@@ -332,7 +345,7 @@ class TurnModel:
         if kind == "pre":
             # Preflop: first seat after the big blind; after the button with antes only (FORMAT
             # header; RRoP s4 Blinds; TDA 32 heads-up: the button/small blind acts first).
-            anchor = t.big_blind if t.big_blind is not None else t.button
+            anchor = straddle or (t.big_blind if t.big_blind is not None else t.button)
             first = _clockwise_after(anchor, eligible, t.table_size)  # type: ignore[arg-type]
         elif kind == "third":
             first = bring_in_seat(t.game, self._upcards())
@@ -487,6 +500,13 @@ class TurnModel:
         if self.draw_idx >= len(self.draw_order):
             self._advance()
 
+    def _on_put(self, v: dict[str, Any]) -> None:
+        if self.chips is None or self.phase[0] != "bet":
+            return
+        act = sim_put(self.chips, self.table.rules, int(v["seat"]), list(v["chips"]), v.get("declare"))
+        if act is not None:
+            self._on_act(act)
+
     def _on_act(self, v: dict[str, Any]) -> None:
         seat, action, all_in = int(v["seat"]), str(v["action"]), bool(v.get("all_in", False))
         if self.phase[0] != "bet":
@@ -498,7 +518,7 @@ class TurnModel:
                 self._out_of_turn(seat, action, v)
             return
         self.actions.append((seat, action))
-        self._in_turn(seat, action, all_in)
+        self._in_turn(seat, action, all_in, v.get("amount"))
 
     def _out_of_turn(self, seat: int, action: str, v: dict[str, Any]) -> None:
         """RRoP s3 Betting and Raising 10, TDA 39-A: a fold out of turn binds now; any other action
@@ -514,11 +534,14 @@ class TurnModel:
             return
         self.oot[seat] = [dict(v), False]
 
-    def _in_turn(self, seat: int, action: str, all_in: bool) -> None:
+    def _in_turn(self, seat: int, action: str, all_in: bool, amount: Any = None) -> None:
         unbind = ("bet", "raise", "complete", "bring_in") + (("call",) if _family(self.table.rules) == "robert" else ())
         if action in unbind:
             for entry in self.oot.values():
                 entry[1] = True
+        if self.chips is not None and seat in self.chips.bets:
+            self.chips.act(seat, action, amount, all_in)
+            all_in = all_in or (action != "fold" and self.chips.stacks[seat] == 0)
         self.pending.discard(seat)
         if action == "fold":
             self.active.discard(seat)
@@ -558,7 +581,7 @@ class TurnModel:
             if not changed:
                 self.oot_echo = (self.to_act, str(step["action"]))
                 self.actions.append((self.to_act, str(step["action"])))
-                self._in_turn(self.to_act, str(step["action"]), bool(step.get("all_in", False)))
+                self._in_turn(self.to_act, str(step["action"]), bool(step.get("all_in", False)), step.get("amount"))
 
 
 # --------------------------------------------------------------------------- expectations
@@ -574,6 +597,7 @@ _STEP_HANDLERS: dict[str, Callable[[TurnModel, Any], None]] = {
     "aside": TurnModel._on_aside,
     "discard": TurnModel._on_discard,
     "act": TurnModel._on_act,
+    "put": TurnModel._on_put,
 }
 
 
@@ -752,7 +776,11 @@ class _Dealer:
                 seat = m.draw_order[m.draw_idx]
                 room = max(0, len(self.shoe) - RESERVE)
                 count = min(self.rng.choice((0, 1, 1, 2, 2, 3, 4)), MAX_DRAW, room)
+                thrown = [h.label for h in m.hands.get(seat, [])[:count]]
                 self.emit({"discard": {"seat": seat, "count": count}})
+                if m.chips is not None:  # with chips the muck reader names the discards (the pots need them)
+                    for label in thrown:
+                        self.emit({"muck": label})
                 for _ in range(count):
                     self.emit({"deal": {"to": seat, "card": self.card()}})
             else:
@@ -760,6 +788,11 @@ class _Dealer:
                 assert seat is not None
                 action, all_in = _choose_action(self.rng, m, seat, len(self.shoe) - RESERVE)
                 act: dict[str, Any] = {"seat": seat, "action": action}
+                if m.chips is not None:
+                    action, amount, all_in = choose_amount(self.rng, m.chips, seat, action, all_in)
+                    act["action"] = action
+                    if amount is not None:
+                        act["amount"] = amount
                 if all_in:
                     act["all_in"] = True
                 self.emit({"act": act})
@@ -788,14 +821,18 @@ def legal_hand(
     rules: str | None = None,
     event: str | None = None,
     structure: str | None = None,
+    chips: bool = False,
 ) -> dict[str, Any]:
-    """One random legal deal as a FORMAT scenario dict with ``rulings: []`` and ``to_act`` checks."""
+    """One random legal deal as a FORMAT scenario dict with ``rulings: []`` and ``to_act`` checks;
+    ``chips``: with stacks, forced bets and every amount (:class:`SimChips`)."""
     game = game or rng.choice(GAMES)
     rules = rules or rng.choice(PROFILES)
     if event is None:
         event = rng.choices(EVENTS, weights=(1, 3) if _family(rules) == "tda" else (3, 1))[0]
     structure = structure or _pick_structure(rng, game)
     header = _random_table(rng, game, rules, event, structure)
+    if chips:
+        header.update(chip_header(rng, header))
     name = f"sim_{game}_{rng.getrandbits(40):010x}"
     hand: dict[str, Any] = {"name": name, "source": _sources(game, rules), **header, "deck": "A"}
     hand["steps"] = _Dealer(rng, header).run()
@@ -803,10 +840,10 @@ def legal_hand(
     return hand
 
 
-def session(rng: random.Random, hands: int) -> Iterator[dict[str, Any]]:
+def session(rng: random.Random, hands: int, chips: bool = False) -> Iterator[dict[str, Any]]:
     """A long stream of legal hands cycling through every game, both profiles mixed."""
     for i in range(hands):
-        yield legal_hand(rng, game=GAMES[i % len(GAMES)])
+        yield legal_hand(rng, game=GAMES[i % len(GAMES)], chips=chips)
 
 
 # --------------------------------------------------------------------------- YAML
@@ -1685,3 +1722,316 @@ def _random_change(rng: random.Random, table: Any, most: int) -> dict[str, Any] 
     if kind == "sit_out":
         return {"sit_out": rng.choice(playing)}
     return {"sit_in": {"seat": rng.choice(out), "post": rng.random() < 0.5}}
+# --------------------------------------------------------------------------- chips
+# An independent reading of the betting rules for amounts, written from the rulebooks (RRoP s3
+# Betting and Raising, s14 No-Limit and Pot-Limit; TDA 38-47), not from controller.rules.chips:
+# legal hands get stacks, forced bets and amounts from it, and corruptions of an amount get the
+# ruling it calls for.
+
+CHIP_KEYS = ("stacks", "blinds", "straddle", "ante", "bb_ante", "bring_in", "limits", "raise_cap")
+
+
+@dataclass
+class SimChips:
+    """Stacks, bets and the legal range of one hand (an independent model of the betting rules)."""
+
+    structure: str
+    rules: str
+    stud: bool
+    rounds: int
+    big_from: int
+    stacks: dict[int, int]
+    blinds: tuple[int, ...] = ()
+    straddle: int = 0
+    ante: int = 0
+    bb_ante: int = 0
+    bring_in: int = 0
+    limits: tuple[int, int] = (0, 0)
+    raise_cap: int | None = None
+    bets: dict[int, int] = field(default_factory=dict)
+    middle: int = 0
+    folded: set[int] = field(default_factory=set)
+    all_in: set[int] = field(default_factory=set)
+    round_no: int = 0
+    top: int = 0
+    inc: int = 0  # the largest full bet or raise of the round
+    full: int = 0  # limit: the total the last full bet made
+    raises: int = 0
+    capped: bool = False
+    faced: dict[int, int] = field(default_factory=dict)
+    straddle_seat: int | None = None  # RRoP s14 No-Limit 12: acts last on the first round
+    big_unit: bool = False  # RRoP s8 Seven-Card Stud 4: an open pair showing on fourth street
+    upper: bool = False  # the upper limit has been bet this round
+
+    @classmethod
+    def from_header(cls, hand: dict[str, Any], table: Table) -> SimChips | None:
+        if "stacks" not in hand:
+            return None
+        rounds = {"board": 4, "stud": 5, "draw": 2}["stud" if table.stud else "board" if table.game in BOARD_GAMES
+                                                     else "draw"]
+        blinds = hand.get("blinds") or []
+        return cls(table.structure, table.rules, table.stud, rounds, 1 if table.game in DRAW_GAMES else 2,
+                   {int(s): int(c) for s, c in hand["stacks"].items()}, tuple(blinds if isinstance(blinds, list)
+                                                                             else [blinds]),
+                   int(hand.get("straddle") or 0), int(hand.get("ante") or 0), int(hand.get("bb_ante") or 0),
+                   int(hand.get("bring_in") or 0), tuple(hand.get("limits") or (0, 0)), hand.get("raise_cap"))
+
+    def start(self, table: Table) -> None:
+        order = table.deal_order()
+        self.bets = {s: 0 for s in order}
+        self.inc = self.min_bet()
+        for s in order:
+            self._pay(s, self.ante, dead=True)
+        if self.bb_ante:
+            self._pay(table.big_blind if table.big_blind is not None else order[-1], self.bb_ante, dead=True)
+        if len(self.blinds) == 2 and table.small_blind is not None:
+            self._pay(table.small_blind, self.blinds[0])
+        if self.blinds and table.big_blind is not None:
+            self._pay(table.big_blind, self.blinds[-1])
+            self.top = self.full = self.inc = max(self.blinds)
+            self.raises = 1
+            if self.straddle:
+                nxt = order[(order.index(table.big_blind) + 1) % len(order)]
+                if nxt != table.small_blind:
+                    self.straddle_seat = nxt
+                    self._pay(nxt, self.straddle)
+                    self.top = self.full = self.inc = max(self.top, self.straddle)
+        self.top = max(self.bets.values())
+
+    def _pay(self, seat: int, chips: int, dead: bool = False) -> None:
+        chips = min(chips, self.stacks[seat])
+        self.stacks[seat] -= chips
+        if dead:
+            self.middle += chips
+        else:
+            self.bets[seat] += chips
+        if self.stacks[seat] == 0:
+            self.all_in.add(seat)
+
+    def new_round(self, round_no: int, open_pair: bool = False) -> None:
+        self.big_unit = open_pair and self.structure == "limit"
+        if round_no == self.round_no:
+            return
+        self.upper = False
+        self.middle += sum(self.bets.values())
+        self.bets = {s: 0 for s in self.bets}
+        self.round_no, self.top, self.full, self.raises, self.capped, self.faced = round_no, 0, 0, 0, False, {}
+        self.inc = self.min_bet()
+
+    def unit(self) -> int:
+        return self.limits[1] if self.round_no >= self.big_from or self.upper else self.limits[0]
+
+    def min_bet(self) -> int:
+        if self.structure == "limit":
+            return self.unit()
+        return max(self.blinds) if self.blinds else (self.bring_in or max(self.ante, 1))
+
+    @property
+    def pot(self) -> int:
+        return self.middle + sum(self.bets.values())
+
+    def live(self) -> list[int]:
+        return [s for s in self.bets if s not in self.folded and s not in self.all_in]
+
+    def cap(self) -> int:
+        if self.raise_cap is not None:
+            return int(self.raise_cap)
+        return 3 if self.rounds >= 3 else 4
+
+    def range(self, seat: int) -> tuple[int, int | None, int | None]:
+        """(to call, smallest raise-to, largest raise-to); no raise: (to call, None, None)."""
+        own, stack = self.bets[seat], self.stacks[seat]
+        call = min(self.top - own, stack)
+        if stack <= self.top - own or not [s for s in self.live() if s != seat]:
+            return call, None, None
+        if seat in self.faced:
+            needed = self.unit() / 2 if self.structure == "limit" else self.inc
+            if self.top - self.faced[seat] < needed:
+                return call, None, None  # TDA 43; RRoP s3 Betting and Raising 5, s14 No-Limit 3
+        if self.structure == "limit":
+            heads_up = self.rules == "robert" and len(self.live()) <= 2
+            if (self.capped or not heads_up) and self.raises >= 1 + self.cap():
+                return call, None, None
+            lo = hi = self.full + self.unit()
+            if self.big_unit and not self.upper:
+                hi = self.full + self.limits[1]
+        else:
+            lo = self.top + self.inc if self.top else self.min_bet()
+            hi = own + stack if self.structure == "no_limit" else self.top + self.pot + (self.top - own)
+        most = own + stack
+        return call, min(lo, most), min(hi, most)
+
+    def act(self, seat: int, action: str, total: int | None, all_in: bool) -> None:
+        own = self.bets[seat]
+        if action == "fold":
+            self.folded.add(seat)
+            return
+        if all_in:
+            total = own + self.stacks[seat]
+        elif action in ("check", "call"):
+            total = max(own, min(self.top, own + self.stacks[seat]))
+        assert total is not None
+        before = self.top
+        self._pay(seat, total - own)
+        self.top = max(self.top, self.bets[seat])
+        step = self.top - before
+        if action != "bring_in" and step > 0:
+            if self.structure == "limit":
+                if self.big_unit and self.top - self.full > self.limits[0]:
+                    self.upper = True
+                if self.top - self.full >= self.unit() / 2:
+                    self.full, self.raises = self.top, self.raises + 1
+            elif step >= self.inc or (before == 0 and self.top >= self.min_bet()):
+                self.inc, self.full, self.raises = max(self.inc, step), self.top, self.raises + 1
+            heads_up = self.rules == "robert" and len(self.live()) <= 2
+            if self.structure == "limit" and not heads_up and self.raises >= 1 + self.cap():
+                self.capped = True
+        self.faced[seat] = self.top
+
+
+def chip_header(rng: random.Random, header: dict[str, Any]) -> dict[str, Any]:
+    """Stacks and forced bets for a random header (FORMAT chips keys)."""
+    game, structure, seats = header["game"], header["structure"], header["seats"]
+    bb = rng.choice((2, 10, 100, 200, 400))
+    out: dict[str, Any] = {}
+    deep = rng.choice((20, 50, 100, 300))
+    out["stacks"] = {s: (rng.randint(1, 12) if rng.random() < 0.2 else rng.randint(deep // 2, deep)) * bb
+                     + rng.choice((0, 0, bb // 2)) for s in seats}
+    if game in STUD_GAMES:
+        out["ante"] = max(1, bb // 10)
+        out["bring_in"] = max(1, bb // 4)
+        out["limits"] = [bb, 2 * bb]
+        return out
+    if header.get("big_blind", 0) is not None:
+        out["blinds"] = [bb // 2, bb] if header.get("small_blind", 0) is not None else [bb]
+    if header.get("big_blind", 0) is None or rng.random() < 0.2:
+        out["ante"] = max(1, bb // 10)
+    elif header.get("event") == "tournament" and rng.random() < 0.3:
+        out["bb_ante"] = bb
+    if structure == "limit":
+        out["limits"] = [bb, 2 * bb]
+    elif header.get("event") == "cash" and len(seats) >= 4 and "blinds" in out and rng.random() < 0.15:
+        out["straddle"] = 2 * bb
+    return out
+
+
+def choose_amount(rng: random.Random, chips: SimChips, seat: int, action: str, all_in: bool) -> tuple[str, int | None,
+                                                                                                     bool]:
+    """The amount for a chosen action (the whole bet in the round), kept within the legal range."""
+    call, lo, hi = chips.range(seat)
+    own, stack = chips.bets[seat], chips.stacks[seat]
+    if action == "bring_in":
+        total = min(chips.bring_in, own + stack)
+        return action, total, total == own + stack
+    if action in ("bet", "raise", "complete"):
+        if lo is None or hi is None:
+            action = "call" if call else "check"
+        else:
+            total = hi if all_in and hi == own + stack else (lo if hi == lo or rng.random() < 0.5
+                                                             else rng.randint(lo, hi))
+            if action == "complete" and chips.top == 0:
+                action = "bet"
+            return action, total, total == own + stack
+    if action == "check" and call:
+        action = "call"
+    if action == "call" and not call:
+        action = "check"
+    if action == "call":
+        return action, None, call == stack
+    return action, None, False
+
+
+def sim_put(chips: SimChips, rules: str, seat: int, pushed_chips: list[int], declare: Any) -> dict[str, Any] | None:
+    """What a push comes to (TDA 38-B, 42-45; RRoP s3 Betting and Raising 14-15, s14 No-Limit 9-10,
+    Pot-Limit 1 and 7), as an act; None when the push is withdrawn (call or fold only)."""
+    own, stack, top = chips.bets[seat], chips.stacks[seat], chips.top
+    pushed, facing = sum(pushed_chips), chips.top - chips.bets[seat]
+    call, lo, hi = chips.range(seat)
+    to = None
+    if isinstance(declare, dict):
+        ((declare, to),) = declare.items()
+
+    def calls() -> dict[str, Any]:
+        return {"seat": seat, "action": "call" if call else "check", "all_in": call == stack and call > 0}
+
+    def raise_to(total: int) -> dict[str, Any] | None:
+        if lo is None or hi is None:
+            return None if total > top else calls()
+        total = max(lo, min(total, hi))
+        return {"seat": seat, "action": "raise" if top else "bet", "amount": total, "all_in": total == own + stack}
+
+    if declare == "all_in" or (declare is None and pushed == stack):
+        return calls() if own + stack <= top else raise_to(own + stack)
+    if declare == "call":
+        return calls()
+    if declare in ("raise", "bet") or to is not None:
+        return raise_to(int(to) if to is not None else own + pushed)
+    if facing > 0:
+        if pushed <= facing or len(pushed_chips) == 1:
+            return calls()
+        if rules == "tda" and pushed - min(pushed_chips) < facing:
+            return calls()
+    elif top == 0:
+        if len(pushed_chips) == 1 and pushed > chips.min_bet():
+            return raise_to(own + pushed)
+        return raise_to(own + pushed)
+    if lo is None:
+        return calls()
+    if own + pushed >= lo:
+        return raise_to(own + pushed)
+    return raise_to(lo) if (own + pushed - top) * 2 >= lo - top else calls()
+
+
+AMOUNT_CORRUPTIONS = ("short_bet", "short_raise", "over_pot", "under_call", "oversized_chip", "multiple_chips")
+
+
+def corrupt_amount(rng: random.Random, hand: dict[str, Any], kind: str | None = None) -> dict[str, Any] | None:
+    """One amount in a legal hand with chips made wrong, the hand cut after it, and the ruling
+    the rules call for (from :class:`SimChips`, not the engine).  None when ``kind`` has no place
+    in this hand."""
+    if "stacks" not in hand:
+        return None
+    kinds = [kind] if kind else list(AMOUNT_CORRUPTIONS)
+    rng.shuffle(kinds)
+    table = Table.from_scenario(hand)
+    m = TurnModel(table)
+    places: list[tuple[int, str, dict[str, Any]]] = []  # (step index, kind, the new step)
+    for i, step in enumerate(hand["steps"]):
+        act = step.get("act")
+        chips = m.chips
+        if act is not None and chips is not None and m.phase[0] == "bet" and act["seat"] in chips.bets:
+            seat, action = act["seat"], act["action"]
+            call, lo, hi = chips.range(seat)
+            own, stack, top = chips.bets[seat], chips.stacks[seat], chips.top
+            more = own + stack
+            if action in ("bet", "raise") and lo is not None and hi is not None and top < lo - 1 and lo < more:
+                wrong = rng.randint(top + 1, lo - 1)
+                k = "short_bet" if top == 0 else "short_raise"
+                if table.structure != "limit" or k == "short_bet":
+                    places.append((i, k, {"act": {"seat": seat, "action": action, "amount": wrong}}))
+            if action in ("bet", "raise") and table.structure == "pot_limit" and hi is not None and hi + 1 < more:
+                places.append((i, "over_pot", {"act": {"seat": seat, "action": action,
+                                                       "amount": rng.randint(hi + 1, more - 1)}}))
+            if action == "call" and call > 1 and call < stack:
+                places.append((i, "under_call", {"put": {"seat": seat, "chips": [rng.randint(1, call - 1)]}}))
+            if action == "call" and call > 0 and call + 1 < stack:
+                chip = rng.randint(call + 1, stack - 1)
+                places.append((i, "oversized_chip", {"put": {"seat": seat, "chips": [chip]}}))
+                if table.rules == "tda" and call >= 3 and 2 * (call // 2 + 1) < stack:
+                    big = call // 2 + 1
+                    places.append((i, "multiple_chips", {"put": {"seat": seat, "chips": [big, big]}}))
+        m.apply(step)
+    for k in kinds:
+        options = [p for p in places if p[1] == k]
+        if not options:
+            continue
+        i, k, new = rng.choice(options)
+        remedy = {"short_bet": "complete_bet", "short_raise": "complete_raise", "over_pot": "reduce_to_pot",
+                  "under_call": "complete_call", "oversized_chip": "treated_as_call",
+                  "multiple_chips": "treated_as_call"}[k]
+        out = {key: v for key, v in hand.items() if key not in ("steps", "expect")}
+        out["name"] = f"{hand['name']}_{k}"
+        out["steps"] = [*hand["steps"][:i], new]
+        out["expect"] = {"rulings": [_rule(i + 1, "irregularity", k, remedy)]}
+        return out
+    return None

@@ -64,14 +64,14 @@ def _journal_with_a_hand(tmp_path: Path) -> Path:
     cfg.write_text('[table]\nid = "t1"\nsize = 6\ngame = "holdem"\n\n[stakes]\nsmall_blind = 1\nbig_blind = 2\n\n'
                    f'[journal]\npath = "{tmp_path / "journal.sqlite"}"\n')
     with Journal(tmp_path / "journal.sqlite") as journal:
-        svc = TableService(Table(size=6), journal=journal)
+        svc = TableService(Table(size=6, stakes={"blinds": [1, 2]}, starting_stack=200), journal=journal)
         for seat in (1, 2):
             svc.submit(SeatPlayer(seat, f"p{seat}"))
         svc.submit(SetButton(2))
         svc.submit(NewHand())
         for seat, card in ((1, "Ah"), (2, "Kd"), (1, "As"), (2, "Kh")):
             svc.submit(Deal(seat, Card.parse(card)))
-        svc.submit(Act(2, "call", amount=1))
+        svc.submit(Act(2, "call"))
         svc.submit(Act(1, "check"))
         for board in (("2c", "7d", "9s"), ("Jc",), ("3h",)):
             svc.submit(BoardCards(tuple(Card.parse(x) for x in board)))
@@ -107,6 +107,7 @@ def test_export_phh_readable_by_pokerkit(tmp_path: Path) -> None:
     hh = HandHistory.loads(files[0].read_text())
     states = list(hh)
     assert states[-1].status is False  # the hand ran to its end in PokerKit
+    assert hh.starting_stacks == [200, 200] and states[-1].stacks == hh.finishing_stacks
 
 
 def test_run_with_a_broken_config_names_the_key(tmp_path: Path) -> None:
@@ -131,8 +132,10 @@ def test_enroll_on_an_antenna_of_the_bridge(tmp_path: Path) -> None:
                                  "--antenna", "3"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                 env=dict(os.environ, TABLECTL_STATE_DIR=str(tmp_path)))
 
+        # Tap once the command is listening (the link synced), however slowly it started.
+        assert "Tap each card" in (proc.stdout.readline() if proc.stdout else "")
+
         def tap() -> None:
-            time.sleep(1.5)
             for uid in uids:
                 emu.place(3, uid)
                 if uid == uids[10]:

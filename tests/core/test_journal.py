@@ -15,6 +15,7 @@ import pytest
 
 from controller.journal import HandRecord, Journal, JournalError
 from controller.rules.cards import Card
+from controller.rules.chips import Stakes
 from controller.rules.engine import HandEngine
 from controller.rules.events import (
     EVENT_TYPES,
@@ -34,9 +35,12 @@ from controller.rules.events import (
     HandSetup,
     Muck,
     NewHand,
+    Put,
     Report,
     SeatPlayer,
     SetButton,
+    SetLevel,
+    SetStack,
     ShufflerFault,
     StartHand,
     Stub,
@@ -75,6 +79,12 @@ ONE_OF_EACH = [
     UnknownTagRead("seat:3", "04A1B2C3"),
     CameraReport("camera_mismatch", "board", "Ah", "tag 04A1 says Kd"),
     Deal(3, C("joker")),
+    StartHand(HandSetup(game="stud", rules="tda", seats=(1, 4), structure="limit",
+                        chips=Stakes({1: 900, 4: 1200}, ante=5, bring_in=10, limits=(20, 40)))),
+    Put(4, (1000, 100), declare="raise", to=1500),
+    SetStack(4, add=500),
+    SetLevel(advance=True),
+    SeatPlayer(6, "Bo", stack=20000),
 ]
 
 

@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from controller.journal import HandRecord, Journal
-from controller.phh import DEFAULT_STARTING_STACK, PhhUnsupported, export_hand, export_phh
+from controller.phh import PhhUnsupported, export_hand, export_phh
 from controller.rules.cards import Card
+from controller.rules.chips import ChipsError, Stakes
 from controller.rules.engine import HandEngine
 from controller.rules.events import (
     Act,
@@ -29,9 +30,14 @@ pokerkit = pytest.importorskip("pokerkit")
 HandHistory = pokerkit.HandHistory
 
 C = Card.parse
-NL = {"small_blind": 1, "big_blind": 2}
-LIMIT = {"small_blind": 1, "big_blind": 2, "small_bet": 2, "big_bet": 4}
-STUD = {"ante": 1, "bring_in": 2, "small_bet": 5, "big_bet": 10}
+STACK = 10_000
+NL = {"blinds": (1, 2)}
+LIMIT = {"blinds": (1, 2), "limits": (2, 4)}
+STUD = {"ante": 1, "bring_in": 2, "limits": (5, 10)}
+
+
+def stakes(seats, kind: dict) -> Stakes:
+    return Stakes(stacks={s: STACK for s in seats}, **kind)
 
 
 def play(setup: HandSetup, plan: list[tuple]) -> list[Event]:
@@ -87,12 +93,16 @@ def replay(text: str) -> tuple[list[str], list[list[str]], object]:
     return board, holes, state
 
 
-def export(setup: HandSetup, events: list[Event], stakes: dict, **kw) -> str:
-    return export_hand(HandRecord(1, setup, 1, len(events) + 1, {}), events, stakes, **kw)
+def export(setup: HandSetup, events: list[Event], _kind: dict | None = None, **kw) -> str:
+    """The PHH text with TOML strings in double quotes (PokerKit writes single quotes), still valid TOML."""
+    text = export_hand(HandRecord(1, setup, 1, len(events) + 1, {}), events, **kw)
+    return "\n".join(line.replace("'", '"') if not line.startswith("#") else line for line in text.splitlines())
 
 
-def holdem(seats=(1, 2, 3), button=3, structure="no_limit", game="holdem") -> HandSetup:
-    return HandSetup(game=game, rules="robert", seats=seats, button=button, structure=structure)
+def holdem(seats=(1, 2, 3), button=3, structure="no_limit", game="holdem", chips=True) -> HandSetup:
+    kind = LIMIT if structure == "limit" else NL
+    return HandSetup(game=game, rules="robert", seats=seats, button=button, structure=structure,
+                     chips=stakes(seats, kind) if chips else None)
 
 
 def test_no_limit_holdem_showdown() -> None:
@@ -111,7 +121,7 @@ def test_no_limit_holdem_showdown() -> None:
     board, holes, state = replay(text)
     assert board == ["Qc", "Jd", "9h", "Ts", "2h"]
     assert holes == [["As", "Ah"], ["Kd", "Kh"], ["7c", "2d"]]
-    assert state.stacks == [DEFAULT_STARTING_STACK + 148, DEFAULT_STARTING_STACK - 2, DEFAULT_STARTING_STACK - 146]
+    assert state.stacks == [STACK + 148, STACK - 2, STACK - 146]
 
 
 def test_button_not_seat_one_and_empty_seats() -> None:
@@ -132,7 +142,7 @@ def test_heads_up_button_posts_small_blind() -> None:
     setup = holdem(seats=(4, 8), button=8)
     events = play(setup, [
         ("hole", {4: "Tc Td", 8: "Jc Jd"}),
-        ("raise", 5), ("call",),  # the button (small blind) acts first preflop and raises to 6
+        ("raise", 6), ("call",),  # the button (small blind) acts first preflop and raises to 6
         ("burn", "2s"), ("board", "3d 4h 5s"), ("check",), ("check",),
         ("burn", "6s"), ("board", "7h"), ("check",), ("check",),
         ("burn", "8s"), ("board", "9c"), ("check",), ("check",),
@@ -144,13 +154,10 @@ def test_heads_up_button_posts_small_blind() -> None:
     assert holes == [["Tc", "Td"], ["Jc", "Jd"]]
 
 
-def test_no_limit_without_amounts_uses_the_minimum_and_says_so() -> None:
+def test_no_limit_without_amounts_is_refused() -> None:
     setup = holdem()
-    events = play(setup, [("hole", {1: "As Ah", 2: "Kd Kh", 3: "7c 2d"}), ("raise",), ("raise",), ("fold",), ("fold",)])
-    text = export(setup, events, NL)
-    assert '"p3 cbr 4"' in text and '"p1 cbr 6"' in text  # min raise: to 4, then to 6
-    assert "the minimum legal amount (4) is written" in text
-    replay(text)
+    with pytest.raises(ChipsError, match="the amount is needed in no-limit"):
+        play(setup, [("hole", {1: "As Ah", 2: "Kd Kh", 3: "7c 2d"}), ("raise",)])
 
 
 def test_limit_holdem_derives_bet_sizes() -> None:
@@ -188,7 +195,7 @@ def test_pot_limit_omaha_and_limit_omaha8() -> None:
 
 @pytest.mark.parametrize(("game", "code"), [("stud", "F7S"), ("stud8", "F7S/8"), ("razz", "FR")])
 def test_stud_games(game: str, code: str) -> None:
-    setup = HandSetup(game=game, rules="robert", seats=(2, 4, 6), structure="limit")
+    setup = HandSetup(game=game, rules="robert", seats=(2, 4, 6), structure="limit", chips=stakes((2, 4, 6), STUD))
     streets = [
         ("hole", {2: "As Ks Qd", 4: "2c 3c 9h", 6: "4d 5d 2h"}),
         ("bring_in",), ("call",), ("call",),
@@ -240,8 +247,8 @@ def test_unsupported_hands_say_why() -> None:
         export(holdem(structure="pot_limit"), [], NL)
     with pytest.raises(PhhUnsupported, match="no variant for draw_high"):
         export(holdem(game="draw_high", structure="limit"), [], LIMIT)
-    with pytest.raises(PhhUnsupported, match="stakes.small_bet is needed for FT"):
-        export(holdem(structure="limit"), [], NL)
+    with pytest.raises(PhhUnsupported, match="without chip accounting"):
+        export(holdem(chips=False), [], NL)
     setup = holdem()
     misdeal = [Deal(2, C("As"))]  # the first card to the wrong seat
     with pytest.raises(PhhUnsupported, match="misdeal"):
@@ -258,12 +265,13 @@ def test_export_phh_from_a_journal(tmp_path: Path) -> None:
         for ev in hand:
             last = j.append(ev, at=1_700_000_001.0)
         j.record_hand(1, setup, first, last, {"winners": [3]})
-        pl = HandSetup(game="holdem", rules="robert", seats=(1, 2, 3), button=1, structure="pot_limit")
+        pl = HandSetup(game="holdem", rules="robert", seats=(1, 2, 3), button=1, structure="pot_limit",
+                       chips=stakes((1, 2, 3), NL))
         f2 = j.append(StartHand(pl), at=2.0)
         l2 = j.append(EndHand(), at=3.0)
         j.record_hand(2, pl, f2, l2, {})
         stream = io.StringIO()
-        result = export_phh(j, NL, stream, table="t7")
+        result = export_phh(j, stream, table="t7")
         assert result.exported == [1]
         assert result.skipped == [(2, "PHH has no variant for holdem (pot_limit)")]
         hands = list(HandHistory.loads_all(stream.getvalue()))
@@ -272,12 +280,12 @@ def test_export_phh_from_a_journal(tmp_path: Path) -> None:
         list(hands[0])
         folder = tmp_path / "out"
         folder.mkdir()
-        export_phh(j, NL, folder)
+        export_phh(j, folder)
         assert [p.name for p in folder.iterdir()] == ["hand-000001.phh"]
         with (folder / "hand-000001.phh").open("rb") as fp:
             list(HandHistory.load(fp))
-        export_phh(j, NL, tmp_path / "all.phhs")
-        assert (tmp_path / "all.phhs").read_text() == stream.getvalue().replace('table = "t7"\n', "")
+        export_phh(j, tmp_path / "all.phhs")
+        assert (tmp_path / "all.phhs").read_text() == stream.getvalue().replace("table = 't7'\n", "")
 
 
 def test_a_replaced_exposed_card_is_left_out_and_noted() -> None:

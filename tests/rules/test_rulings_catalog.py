@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from controller.rules import catalog as rc
-from tests.conftest import PENDING_CODES, scenario_params, shared_conformance
+from tests.conftest import scenario_params, shared_conformance
 
 REPO = Path(__file__).resolve().parents[2]
 CONFORMANCE = shared_conformance() or REPO.parent / "shared" / "conformance"
@@ -20,7 +20,7 @@ EXTRA_REASONS = {"shuffler_fault": "irregularity", "unknown_tag": "irregularity"
                  "camera_mismatch": "irregularity", "card_unread": "irregularity"}
 EXTRA_REMEDIES = {"redeal", "void_hand", "identify_card", "acknowledge"}
 FULL_CONTEXT = {"seat": 4, "expected": 2, "card": "Ah", "count": 3, "street": "turn", "game": "lowball_a5",
-                "zone": "board"}
+                "zone": "board", "amount": "1,400", "call": "1,000", "minimum": "2,000", "maximum": "2,500"}
 
 
 # --------------------------------------------------------------------------------------------
@@ -49,35 +49,17 @@ def _format_tables() -> tuple[dict[str, str], set[str]]:
     return reasons, remedies
 
 
-PENDING_REASONS = {c for reasons, _ in PENDING_CODES.values() for c in reasons}
-PENDING_REMEDIES = {c for _, remedies in PENDING_CODES.values() for c in remedies}
-
-
 def test_every_format_reason_is_present_with_its_ruling_kind():
     reasons, _ = _format_tables()
     for code, kind in reasons.items():
-        if code in PENDING_REASONS:
-            continue  # test_pending_codes_are_in_the_catalog
         assert code in rc.REASONS, f"reason {code} of FORMAT.md is missing"
         assert rc.ruling_kind(code) == kind, code
 
 
 def test_every_format_remedy_is_present():
     _, remedies = _format_tables()
-    missing = remedies - set(rc.REMEDIES) - PENDING_REMEDIES
+    missing = remedies - set(rc.REMEDIES)
     assert not missing, f"remedies of FORMAT.md missing: {sorted(missing)}"
-
-
-@pytest.mark.parametrize("issue", [pytest.param(i, marks=pytest.mark.xfail(strict=True, reason=f"{i} is open"))
-                                   for i in PENDING_CODES])
-def test_pending_codes_are_in_the_catalog(issue):
-    """The codes FORMAT.md gained for an open issue; the mark goes when the issue lands."""
-    reasons, remedies = _format_tables()
-    codes, fixes = PENDING_CODES[issue]
-    assert codes <= set(reasons) and fixes <= remedies, "FORMAT.md no longer has these codes"
-    for code in codes:
-        assert rc.ruling_kind(code) == reasons[code], code
-    assert fixes <= set(rc.REMEDIES)
 
 
 def test_engine_only_codes_are_present():
@@ -90,8 +72,8 @@ def test_engine_only_codes_are_present():
 
 def test_no_codes_beyond_format_and_engine_extras():
     reasons, remedies = _format_tables()
-    assert set(rc.REASONS) - PENDING_REASONS == (set(reasons) | set(EXTRA_REASONS)) - PENDING_REASONS
-    assert set(rc.REMEDIES) - PENDING_REMEDIES == (remedies | EXTRA_REMEDIES) - PENDING_REMEDIES
+    assert set(rc.REASONS) == set(reasons) | set(EXTRA_REASONS)
+    assert set(rc.REMEDIES) == remedies | EXTRA_REMEDIES
 
 
 def test_misdeals_redeal_and_voids_void():
