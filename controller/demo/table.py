@@ -143,7 +143,7 @@ def run_table_demo(hands: int = 0, seed: int | None = None, pace: float = 0.4, m
     from controller.app.webserver import HOST, PageServers
     from controller.mqtt.broker import Broker
     from controller.rules.decks import DeckRegistry
-    from controller.rules.events import Acknowledge, ChangeGame, EndHand, SeatPlayer, UnseatPlayer
+    from controller.rules.events import Acknowledge, Act, ChangeGame, EndHand, SeatPlayer, UnseatPlayer
     from controller.service import Rejected
     from firmware_bridge.emulator import Emulator
     from firmware_bridge.table_sim import Console as ConsoleStep
@@ -235,6 +235,15 @@ def run_table_demo(hands: int = 0, seed: int | None = None, pace: float = 0.4, m
                         return
                     time.sleep(0.02)
 
+            def board_on_hold(timeout: float) -> None:
+                """Wait while the display says a board card is missing (issue 15: the street holds)."""
+                deadline = time.monotonic() + timeout
+                while time.monotonic() < deadline:
+                    engine = daemon.service.engine if daemon.service else None
+                    if engine is None or engine.over or engine.missing_board() is None:
+                        return
+                    time.sleep(0.05)
+
             n = 0
             seated: set[int] = set()
             while hands == 0 or n < hands:
@@ -284,8 +293,11 @@ def run_table_demo(hands: int = 0, seed: int | None = None, pace: float = 0.4, m
                                 emulator.place(antenna, uid)
                         stats.events += 1
                     elif isinstance(action, ConsoleStep):
-                        # The dealer acts on what the table shows: the cards already pitched count.
+                        # The dealer acts on what the table shows: the cards already pitched count,
+                        # and a street whose board card the camera has not read yet is on hold.
                         settle(sum(1 for e in plan.expected[: action.index] if e.kind not in CONSOLE_KINDS))
+                        if isinstance(action.event, Act):
+                            board_on_hold(timeout=10.0)
                         try:
                             outputs = daemon.submit(action.event, source="console")
                         except Rejected:

@@ -108,3 +108,19 @@ def test_missing_flop_card_holds_the_street_until_the_camera_reads_it() -> None:
         finally:
             daemon.stop()
             emu.stop()
+
+
+@pytest.mark.slow
+def test_demo_with_dead_board_tags_and_no_dealer_mistakes_raises_no_ruling() -> None:
+    """Issue 15: with half the board tags dead and no dealer mistake, the demo's dealer waits for the
+    camera when the display says a board card is missing, and the table raises nothing."""
+    import os
+
+    from rich.console import Console
+
+    from controller.demo.table import run_table_demo
+
+    stats = run_table_demo(hands=6, seed=3, pace=0.05, mistake_rate=0.0, ws_port=0, http_port=0, dead_tags=0.5,
+                           console=Console(file=open(os.devnull, "w")))
+    assert stats.hands == 6 and stats.dead_tags > 0
+    assert not stats.rulings, dict(stats.rulings)
