@@ -480,7 +480,7 @@ def analyse(rig: Rig, hands: list[HandLog], retained: list[Record] | None = None
                 elif out.kind == "alert" and out.payload.get("reason") == "called_misdeal":
                     called += 1  # the dealer's own call, not a ruling the table made
                 elif out.kind == "alert":
-                    rulings.append(dict(out.payload, seq=out.seq, hand=svc.hand_id))
+                    rulings.append(dict(out.payload, seq=out.seq))
                 elif out.kind == "holecards":
                     engine = svc.engine
                     for held in engine.hands.values():
@@ -536,9 +536,20 @@ def analyse(rig: Rig, hands: list[HandLog], retained: list[Record] | None = None
             rig.recovery[kind].append(min(cards) - t)
         else:
             no_card_after[kind] += 1  # the hand had ended (a ruling) or no card came in 15 s
-    fault_of = {}
-    for h in hands:
-        fault_of[h.hand + 1] = h.fault
+    # Each ruling belongs to the dealt hand whose new_hand came last before it (by journal seq: a
+    # redeal after a misdeal keeps its hand number, so numbers do not tell the dealt hands apart).
+    starts = sorted((h.start_seq, h.hand + 1, h.fault) for h in hands if h.start_seq is not None)
+
+    def dealt_hand(seq: int) -> int:
+        found = 0
+        for start, n, _fault in starts:
+            if start <= seq:
+                found = n
+        return found
+
+    for r in rulings:
+        r["hand"] = dealt_hand(r["seq"])
+    fault_of = {n: fault for _, n, fault in starts}
     # A finished hand's hole cards still retained on the overlay's topic (a live hand's may be).
     stale = [r for r in retained or [] if json.loads(r.payload).get("hand_id") in ended]
     by_reason = Counter(r["reason"] for r in rulings)
