@@ -21,7 +21,7 @@ Odd chips follow the active rules profile:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from controller.errors import PokerTableError
@@ -299,12 +299,12 @@ def kept_after_draw(evaluator: str, before: Sequence[Card], discarded: int) -> l
     if evaluator.startswith("low"):
         ace_low = evaluator.startswith("low_a5")
 
-        def strength(cards: tuple[Card, ...]) -> tuple:
+        def strength(cards: Iterable[Card]) -> tuple:
             ranks = sorted(((c.low if ace_low else c.high) for c in cards), reverse=True)
             paired = len(ranks) - len(set(ranks))
             return (-paired, tuple(-r for r in ranks))
     else:
-        def strength(cards: tuple[Card, ...]) -> tuple:
+        def strength(cards: Iterable[Card]) -> tuple:
             counts: dict[int, int] = {}
             for c in cards:
                 counts[c.high] = counts.get(c.high, 0) + 1
@@ -338,7 +338,7 @@ def _winners(name: str, hands: dict[int, list[Card]], board: list[Card],
         except (ValueError, IndexError, KeyError):
             fast = None
     if fast is None:
-        winners, values = best_hands(name, hands, board)
+        winners, values = best_hands(name, dict(hands.items()), board)  # type: ignore[arg-type]
         return winners, {s: v for s, v in values.items() if s in winners and v is not None}
     top = max(fast.values())
     if top <= 0:
