@@ -614,6 +614,9 @@ class ChipBook:
             top = max(paid, key=paid.__getitem__)
             paid[top] = ranked[1]
         live = [s for s in self.order if s not in self.folded]
+        if not any(s in self.all_in for s in live):  # no all-in among the live hands: one pot
+            total = sum(paid.values()) + sum(self.dead.values())
+            return [Pot(total, tuple(live))] if total else []
         levels = sorted({paid[s] for s in live if s in self.all_in} | {max((paid[s] for s in live), default=0)})
         out: list[Pot] = []
         prev = 0
