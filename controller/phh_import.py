@@ -105,6 +105,10 @@ class _Steps:
     def __init__(self, hand: dict, game: str, stud: bool, stacks: list[int], blinds: list[int],
                  antes: list[int], muck_reader: bool) -> None:
         self.hand, self.stud, self.muck_reader = hand, stud, muck_reader
+        # A stud card no one saw must not change who brings in: the low card brings in at stud
+        # and stud high-low (RRoP s8 Seven-Card Stud 1), the high card at razz (RRoP s9 Razz 1),
+        # so an unseen card is the highest unused one at stud, the lowest at razz.
+        self.unseen_high = stud and game != "razz"
         self.draw_game = not stud and game not in ("holdem", "omaha", "omaha8")
         self.left = {s: stacks[s - 1] - min(antes[s - 1], stacks[s - 1]) for s in range(1, len(stacks) + 1)}
         self.bets = {s: 0 for s in self.left}
@@ -142,9 +146,11 @@ class _Steps:
         self._cards()
         return self.steps
 
-    def _free(self) -> str | None:
-        """A card no one saw (a burn, or a card PHH writes as ``??``): the lowest unused one."""
-        for c in standard_deck():
+    def _free(self, high: bool = False) -> str | None:
+        """A card no one saw (a burn, or a card PHH writes as ``??``): the lowest unused one, or
+        the highest when ``high``."""
+        deck = sorted(standard_deck(), key=lambda c: (c.high, c.suit_order)) if high else standard_deck()
+        for c in (reversed(deck) if high else deck):
             if c.face not in self.used:
                 self.used.add(c.face)
                 return c.face
@@ -154,7 +160,7 @@ class _Steps:
         out = []
         for c in cards:
             if c == "??":
-                free = self._free()
+                free = self._free(high=self.unseen_high)
                 if free is None:
                     raise PhhUnsupported("more unknown cards than the deck holds")
                 c = free

@@ -57,7 +57,7 @@ from controller.rules.events import (
     UnseatPlayer,
 )
 from controller.rules.games import GameError
-from controller.rules.profiles import ProfileError
+from controller.rules.profiles import ProfileError, get_profile
 from controller.rules.rulings import IRREGULARITY, MISDEAL, Ruling, kind_of, make_ruling
 from controller.rules.showdown import install_fast_values
 from controller.rules.table import Table, TableError
@@ -166,6 +166,9 @@ class TableService:
                 raise Rejected(f"no hand in progress for {event.kind}")
             if isinstance(event, Act | Put | Discard | Expose | Deal) and getattr(event, "seat", 0) > self.table.size:
                 raise Rejected(f"seat {event.seat} is not on a {self.table.size}-seat table")
+            refusal = self.engine.refusal(event)  # e.g. betting on a board with a card missing
+            if refusal is not None:
+                raise Rejected(refusal)
             if isinstance(event, Act | Put):
                 self._precheck_chips(event)
         elif isinstance(event, Acknowledge):
@@ -272,7 +275,7 @@ class TableService:
         if ev.event:
             self.table.event = ev.event
         self.last_hand_misdeal = False
-        out.append(Output("table", {"change": "game", "game": ev.game, "rules": self.table.rules}))
+        out.append(Output("table", {"change": "game", "game": ev.game, "rules": get_profile(self.table.rules).name}))
 
     def _apply_new_hand(self, ev: NewHand, out: list[Output], at: float) -> None:
         # TDA 33-C: after a misdeal the redeal is an exact replay; the button does not move.
@@ -291,7 +294,7 @@ class TableService:
         assert e is not None
         s = e.setup
         payload: dict[str, Any] = {
-            "game": s.game, "rules": s.rules, "event": s.event, "structure": e.structure, "button": s.button,
+            "game": s.game, "rules": e.profile.name, "event": s.event, "structure": e.structure, "button": s.button,
             "blinds": {"small": e.small_blind, "big": e.big_blind}, "seats": list(e.order),
         }
         if s.chips is not None:

@@ -31,54 +31,10 @@ def repo() -> Path:
     return REPO
 
 
-# --------------------------------------------------------------------------------------------
-# Parts of the shared contract not built yet: strict expected failures naming their issue
-# --------------------------------------------------------------------------------------------
-# The contract grew (chips, sessions, new stud and out-of-turn codes) before the engine did. A
-# scenario that needs a part still being built is an expected failure naming the issue that builds
-# it; strict, so a case that starts passing is noticed and its mark removed. The rule is read from
-# each file's content, so cases we do not see are classified the same way. Remove a rule when its
-# issue lands.
+def scenario_params(paths: list[Path], *_needs: str) -> list:
+    """One ``pytest.param`` per scenario, named by its file.
 
-RULES_CODES = {"premature_card", "last_card_exposed", "burn_error", "action_out_of_turn"}
-RULES_REMEDIES = {"eliminate_round", "set_aside_round", "rest_down", "both_up", "keep_card", "correct_positions",
-                  "binding_if_unchanged"}
-PENDING_CODES = {"issue 13": (RULES_CODES, RULES_REMEDIES)}
-
-
-def expected_codes(data: dict) -> set[str]:
-    """Every reason code a scenario expects, alternatives included."""
-    codes: set[str] = set()
-    for ruling in (data.get("expect") or {}).get("rulings") or []:
-        reason = ruling.get("reason")
-        codes.update(reason if isinstance(reason, list) else [reason])
-    return codes
-
-
-def pending_issue(path: Path, needs: frozenset[str] = frozenset({"load", "rulings"})) -> str | None:
-    """The open issue a scenario waits for in a check, or None when that check should pass today.
-
-    ``needs`` says what the check uses: ``load`` (the engine reads and plays the file), ``rulings``
-    (the expected rulings are compared), ``turns`` (the dealer simulator's turn model replays it).
+    While a part of the shared contract is being built, its scenarios get a strict ``xfail`` here
+    naming the issue (the developers' guide); today every part has landed, so none has one.
     """
-    import yaml
-
-    data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    codes = expected_codes(data)
-    if "hands" in data and needs & {"load", "turns"}:
-        return "issue 13: sessions of several hands are not modelled yet"
-    if "rulings" in needs and codes & RULES_CODES:
-        return "issue 13: new stud and out-of-turn codes are not modelled yet"
-    if "turns" in needs and "action_out_of_turn" in codes:
-        return "issue 13: the turn model has no out-of-turn actions yet"
-    return None
-
-
-def scenario_params(paths: list[Path], *needs: str) -> list:
-    """``pytest.param`` per scenario, pending ones marked as strict expected failures."""
-    params = []
-    for p in paths:
-        reason = pending_issue(p, frozenset(needs or ("load", "rulings")))
-        marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
-        params.append(pytest.param(p, marks=marks, id=p.stem))
-    return params
+    return [pytest.param(p, id=p.stem) for p in paths]

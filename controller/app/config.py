@@ -58,7 +58,7 @@ from controller.app.paths import state_dir
 from controller.errors import PokerTableError
 from controller.geometry import Slot, ZoneError, ZoneMap
 from controller.rules.games import GAMES, STRUCTURES, Family, get_game
-from controller.rules.profiles import PROFILES
+from controller.rules.profiles import ProfileError, get_profile
 from controller.sources import KeyedProblems, SourcePlugin, plugins
 
 SAFE_ID = r"^[A-Za-z0-9_-]+$"
@@ -113,7 +113,7 @@ class TableSection(_Section):
     size: int = Field(9, ge=2, le=10)
     game: str = "holdem"
     structure: str | None = None  # None: the game's default structure
-    rules: Literal["robert", "tda"] = "robert"
+    rules: str = Field("robert", description="a rule profile's name, or the path of a cardroom's profile file")
     event: Literal["cash", "tournament"] = "cash"
     deck: str = Field("A", pattern=SAFE_ID, max_length=16, description="the deck (back) in play")
 
@@ -122,6 +122,19 @@ class TableSection(_Section):
     def _known_game(cls, v: str) -> str:
         if v not in GAMES:
             raise ValueError(f"unknown game {v!r}; expected one of {', '.join(sorted(GAMES))}")
+        return v
+
+    @field_validator("rules")
+    @classmethod
+    def _known_rules(cls, v: str, info: ValidationInfo) -> str:
+        """A profile name, or a profile file (TOML over a base profile; a relative path is read
+        beside the config file), validated now: an error names the file and the field."""
+        if v.endswith(".toml") or "/" in v:
+            v = str(_resolve(Path(v), info))
+        try:
+            get_profile(v)
+        except ProfileError as exc:
+            raise ValueError(str(exc)) from None
         return v
 
     @field_validator("structure")
@@ -134,9 +147,6 @@ class TableSection(_Section):
     @property
     def effective_structure(self) -> str:
         return self.structure or get_game(self.game).default_structure
-
-
-assert set(PROFILES) == {"robert", "tda"}  # keep the Literal above in step with the profiles
 
 
 class StakesSection(_Section):

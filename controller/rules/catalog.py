@@ -1,6 +1,6 @@
 """The rulings catalog: what each ruling means, what the dealer must do, and which rule says so.
 
-The data lives in ``controller/data/rulings.toml``; this module loads and validates it once at
+The data lives in ``controller/rules/data/rulings.toml``; this module loads and validates it once at
 import and answers the engine, the console and the docs:
 
 - :data:`REASONS` and :data:`REMEDIES`: read-only mappings of code -> frozen :class:`Reason` /
@@ -31,11 +31,15 @@ from types import MappingProxyType
 from typing import Any
 
 from controller.errors import PokerTableError
+from controller.rules import profiles as _profiles
 from controller.rules.games import GAMES as _GAME_DEFS
 
 DATA_PATH = Path(__file__).parent / "data" / "rulings.toml"
 
-PROFILES = ("robert", "tda")
+# The profiles the catalog may cite for: the one list in controller.profiles.  A profile with a
+# ``base`` (highland, a cardroom's own file) needs no citations of its own: its base's stand.
+PROFILES = tuple(_profiles.names())
+ROOT_PROFILES = tuple(p for p in PROFILES if _profiles.get_profile(p).base is None)
 RULING_KINDS = ("misdeal", "void", "irregularity")
 GAMES = tuple(_GAME_DEFS)  # every game of controller.rules.games, in its order
 # A game without its own citation override uses its parent's, as the rulebook says:
@@ -172,10 +176,12 @@ def _parse_reason(code: str, raw: Mapping[str, Any], remedies: Mapping[str, Reme
         if game not in GAMES:
             raise CatalogError(f"{key}.cite_games.{game}: unknown game (known: {', '.join(GAMES)})")
         cite_games[game] = _cite(f"{key}.cite_games.{game}", over, partial=True)
-    rem_raw = _table(f"{key}.remedies", raw.get("remedies", {p: [] for p in PROFILES}))
-    _check_keys(f"{key}.remedies", rem_raw, required=set(PROFILES))
+    rem_raw = _table(f"{key}.remedies", raw.get("remedies", {p: [] for p in ROOT_PROFILES}))
+    _check_keys(f"{key}.remedies", rem_raw, required=set(ROOT_PROFILES), optional=set(PROFILES))
     rems: dict[str, tuple[str, ...]] = {}
     for profile in PROFILES:
+        if profile not in rem_raw:
+            continue
         codes = _strings(f"{key}.remedies.{profile}", rem_raw[profile], allow_empty=True)
         for rc in codes:
             if rc not in remedies:
@@ -206,7 +212,7 @@ def _parse_remedy(code: str, raw: Mapping[str, Any]) -> Remedy:
 
 def _cite(key: str, raw: Any, *, partial: bool) -> Mapping[str, tuple[str, ...]]:
     table = _table(key, raw)
-    _check_keys(key, table, required=set() if partial else set(PROFILES), optional=set(PROFILES))
+    _check_keys(key, table, required=set() if partial else set(ROOT_PROFILES), optional=set(PROFILES))
     if partial and not table:
         raise CatalogError(f"{key}: needs citations for at least one of {', '.join(PROFILES)}")
     out = {}
@@ -293,7 +299,18 @@ def _remedy(code: str) -> Remedy:
 
 def _check_profile(profile: str) -> None:
     if profile not in PROFILES:
-        raise ValueError(f"unknown rule profile {profile!r} (known: {', '.join(PROFILES)})")
+        try:
+            _profiles.get_profile(profile)  # a cardroom's own profile, loaded from its file
+        except _profiles.ProfileError:
+            raise ValueError(f"unknown rule profile {profile!r} (known: {', '.join(_profiles.names())})") from None
+
+
+def _own(table: Mapping[str, Any], profile: str) -> Any:
+    """The entry of ``profile``, or of the nearest base that has one (None if none has)."""
+    for p in _profiles.chain(profile):
+        if p in table:
+            return table[p]
+    return None
 
 
 def ruling_kind(reason: str) -> str:
@@ -304,7 +321,7 @@ def ruling_kind(reason: str) -> str:
 def remedies_for(reason: str, profile: str) -> tuple[str, ...]:
     """The remedy codes that can follow ``reason`` under ``profile`` (empty for none)."""
     _check_profile(profile)
-    return _reason(reason).remedies[profile]
+    return _own(_reason(reason).remedies, profile) or ()
 
 
 def reason_citations(reason: str, profile: str, game: str | None = None) -> tuple[str, ...]:
@@ -314,12 +331,16 @@ def reason_citations(reason: str, profile: str, game: str | None = None) -> tupl
     g = game
     if g is not None and g not in GAMES:
         raise ValueError(f"unknown game {g!r} (known: {', '.join(GAMES)})")
-    while g is not None:
-        over = r.cite_games.get(g)
-        if over is not None and profile in over:
-            return over[profile]
-        g = GAME_PARENT.get(g)
-    return r.cite[profile]
+    for p in _profiles.chain(profile):
+        g = game
+        while g is not None:
+            over = r.cite_games.get(g)
+            if over is not None and p in over:
+                return over[p]
+            g = GAME_PARENT.get(g)
+        if p in r.cite:
+            return r.cite[p]
+    return ()
 
 
 def citations(reason: str, remedy: str | None, profile: str, game: str | None = None) -> tuple[str, ...]:
@@ -327,7 +348,7 @@ def citations(reason: str, remedy: str | None, profile: str, game: str | None = 
     ones when there is one), then the remedy's, without duplicates, in that order."""
     out = list(reason_citations(reason, profile, game))
     if remedy is not None:
-        out += _remedy(remedy).cite[profile]
+        out += _own(_remedy(remedy).cite, profile) or ()
     return tuple(dict.fromkeys(out))
 
 
@@ -398,7 +419,7 @@ def _cite_cell(cites_by_game: list[tuple[str | None, tuple[str, ...]]]) -> str:
 
 
 def _reason_cites(r: Reason, profile: str) -> list[tuple[str | None, tuple[str, ...]]]:
-    rows: list[tuple[str | None, tuple[str, ...]]] = [(None, r.cite[profile])]
+    rows: list[tuple[str | None, tuple[str, ...]]] = [(None, r.cite[profile])] if profile in r.cite else []
     for game in GAMES:
         over = r.cite_games.get(game)
         if over is not None and profile in over:
@@ -406,37 +427,40 @@ def _reason_cites(r: Reason, profile: str) -> list[tuple[str | None, tuple[str, 
     return rows
 
 
+def _profile_cell(rows: list[tuple[str | None, tuple[str, ...]]], profile: str) -> str:
+    """A profile's own citations, or which base's stand for it."""
+    if rows:
+        return _cite_cell(rows)
+    base = _profiles.get_profile(profile).base
+    return f"as `{base}`"
+
+
+def _header(first: list[str]) -> list[str]:
+    cols = first + list(PROFILES)
+    return ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+
+
 def markdown_table() -> str:
     """One row per reason: code, ruling, when, remedies, citations under each profile."""
-    lines = [
-        "| reason | ruling | when | remedies | robert | tda |",
-        "|---|---|---|---|---|---|",
-    ]
+    lines = _header(["reason", "ruling", "when", "remedies"])
     for r in REASONS.values():
-        rem = r.remedies
-        if rem["robert"] == rem["tda"]:
-            rem_cell = ", ".join(f"`{c}`" for c in rem["robert"]) or "-"
+        rem = {p: remedies_for(r.code, p) for p in PROFILES}
+        if len(set(rem.values())) == 1:
+            rem_cell = ", ".join(f"`{c}`" for c in rem[PROFILES[0]]) or "-"
         else:
             rem_cell = "<br>".join(f"{p}: " + (", ".join(f"`{c}`" for c in rem[p]) or "-") for p in PROFILES)
-        lines.append(
-            f"| `{r.code}` | {r.ruling} | {_md(r.title)} | {rem_cell} | "
-            f"{_cite_cell(_reason_cites(r, 'robert'))} | {_cite_cell(_reason_cites(r, 'tda'))} |"
-        )
+        cites = " | ".join(_profile_cell(_reason_cites(r, p), p) for p in PROFILES)
+        lines.append(f"| `{r.code}` | {r.ruling} | {_md(r.title)} | {rem_cell} | {cites} |")
     return "\n".join(lines) + "\n"
 
 
 def remedies_markdown_table() -> str:
     """One row per remedy: code, steps, citations under each profile."""
-    lines = [
-        "| remedy | steps | robert | tda |",
-        "|---|---|---|---|",
-    ]
+    lines = _header(["remedy", "steps"])
     for m in REMEDIES.values():
         steps = "<br>".join(f"{i}. {_md(s)}" for i, s in enumerate(m.steps, 1))
-        lines.append(
-            f"| `{m.code}` ({_md(m.title)}) | {steps} | "
-            f"{_cite_cell([(None, m.cite['robert'])])} | {_cite_cell([(None, m.cite['tda'])])} |"
-        )
+        cites = " | ".join(_profile_cell([(None, m.cite[p])] if p in m.cite else [], p) for p in PROFILES)
+        lines.append(f"| `{m.code}` ({_md(m.title)}) | {steps} | {cites} |")
     return "\n".join(lines) + "\n"
 
 
@@ -446,13 +470,15 @@ def markdown() -> str:
     return (
         "# Rulings\n\n"
         "<!-- Generated by `python -m controller.rules.catalog --markdown` from "
-        "controller/data/rulings.toml; do not edit by hand. -->\n\n"
+        "controller/rules/data/rulings.toml; do not edit by hand. -->\n\n"
         "Every ruling the rules engine raises is a `misdeal`, a `void` hand or an `irregularity`, with a\n"
         "reason code and (irregularities) a remedy code, as in the conformance FORMAT.md. Citations are\n"
-        "given per rule profile: `robert` (Robert's Rules of Poker v4, cited `RRoP sN Heading rule`) and\n"
+        "given per rule profile: `robert` (Robert's Rules of Poker v4, cited `RRoP sN Heading rule`),\n"
         "`tda` (the TDA tournament rules, cited `TDA NN`; where the TDA is silent a TDA table falls back\n"
         "to house rules: the Highland house rules where they speak, otherwise the Robert's rule, marked\n"
-        '"(TDA silent; house rules apply)"; TDA 33-A leaves draw games to house standards).\n\n'
+        '"(TDA silent; house rules apply)"; TDA 33-A leaves draw games to house standards) and `highland`\n'
+        "(Highland Poker's house rules, a data file over `tda`: controller/rules/data/profiles/highland.toml,\n"
+        'cited `House rules (Highland) Heading: Paragraph`; "as `tda`" where the TDA citations stand).\n\n'
         "A game may cite its own rule (*game*: ...); a game without its own entry uses its parent's\n"
         f"({parents}).\n\n"
         "## Reasons\n\n"

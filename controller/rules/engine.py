@@ -49,6 +49,7 @@ from controller.rules.events import (
 )
 from controller.rules.games import Family, FirstToAct, Game, Street, get_game
 from controller.rules.profiles import Profile, get_profile
+from controller.rules.profiles import chain as profile_chain
 from controller.rules.rulings import IRREGULARITY, MISDEAL, VOID, Ruling, kind_of, make_ruling
 from controller.rules.showdown import Award, ShowdownError, award_pot, kept_after_draw
 from controller.rules.upcards import bring_in_seat, first_showing_seat
@@ -85,7 +86,8 @@ class Held:
     order: int  # how many cards had come off the deck before it (0 = first card of the hand)
     street: int
     exposed: bool = False  # exposed by dealer error
-    scrap: bool = False  # a joker treated as a scrap of paper
+    scrap: bool = False  # not part of the hand: a joker (a scrap of paper) or a premature stud card
+    premature: bool = False  # stud: dealt before the betting round was complete (RRoP s8 14)
 
 
 @dataclass(slots=True)
@@ -153,6 +155,17 @@ class HandEngine:
         self.flop_overfull = False
         self.winner: int | None = None
         self.showdown_reached = False  # the last betting round ended with two or more players
+        # Turn order (RRoP s3 Betting and Raising 10; TDA 39): out-of-turn actions waiting for the
+        # turn to reach their seat, as [action, changed since]; seats limited to call or fold.
+        self.pending_oot: dict[int, list] = {}
+        self.oot_echo: tuple[int, str] | None = None  # a bound OOT action the console may repeat
+        self.call_or_fold: set[int] = set()
+        self.forced_seat: int | None = None  # stud: the seat whose first action is the forced bet
+        # Stud dealing procedure (RRoP s8 Seven-Card Stud 13-15).
+        self.burns_since_card = 0  # burns since a card last went to a seat (or the common card)
+        self.common: list[Card] = []  # stud: a common card when the deck runs out (RRoP s8 15)
+        self.premature_round: int | None = None  # the betting round a premature card broke into
+        self.rounds_opened = 0
         self.mucked: set[int] = set()  # hands thrown away at the showdown: out of every pot
         self.chips: ChipBook | None = self._chip_book()
         self._start_street()
@@ -229,6 +242,35 @@ class HandEngine:
         if self.game.family is not Family.STUD or self.street_i != 0 or self.phase is not Phase.BET:
             return None
         return self._bring_in_seat()[0]
+
+    # ------------------------------------------------------------------ a street on hold
+    def missing_board(self) -> dict | None:
+        """The board cards the street still waits for, or None.
+
+        A board card that has not reached the engine (a dead tag the camera has not read yet)
+        holds the street: no betting round opens on an incomplete board (issue 15)."""
+        if self.phase is not Phase.BOARD or self.flop_overfull:
+            return None
+        have = self._settled_board()
+        if have >= self.board_target:
+            return None
+        first = self.board_target - self.street.board  # board cards of earlier streets
+        seen = max(have - first, 0)
+        return {"street": self.street.name, "have": seen, "need": self.street.board,
+                "missing": list(range(first + seen + 1, self.board_target + 1))}
+
+    def refusal(self, event: Event) -> str | None:
+        """Why ``event`` cannot be taken now (so it is neither applied nor journaled), or None."""
+        if isinstance(event, Act) and not self.over:
+            hold = self.missing_board()
+            if hold is not None:
+                cards = ", ".join(str(i) for i in hold["missing"])
+                which = "board card" + ("s " if len(hold["missing"]) > 1 else " ") + cards
+                if hold["have"]:
+                    return (f"the {hold['street']} is incomplete: {which} missing "
+                            f"({hold['have']} of {hold['need']} read); no action until the board is complete")
+                return f"the {hold['street']} has not been dealt ({which}); no action until the board is complete"
+        return None
 
     # ------------------------------------------------------------------ public API
     def apply(self, event: Event) -> list[Ruling]:
@@ -353,6 +395,9 @@ class HandEngine:
         self._chips_round()
         need = {s for s in self.active if s not in self.all_in}
         self.bet = Betting(need=need, open=True)
+        self.rounds_opened += 1
+        self.pending_oot = {}
+        self.forced_seat = None
         first = self.street.first
         if first is FirstToAct.BLINDS:
             anchor = (self.chips and self.chips.straddle_seat) or self.big_blind or self.small_blind or self.button
@@ -364,6 +409,7 @@ class HandEngine:
             # RRoP s8 5: if the exposed holecard would have been the low card, action starts
             # with the first hand to that player's left.
             self.bet.pointer = seat if exposed else self._prev_seat(seat)
+            self.forced_seat = self.to_act
         elif first is FirstToAct.SHOWING:
             seat = first_showing_seat(self.game.showing or "high", self._boards(), self.order)
             self.bet.pointer = self._prev_seat(seat)
@@ -379,7 +425,8 @@ class HandEngine:
             self._advance()
 
     def _boards(self) -> dict[int, list[Card]]:
-        return {s: [h.card for h in self.hands[s] if h.up and not h.scrap] for s in self._live()}
+        """Each live seat's upcards, with a stud common card (RRoP s8 15: it plays in every hand)."""
+        return {s: [h.card for h in self.hands[s] if h.up and not h.scrap] + self.common for s in self._live()}
 
     def _bring_in_seat(self) -> tuple[int, bool]:
         doors: dict[int, Card] = {}
@@ -404,21 +451,37 @@ class HandEngine:
             return
         if isinstance(ev, Put) and self.chips is None:
             return  # a push means nothing without chip accounting
+        echo, self.oot_echo = self.oot_echo, None
+        if self.to_act is not None and seat != self.to_act:
+            if echo == (seat, _action_of(ev)):
+                return  # the console repeats an out-of-turn action that has just bound
+            self._out_of_turn(ev)
+            return
+        self._take_action(ev)
+
+    def _take_action(self, ev: Act | Put) -> None:
+        """An action in turn: what it comes to in chips (ruled here), then the turn moves on and it
+        counts toward substantial action unless it is the forced bet."""
+        seat = ev.seat
         decision = self._chips_decide(ev)
         if decision is not None and decision.withdrawn:
             return
-        in_turn = seat == self.to_act
-        action = decision.action if decision is not None else ev.action
-        all_in = decision.all_in if decision is not None else ev.all_in
+        action = decision.action if decision is not None else _action_of(ev)
+        all_in = decision.all_in if decision is not None else bool(getattr(ev, "all_in", False))
         aggressive = decision.aggressive if decision is not None else action in AGGRESSIVE
-        if in_turn:
-            self.bet.pointer = seat
-            if action != "bring_in":  # the forced bet is not an action (RRoP s3 Misdeals 2)
-                self.actions += 1
-                self.acted_seats.add(seat)
-                if action in CHIP_ACTIONS or all_in:
-                    self.chip_actions += 1
+        self.bet.pointer = seat
+        if not self._is_forced_bet(seat, action):
+            self.actions += 1
+            self.acted_seats.add(seat)
+            if action in CHIP_ACTIONS or all_in:
+                self.chip_actions += 1
+        if seat == self.forced_seat:
+            self.forced_seat = None
         self.any_action = True
+        self.call_or_fold.discard(seat)
+        for pending in self.pending_oot.values():
+            if action in self.profile.oot_changed_by:
+                pending[1] = True
         if action in ("bet", "raise") and self.opener is None and self.street_i == 0:
             self.opener = seat
         bet = self.bet
@@ -447,6 +510,49 @@ class HandEngine:
             self._finish()
         elif not self.bet.need:
             self._advance()
+        else:
+            self._resolve_out_of_turn()
+
+    # ------------------------------------------------------------------ turn order
+    def _is_forced_bet(self, seat: int, action: str) -> bool:
+        """RRoP s3 Misdeals 2 counts actions "after the blinds/forced bet"; in stud the low card's
+        forced bet stays the forced bet when it opens for a full bet (RRoP s8 Seven-Card Stud 2-3)."""
+        if action == "bring_in":
+            return True
+        return seat == self.forced_seat and action in ("complete", "bet")
+
+    def _out_of_turn(self, ev: Act | Put) -> None:
+        """RRoP s3 Betting and Raising 10; TDA 39-A.  The action is not taken in turn, so it does
+        not count toward substantial action; it binds if the action to that seat does not change
+        before its turn, else it is withdrawn and the player may only call or fold.  An out-of-turn
+        fold binds at once (TDA 39-A)."""
+        seat = ev.seat
+        self._rule(IRREGULARITY, "action_out_of_turn", "binding_if_unchanged", seat=seat,
+                   expected=self.to_act, action=_action_of(ev))
+        self.any_action = True
+        if _action_of(ev) == "fold":
+            self.pending_oot.pop(seat, None)
+            self.active.discard(seat)
+            self.folded.add(seat)
+            self.bet.need.discard(seat)
+            if len(self.active) <= 1:
+                self._finish()
+            elif not self.bet.need:
+                self._advance()
+            return
+        self.pending_oot[seat] = [ev, False]
+
+    def _resolve_out_of_turn(self) -> None:
+        """The turn has reached a seat that acted out of turn: bind or withdraw its action."""
+        seat = self.to_act
+        if seat is None or seat not in self.pending_oot:
+            return
+        ev, changed = self.pending_oot.pop(seat)
+        if changed:
+            self.call_or_fold.add(seat)  # TDA 39-A: no aggressive action; the player acts again
+            return
+        self.oot_echo = (seat, _action_of(ev))
+        self._take_action(ev)
 
     # ------------------------------------------------------------------ chips (controller.rules.chips)
     def _chip_book(self) -> ChipBook | None:
@@ -519,9 +625,13 @@ class HandEngine:
             self._place(seat, card, up=True, scrap=True)
             self.scrap_seat = seat
             return
+        if self._stud_premature(seat, card, ev.face):
+            return
+        self._stud_burn_missing(seat)
         slot = self._match_slot(seat)
         if slot is None:
             return
+        self.burns_since_card = 0
         face = ev.face or slot.face
         held = self._place(seat, card, up=face == "up")
         if face == "up" and slot.face == "down":
@@ -585,11 +695,25 @@ class HandEngine:
                 later = [i for i, s in enumerate(slots) if s.seat == self.button]
                 slots.insert(later[0] + 1 if later else len(slots), skipped)
                 return slot
+        if self._button_second_in_a_row(seat):
+            # TDA 33-B: two consecutive cards on the button, the second now and its next round's
+            # card skipped later: the same two cards in a row.
+            i = next(i for i, s in enumerate(slots) if s.seat == seat)
+            return slots.pop(i)
         if any(s.seat == seat for s in slots):
             # RRoP s3 Misdeals 1(j); TDA 33-A-4: the expected seat was passed over.
             return self._deal_error("seat_dealt_out", seat, skipped=expected.seat, **ctx)
         # RRoP s3 Misdeals 1(f): any other card out of the proper sequence.
         return self._deal_error("out_of_sequence", seat, **ctx)
+
+    def _button_second_in_a_row(self, seat: int) -> bool:
+        """The button takes a second card straight after its first (TDA 33-B)."""
+        if not (self.profile.button_consecutive_cards and self.game.button and self.street_i == 0):
+            return False
+        if seat != self.button or not any(s.seat == seat for s in self.slots):
+            return False
+        last = max((h for hand in self.hands.values() for h in hand), key=lambda h: h.order, default=None)
+        return last is not None and self.where.get(last.card) == f"seat:{seat}" and not last.scrap
 
     def _deal_error(self, reason: str, seat: int, **ctx) -> Slot | None:
         ctx["seat"] = seat
@@ -622,6 +746,86 @@ class HandEngine:
         reason = "wrong_card_count" if self.phase is Phase.BET else "out_of_sequence"
         return self._deal_error(reason, seat, expected=self.next_seat)
 
+    # ------------------------------------------------------------------ stud dealing procedure
+    def _stud_premature(self, seat: int, card: Card, face: str | None) -> bool:
+        """A stud card dealt to a live seat while the betting round is still open.
+
+        RRoP s8 Seven-Card Stud 14 (``eliminate_round``) and TDA RP-5 D (``set_aside_round``):
+        the card does not play; it is held at the seat, out of the hand, until the dealer sets it
+        aside.  The round's burn went with it: the dealer burns again for the street."""
+        if self.game.family is not Family.STUD or self.phase is not Phase.BET or seat not in self.active:
+            return False
+        if self.street_i == 0 and not self.any_action:
+            return False  # before any action this is an extra card (RRoP s3 Irregularities 11)
+        if any(s.seat == seat for s in self.owed):
+            return False
+        held = Held(card, face == "up", self.cards_off, self.street_i, scrap=True, premature=True)
+        self.cards_off += 1
+        self.hands[seat].append(held)
+        self.where[card] = f"seat:{seat}"
+        self.burns_since_card = 0
+        if self.premature_round == self.rounds_opened:
+            return True  # more cards of the same early round: one error, one ruling
+        self.premature_round = self.rounds_opened
+        self._rule(IRREGULARITY, "premature_card", self.profile.stud_premature_card, seat=seat,
+                   card=card.label(self.setup.deck), street=self._next_street_name())
+        return True
+
+    def _next_street_name(self) -> str:
+        i = min(self.street_i + 1, len(self.game.streets) - 1)
+        return self.game.streets[i].name
+
+    def _stud_street_starts(self) -> bool:
+        """No card of the current (later) stud street has reached a seat yet."""
+        st = self.street
+        return (self.game.family is Family.STUD and self.street_i > 0 and self.phase is Phase.DEAL
+                and len(self.slots) == len(st.hole) * len(self._live()) and not self.common)
+
+    def _stud_burn_missing(self, seat: int) -> None:
+        """RRoP s8 Seven-Card Stud 13: a street dealt without a burn card."""
+        if self._stud_street_starts() and self.slots and self.slots[0].seat == seat and self.burns_since_card == 0:
+            self._rule(IRREGULARITY, "burn_error", "correct_positions", seat=seat, count=0)
+
+    def _stud_burn(self) -> None:
+        """RRoP s8 Seven-Card Stud 13: two burn cards for one round."""
+        self.burns_since_card += 1
+        if self.game.family is not Family.STUD or self.burns_since_card != 2:
+            return
+        if self._stud_street_starts() or (self.phase is Phase.BET and self.street_i > 0):
+            self._rule(IRREGULARITY, "burn_error", "correct_positions", count=2, street=self.street.name)
+
+    def _stud_last_card_up(self, seat: int, label: str) -> None:
+        """RRoP s8 Seven-Card Stud 16-17: a final downcard dealt face up."""
+        if seat in self.all_in:
+            self._rule(IRREGULARITY, "last_card_exposed", "keep_card", seat=seat, card=label)  # rule 16
+            return
+        others = [s for s in self._live() if s != seat]
+        if len(others) == 1:
+            later = [slot for slot in self.slots if slot.seat == others[0]]
+            if later:
+                # 17(b): the second player's final card is dealt face up as well.
+                for slot in later:
+                    slot.face = "up"
+                self._rule(IRREGULARITY, "last_card_exposed", "both_up", seat=seat, card=label)
+                return
+        # 17(a), and 17(b) second sentence: the others get theirs face down; the player with the
+        # face-up card may declare all-in before the betting.
+        self._rule(IRREGULARITY, "last_card_exposed", "rest_down", seat=seat, card=label)
+
+    def _stud_common_card(self, cards: list[Card]) -> None:
+        """RRoP s8 Seven-Card Stud 15: not enough cards for every player's last card, so one common
+        card is turned in the centre; it plays in every hand, the betting opens, and the player
+        high using it acts first."""
+        for card in cards:
+            self.board.append(card)
+            self.where[card] = "board"
+        if self.street_i != len(self.game.streets) - 1 or self.phase is not Phase.DEAL:
+            return
+        self.common.extend(cards)
+        self.burns_since_card = 0
+        self.slots = []
+        self._open_betting()
+
     # ------------------------------------------------------------------ exposed cards
     def _exposed(self, seat: int, held: Held, dealt: bool) -> None:
         held.exposed = True
@@ -652,7 +856,9 @@ class HandEngine:
     def _stud_exposed(self, seat: int, held: Held, label: str) -> None:
         position = self.hands[seat].index(held)
         if position >= 2:
-            return  # RRoP s8 17: a last card dealt up is played on, no ruling to make
+            if held.street == len(self.game.streets) - 1:
+                self._stud_last_card_up(seat, label)
+            return
         if self.setup.event in self.profile.stud_exposed_misdeal_events:
             # TDA 33-A-5; RRoP s8 5 (tournament): a downcard dealt face up is a misdeal.
             self._misdeal("early_card_exposed", seat=seat, card=label)
@@ -749,9 +955,7 @@ class HandEngine:
         if not cards:
             return
         if not self.game.board_cards:
-            for card in cards:  # a common card in stud (RRoP s8 15): accept it as board
-                self.board.append(card)
-                self.where[card] = "board"
+            self._stud_common_card(cards)
             return
         if self.phase is Phase.DEAL and self.street_i == 0:
             seat = self.slots[0].seat if self.slots else None
@@ -831,6 +1035,7 @@ class HandEngine:
         self._take(card)
         self.burns.append(card)
         self.where[card] = "burn"
+        self._stud_burn()
         self._settle_board()
 
     def _on_stub(self, ev: Stub) -> None:
@@ -869,7 +1074,9 @@ class HandEngine:
         if self.over:
             return
         card = ev.card
-        if self._identity_void(card, from_deck=True):
+        # RRoP s3 Irregularities 3: a different back "discovered in the stub" leaves all action
+        # standing; found boxed in the deck it is a scrap like any boxed card (Irregularities 7).
+        if card.deck == self.setup.deck and self._identity_void(card, from_deck=True):
             return
         self.boxed.append(card)
         self.where[card] = "boxed"
@@ -952,6 +1159,7 @@ class HandEngine:
             "board": [c.label(self.setup.deck) for c in self.board if c not in self.premature],
             "burns": len(self.burns),
             "next_seat": self.next_seat,
+            "missing_board": self.missing_board(),
             "to_act": self.to_act,
             "bring_in": self.bring_in(),
             "substantial_action": self.substantial_action,
@@ -974,7 +1182,9 @@ class HandEngine:
         hands = {s: self._showdown_cards(s) for s in seats}
         board = [c for c in self.board if c not in self.premature and not c.is_joker]
         try:
-            return award_pot(self.game.showdown, hands, board, pot, profile=self.profile.name, button=self.button,
+            # Odd chips follow the rulebook the profile descends from (highland, a cardroom's file: its base's).
+            family = profile_chain(self.profile.name)[-1]
+            return award_pot(self.game.showdown, hands, board, pot, profile=family, button=self.button,
                              table_size=self.size, stud=self.game.family is Family.STUD, named=named)
         except (HandError, ShowdownError):
             return None  # a hand the sensors saw incompletely: no automatic award
@@ -1035,3 +1245,8 @@ _HANDLERS: dict[type[Event], Callable[[HandEngine, Any], None]] = {
     StartHand: HandEngine._on_start_hand,
     EndHand: HandEngine._on_end_hand,
 }
+
+
+def _action_of(ev: Act | Put) -> str:
+    """The action an act names; a push names none until the chips say what it is."""
+    return ev.action if isinstance(ev, Act) else "put"

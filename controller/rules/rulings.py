@@ -3,7 +3,7 @@
 A ruling is a ``misdeal``, a ``void`` or an ``irregularity``; it carries a reason
 code and (irregularities) a remedy code from the conformance contract, the rule
 citations for the active profile, a one-line message and the remedy as steps.
-The words and citations live in ``controller/data/rulings.toml`` (see
+The words and citations live in ``controller/rules/data/rulings.toml`` (see
 :mod:`controller.rules.catalog`); this module only assembles them.
 """
 

@@ -39,7 +39,7 @@ from controller.rules.events import (
 )
 from controller.rules.games import GameError, get_game
 from controller.rules.profiles import ProfileError
-from controller.rules.rulings import Ruling
+from controller.rules.rulings import MISDEAL, Ruling
 from controller.rules.scenario_chips import (
     CHIPS_KEYS,
     check_chips_state,
@@ -48,6 +48,7 @@ from controller.rules.scenario_chips import (
     put_event,
     stakes_from_header,
 )
+from controller.rules.table import Table, TableError
 
 HEADER_KEYS = {
     "name", "source", "game", "structure", "rules", "event", "table_size", "seats", "button",
@@ -252,17 +253,27 @@ def run_scenario(scenario: Scenario) -> ScenarioResult:
     """Replay a scenario and compare everything it expects."""
     result = ScenarioResult(scenario.name, scenario.path)
     engine = HandEngine(scenario.setup)
-    checks = {}
-    for after, expected in scenario.state:
+    _play(engine, scenario.events, scenario.rulings, scenario.state, result)
+    if scenario.final_stacks is not None:
+        check_final_stacks(engine, scenario.final_stacks, result.failures)
+    return result
+
+
+def _play(engine: HandEngine, events: Iterable[Event], rulings: tuple[ExpectedRuling, ...],
+          state: tuple[tuple[int, dict[str, Any]], ...], result: ScenarioResult, prefix: str = "") -> None:
+    """Apply one deal's events to ``engine``; record its rulings and every difference."""
+    checks: dict[int, list[dict[str, Any]]] = {}
+    for after, expected in state:
         checks.setdefault(after, []).append(expected)
-    for i, event in enumerate(scenario.events, 1):
+    raised: list[RaisedRuling] = []
+    for i, event in enumerate(events, 1):
         try:
-            raised = engine.apply(event)
+            found = engine.apply(event)
         except ChipsError as exc:
-            result.failures.append(f"step {i}: {exc}")
+            result.failures.append(f"{prefix}step {i}: {exc}")
             break
-        for r in raised:
-            result.rulings.append(RaisedRuling(i, r.ruling, r.reason, r.remedy, r.citations, r.message))
+        for r in found:
+            raised.append(RaisedRuling(i, r.ruling, r.reason, r.remedy, r.citations, r.message))
         for expected in checks.get(i, []):
             snap = engine.snapshot()
             for key, want in expected.items():
@@ -270,15 +281,13 @@ def run_scenario(scenario: Scenario) -> ScenarioResult:
                     continue
                 got = snap.get(key, "<unknown key>")
                 if got != want:
-                    result.failures.append(f"after step {i}: expected {key} {want}, got {got}")
-    _compare_rulings(scenario.rulings, result)
-    if scenario.final_stacks is not None:
-        check_final_stacks(engine, scenario.final_stacks, result.failures)
-    return result
+                    result.failures.append(f"{prefix}after step {i}: expected {key} {want}, got {got}")
+    result.rulings.extend(raised)
+    _compare_rulings(rulings, raised, result, prefix)
 
 
-def _compare_rulings(expected: tuple[ExpectedRuling, ...], result: ScenarioResult) -> None:
-    got = result.rulings
+def _compare_rulings(expected: tuple[ExpectedRuling, ...], got: list[RaisedRuling], result: ScenarioResult,
+                     prefix: str = "") -> None:
     for k in range(max(len(expected), len(got))):
         e = expected[k] if k < len(expected) else None
         g = got[k] if k < len(got) else None
@@ -286,7 +295,7 @@ def _compare_rulings(expected: tuple[ExpectedRuling, ...], result: ScenarioResul
             continue
         want = e.describe() if e else "no more rulings"
         have = g.describe() if g else "none"
-        result.failures.append(f"ruling {k + 1}: expected {want}; got {have}")
+        result.failures.append(f"{prefix}ruling {k + 1}: expected {want}; got {have}")
 
 
 
@@ -301,8 +310,190 @@ def find_scenarios(paths: Iterable[str | Path]) -> Iterator[Path]:
 
 
 def check_file(path: Path) -> ScenarioResult:
+    """Load and run one file: a one-deal scenario, or a session (``hands:``)."""
     try:
-        scenario = Scenario.load(path)
+        data = yaml.safe_load(Path(path).read_text())
+        if isinstance(data, dict) and "hands" in data:
+            return run_session(Session.from_dict(data, str(path)))
+        scenario = Scenario.from_dict(data, str(path))
+    except yaml.YAMLError as exc:
+        return ScenarioResult(Path(path).stem, str(path), error=f"{path}: not valid YAML: {exc}")
     except (ScenarioError, OSError) as exc:
-        return ScenarioResult(path.stem, str(path), error=str(exc))
+        return ScenarioResult(Path(path).stem, str(path), error=str(exc))
     return run_scenario(scenario)
+
+
+# ---------------------------------------------------------------------------------------------
+# Sessions: several hands at one table (FORMAT.md "Sessions")
+# ---------------------------------------------------------------------------------------------
+
+SESSION_KEYS = {"name", "source", "game", "structure", "rules", "event", "table_size", "seats", "button", "deck",
+                "hands"}
+# Chip amounts a session may state for its hands (FORMAT.md "Header"); read by the chips layer.
+SESSION_CHIP_KEYS = {"blinds", "straddle", "ante", "bb_ante", "bring_in", "limits", "raise_cap"}
+HAND_KEYS = {"before", "steps", "expect"}
+HAND_EXPECT_KEYS = {"button", "small_blind", "big_blind", "dealt_in", "waiting", "posting", "rulings", "state"}
+CHANGES = {"seat", "unseat", "sit_out", "sit_in", "game"}
+BLIND_POSTS = ("small", "big")
+
+
+@dataclass(frozen=True, slots=True)
+class SessionHand:
+    """One deal of a session: the table changes before it, its events and what is expected."""
+
+    before: tuple[tuple[str, Any], ...]
+    events: tuple[Event, ...]
+    expect: dict[str, Any]
+    rulings: tuple[ExpectedRuling, ...]
+    state: tuple[tuple[int, dict[str, Any]], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Session:
+    name: str
+    header: dict[str, Any]
+    hands: tuple[SessionHand, ...]
+    source: str = ""
+    path: str | None = None
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], path: str | None = None) -> Session:
+        where = path or (data.get("name", "session") if isinstance(data, dict) else "session")
+        try:
+            return _parse_session(data)
+        except (CardError, EventError, GameError, ProfileError, SetupError, TableError, TypeError, KeyError,
+                ValueError) as exc:
+            if isinstance(exc, ScenarioError):
+                raise
+            raise ScenarioError(f"{where}: {exc}") from exc
+
+    def table(self) -> Table:
+        """The table as the session starts: every listed seat active, the first button placed."""
+        h = self.header
+        game = get_game(h["game"])
+        table = Table(size=int(h.get("table_size", 9)), game=game.name, rules=str(h["rules"]),
+                      event=str(h.get("event", "cash")), structure=h.get("structure") or game.default_structure,
+                      deck=str(h.get("deck", DEFAULT_DECK)))
+        for seat in h["seats"]:
+            table.seat(int(seat), f"seat {seat}")
+        if h.get("button") is not None:
+            table.set_button(int(h["button"]))
+        return table
+
+
+def _parse_session(data: Any) -> Session:
+    if not isinstance(data, dict):
+        raise ScenarioError("a session is a mapping")
+    unknown = set(data) - SESSION_KEYS - SESSION_CHIP_KEYS
+    if unknown:
+        raise ScenarioError(f"unknown session header keys {sorted(unknown)}")
+    for key in ("name", "game", "rules", "seats", "hands"):
+        if key not in data:
+            raise ScenarioError(f"missing required key {key!r}")
+    game = get_game(data["game"])
+    if game.button and data.get("button") is None:
+        raise ScenarioError(f"{game.name} is a button game: 'button' is required")
+    if str(data.get("event", "cash")) not in ("cash", "tournament"):
+        raise ScenarioError(f"event must be cash or tournament, got {data.get('event')!r}")
+    deck = str(data.get("deck", DEFAULT_DECK))
+    if not isinstance(data["hands"], list) or not data["hands"]:
+        raise ScenarioError("'hands' must be a non-empty list of deals")
+    hands = tuple(_parse_hand(h, n, deck) for n, h in enumerate(data["hands"], 1))
+    session = Session(str(data["name"]), dict(data), hands, str(data.get("source", "")))
+    session.table()  # validates the seats, the button and the profile now, not mid-run
+    return session
+
+
+def _parse_hand(raw: Any, n: int, deck: str) -> SessionHand:
+    if not isinstance(raw, dict):
+        raise ScenarioError(f"hand {n}: a deal is a mapping")
+    unknown = set(raw) - HAND_KEYS
+    if unknown:
+        raise ScenarioError(f"hand {n}: unknown keys {sorted(unknown)}")
+    before = []
+    for change in raw.get("before") or []:
+        if not isinstance(change, dict) or len(change) != 1:
+            raise ScenarioError(f"hand {n}: a change is a one-key mapping, got {change!r}")
+        ((key, value),) = change.items()
+        if key not in CHANGES:
+            raise ScenarioError(f"hand {n}: unknown change {key!r} (known: {', '.join(sorted(CHANGES))})")
+        before.append((key, value))
+    try:
+        events = tuple(step_event(step, i, deck) for i, step in enumerate(raw.get("steps") or [], 1))
+    except ScenarioError as exc:
+        raise ScenarioError(f"hand {n}: {exc}") from exc
+    expect = dict(raw.get("expect") or {})
+    unknown = set(expect) - HAND_EXPECT_KEYS - {"final_stacks"}
+    if unknown:
+        raise ScenarioError(f"hand {n}: unknown expect keys {sorted(unknown)}")
+    rulings = tuple(_expected_ruling(r) for r in expect.get("rulings") or [])
+    state = tuple((int(s["after"]), {k: v for k, v in s.items() if k != "after"}) for s in expect.get("state") or [])
+    return SessionHand(tuple(before), events, expect, rulings, state)
+
+
+def apply_change(table: Table, key: str, value: Any) -> None:
+    """One ``before`` change (FORMAT.md "Sessions")."""
+    if key == "seat":
+        seat = int(value["seat"]) if isinstance(value, dict) else int(value)
+        post = bool(value.get("post", False)) if isinstance(value, dict) else False
+        table.seat(seat, f"seat {seat}", post=post)
+    elif key == "unseat":
+        table.unseat(int(value))
+    elif key == "sit_out":
+        table.sit_out(int(value))
+    elif key == "sit_in":
+        seat = int(value["seat"]) if isinstance(value, dict) else int(value)
+        table.sit_in(seat, post=bool(value.get("post", False)) if isinstance(value, dict) else False)
+    elif key == "game":
+        game = get_game(value["game"])
+        table.change_game(game.name, value.get("rules"), value.get("structure") or game.default_structure,
+                          value.get("event"))
+
+
+def _normal_posts(value: Any) -> dict[int, list[str]]:
+    out = {}
+    for seat, posts in (value or {}).items():
+        items = [posts] if isinstance(posts, str) else list(posts)
+        names = set()
+        for p in items:
+            names.update(BLIND_POSTS if p == "both" else (str(p),))
+        out[int(seat)] = [b for b in BLIND_POSTS if b in names] + sorted(names - set(BLIND_POSTS))
+    return out
+
+
+def run_session(session: Session) -> ScenarioResult:
+    """Play a session hand by hand: the table decides each deal; compare what it expects."""
+    result = ScenarioResult(session.name, session.path)
+    table = session.table()
+    redeal = False
+    for n, hand in enumerate(session.hands, 1):
+        prefix = f"hand {n}: "
+        try:
+            for key, value in hand.before:
+                apply_change(table, key, value)
+            engine = table.start_hand(redeal=redeal)
+        except (TableError, GameError, ProfileError, SetupError) as exc:
+            result.failures.append(f"{prefix}{exc}")
+            return result
+        setup = engine.setup
+        got = {
+            "button": setup.button if engine.game.button else None,
+            "small_blind": engine.small_blind,
+            "big_blind": engine.big_blind,
+            "dealt_in": sorted(setup.seats),
+            "waiting": table.waiting(),
+            "posting": _normal_posts(table.posts),
+        }
+        for key in ("button", "small_blind", "big_blind", "dealt_in", "waiting", "posting"):
+            if key not in hand.expect:
+                continue
+            want = hand.expect[key]
+            if key in ("dealt_in", "waiting"):
+                want = sorted(int(s) for s in want or [])
+            elif key == "posting":
+                want = _normal_posts(want)
+            if got[key] != want:
+                result.failures.append(f"{prefix}expected {key} {want}, got {got[key]}")
+        _play(engine, hand.events, hand.rulings, hand.state, result, prefix)
+        redeal = any(r.ruling == MISDEAL for r in engine.rulings)
+    return result

@@ -12,6 +12,13 @@ Rules applied:
 * New players in a cash game wait for the big blind or post one (RRoP s4 4-7); a
   player may not come in between the big blind and the button.  Tournament players
   are dealt in at once.
+* Missed blinds (RRoP s4 9-10): a cash player sitting out misses the big blind when it passes
+  his seat, then the small blind; coming back he posts what he missed (the small one dead), or
+  waits for the big blind and then owes nothing more.  Blinds are never made up between the big
+  blind and the button (RRoP s4 7): such a player waits until the button passes.
+* A table too short for anyone to wait (fewer than two players could be dealt in) starts afresh
+  with everyone seated, as a newly started game where nobody owes a blind (RRoP s4 12); the first
+  hand's blinds follow the button among the players present.
 * A misdeal's redeal is an exact replay: the button does not move (TDA 33-C).
 """
 
@@ -37,6 +44,9 @@ class Player:
     waiting_for_big_blind: bool = False  # a new cash player who has not posted
     posted: bool = False  # posted a big blind to come in at once
     sitting_out: bool = False
+    missed: list[str] = field(default_factory=list)  # blinds missed while sitting out: "small", "big"
+    make_up: bool = False  # back from sitting out, posting the missed blinds (RRoP s4 9)
+    new: bool = False  # not dealt in since sitting down: misses no blind (RRoP s4 5)
     stack: int | None = None  # chips in front of the player between hands (None: not counted)
 
 
@@ -63,6 +73,7 @@ class Table:
     positions: Positions | None = None
     hand_number: int = 0
     last_setup: HandSetup | None = None
+    posts: dict[int, list[str]] = field(default_factory=dict)  # this hand's posts besides the blinds
     # Chips (controller.rules.chips): the forced bets and limits of the next hand ({"blinds": [1, 2],
     # "ante": 0, ...}: Stakes keys without stacks), a new player's stack, and a tournament's levels.
     stakes: dict | None = None
@@ -80,14 +91,39 @@ class Table:
             raise TableError(f"seat {seat} is taken by {self.players[seat].name}")
         if stack is not None and stack < 0:
             raise TableError(f"a stack cannot be negative ({stack})")
-        waiting = self.event == "cash" and self.positions is not None
-        self.players[seat] = Player(name, waiting_for_big_blind=waiting, posted=post and waiting,
+        # RRoP s4 12(b): in a newly started game (no hand dealt yet) a new player is dealt in at once.
+        waiting = self.event == "cash" and self.hand_number > 0
+        self.players[seat] = Player(name, waiting_for_big_blind=waiting, posted=post and waiting, new=waiting,
                                     stack=stack if stack is not None else self.starting_stack)
 
     def unseat(self, seat: int) -> None:
         if seat not in self.players:
             raise TableError(f"seat {seat} is empty")
         del self.players[seat]
+
+    def sit_out(self, seat: int) -> None:
+        """The player stays seated but is not dealt in; in a cash game he misses the blinds that
+        pass his seat (RRoP s4 9)."""
+        self._player(seat).sitting_out = True
+
+    def sit_in(self, seat: int, post: bool = False) -> None:
+        """Back from sitting out: ``post`` makes up the missed blinds at once (dealt in unless the
+        seat is between the big blind and the button, RRoP s4 7); otherwise the player waits for
+        the big blind (RRoP s4 9), which settles what he owes."""
+        p = self._player(seat)
+        if not p.sitting_out:
+            raise TableError(f"seat {seat} ({p.name}) is not sitting out")
+        p.sitting_out = False
+        if p.new:
+            p.posted = post  # still a new player: post a big blind now or wait for it (RRoP s4 4)
+        elif p.missed:
+            p.make_up = post
+            p.waiting_for_big_blind = not post
+
+    def _player(self, seat: int) -> Player:
+        if seat not in self.players:
+            raise TableError(f"seat {seat} is empty")
+        return self.players[seat]
 
     def set_button(self, seat: int) -> None:
         """The floor places the button (first hand, or correcting it: RRoP s3 Irregularities 1)."""
@@ -116,27 +152,63 @@ class Table:
     def _next_positions(self) -> Positions:
         assert self.positions is not None
         live = self._live()
-        pos = self.positions
         if len(live) < 2:
             raise TableError("need at least two players for a hand")
+        playing = [s for s in live if not (self.players[s].waiting_for_big_blind or self.players[s].make_up)]
+        nxt = self._rotate(live, playing)
+        if nxt is None or len(self.dealt_in(nxt)) < 2:
+            # Too few players for anyone to wait on the blinds: the game starts afresh with everyone
+            # seated (RRoP s4 12: a newly started game, where nobody owes a blind yet).
+            for s in live:
+                p = self.players[s]
+                p.waiting_for_big_blind = p.posted = p.make_up = p.new = False
+                p.missed = []
+            nxt = self._rotate(live, live) or self._behind_big_blind(live)
+        dealt = self.dealt_in(nxt)
+        if len(dealt) == 2 and nxt.button != nxt.small_blind:
+            return self._heads_up(dealt)  # RRoP s4 3, TDA 32, whoever else waits
+        return nxt
+
+    def _rotate(self, live: list[int], playing: list[int]) -> Positions | None:
+        """The next positions, or None when fewer than two players could play."""
+        pos = self.positions
+        assert pos is not None
         if len(live) == 2:
-            # RRoP s4 3, TDA 32: heads-up the button is the small blind.  The big blind goes to
-            # the player who did not have it last hand, so nobody posts it twice in a row.
-            bb = clockwise(live, pos.big_blind, self.size)[0]
-            btn = next(s for s in live if s != bb)
-            return Positions(btn, btn, bb)
+            return self._heads_up(live)
         if not self.dead_button:
             # The button and the small blind pass over newcomers waiting for the big blind; the big
             # blind reaches them (RRoP s4 4-5).
-            playing = [s for s in live if not self.players[s].waiting_for_big_blind]
+            if len(playing) < 2:
+                return None
             btn = clockwise(playing, pos.button, self.size)[0]
             sb = clockwise(playing, btn, self.size)[0]
             bb = clockwise(live, sb, self.size)[0]
+            if bb == btn:
+                # Two players and the newcomers not due yet: heads-up between the two; the big blind
+                # reaches a waiting newcomer when the button moves on (RRoP s4 3-4).
+                return self._heads_up(playing)
             return Positions(btn, sb, bb)
         # Dead button: the big blind moves on to the next player; the small blind and the button
         # take the positions the blinds had, whether anyone still sits there or not.
         bb = clockwise(live, pos.big_blind, self.size)[0]
         return Positions(pos.small_blind, pos.big_blind, bb)
+
+    def _behind_big_blind(self, live: list[int]) -> Positions:
+        """The big blind to the next player after the last one; small blind and button behind it."""
+        assert self.positions is not None
+        if len(live) == 2:
+            return self._heads_up(live)
+        bb = clockwise(live, self.positions.big_blind, self.size)[0]
+        back = list(reversed(clockwise(live, bb, self.size)))  # bb, then counter-clockwise
+        return Positions(back[2], back[1], bb)
+
+    def _heads_up(self, players: list[int]) -> Positions:
+        """RRoP s4 3, TDA 32: heads-up the button is the small blind.  The big blind goes to the
+        player who did not have it last hand, so nobody posts it twice in a row."""
+        assert self.positions is not None
+        bb = clockwise(players, self.positions.big_blind, self.size)[0]
+        btn = next(s for s in players if s != bb)
+        return Positions(btn, btn, bb)
 
     def dealt_in(self, pos: Positions) -> list[int]:
         """Who gets cards: everyone live, except a new cash player who waits for the big blind,
@@ -154,8 +226,45 @@ class Table:
             p = self.players[s]
             if p.waiting_for_big_blind and s != pos.big_blind and (not p.posted or s in between):
                 continue
+            if p.make_up and s in between:
+                continue  # RRoP s4 7: blinds are not made up between the big blind and the button
             seats.append(s)
         return seats
+
+    def posting(self, pos: Positions, seats: list[int]) -> dict[int, list[str]]:
+        """Who posts besides the blinds, and what: a new player's big blind (RRoP s4 4(b)), a
+        returning player's missed blinds, the small one dead (RRoP s4 9)."""
+        out: dict[int, list[str]] = {}
+        for s in seats:
+            p = self.players.get(s)
+            if p is None or s == pos.big_blind:
+                continue
+            if p.waiting_for_big_blind and p.posted:
+                out[s] = ["big"]
+            elif p.make_up and p.missed:
+                out[s] = [b for b in ("small", "big") if b in p.missed]
+        return out
+
+    def _miss_blinds(self, before: Positions, after: Positions) -> None:
+        """RRoP s4 9 and Glossary ("missed blind: a required bet that is not posted when it is your
+        turn"): a cash player sitting out misses each blind that moves past his seat."""
+        if self.event != "cash":
+            return
+        moves = [("big", before.big_blind, after.big_blind)]
+        if not self.dead_button:
+            # With a dead button the small blind is posted by last hand's big blind: a player the
+            # big blind passed by was never due the small one.
+            moves.append(("small", before.small_blind, after.small_blind))
+        for blind, old, new in moves:
+            seat = old
+            for _ in range(self.size):
+                seat = seat % self.size + 1
+                if seat == new:
+                    break
+                p = self.players.get(seat)
+                # RRoP s4 5: a new player letting the button go by has missed no blind.
+                if p is not None and p.sitting_out and not p.new and blind not in p.missed:
+                    p.missed.append(blind)
 
     # ------------------------------------------------------------------ hands
     def next_setup(self, redeal: bool = False) -> HandSetup:
@@ -168,6 +277,7 @@ class Table:
         live = self._live()
         if len(live) < 2:
             raise TableError("need at least two players for a hand")
+        self.posts = {}
         previous = self.last_setup.button if self.last_setup else None
         if not game.button:
             setup = HandSetup(game=self.game, rules=self.rules, seats=tuple(live), structure=self.structure,
@@ -175,10 +285,16 @@ class Table:
             return setup
         if self.positions is None:
             self.positions = self._positions_from_button(live[-1], live)
+        elif self.hand_number == 0:
+            # The first hand: the blinds follow the button among the players present now.
+            self.positions = self._positions_from_button(self.positions.button, live)
         elif self.hand_number > 0:
+            before = self.positions
             self.positions = self._next_positions()
+            self._miss_blinds(before, self.positions)
         pos = self.positions
         seats = self.dealt_in(pos)
+        self.posts = self.posting(pos, seats)
         sb = pos.small_blind if pos.small_blind in seats else None
         bb = pos.big_blind if pos.big_blind in seats else None
         return HandSetup(
@@ -195,20 +311,33 @@ class Table:
             for s in setup.seats:
                 p = self.players.get(s)
                 if p is not None:
+                    # Dealt in: a new player has posted or taken the big blind; a returning one
+                    # has made up his missed blinds or taken the big blind (RRoP s4 5, 9).
                     p.waiting_for_big_blind = False
                     p.posted = False
+                    p.make_up = False
+                    p.missed = []
+                    p.new = False
         self.last_setup = setup
         return engine
 
-    def change_game(self, game: str, rules: str | None = None, structure: str | None = None) -> None:
+    def change_game(self, game: str, rules: str | None = None, structure: str | None = None,
+                    event: str | None = None) -> None:
         get_game(game)
         if rules:
             get_profile(rules)
+        if event not in (None, "cash", "tournament"):
+            raise TableError(f"event must be cash or tournament, got {event!r}")
         self.game = game
         self.rules = rules or self.rules
         self.structure = structure
+        self.event = event or self.event
         self.last_setup = None
 
+    def waiting(self) -> list[int]:
+        """Seated players not dealt in this hand (waiting for the big blind, sitting out)."""
+        dealt = set(self.last_setup.seats) if self.last_setup else set()
+        return sorted(s for s in self.players if s not in dealt)
     # ------------------------------------------------------------------ chips
     def forced_bets(self) -> dict | None:
         """The forced bets and limits of the next hand: the current level's, else the table's."""
@@ -304,11 +433,11 @@ class Table:
         return {
             "size": self.size,
             "game": self.game,
-            "rules": self.rules,
+            "rules": get_profile(self.rules).name,  # a cardroom's file is published by its profile's name
             "event": self.event,
             "dead_button": self.dead_button,
             "players": {str(s): {"name": p.name, "waiting_for_big_blind": p.waiting_for_big_blind,
-                                 "sitting_out": p.sitting_out, "stack": p.stack}
+                                 "sitting_out": p.sitting_out, "missed": list(p.missed), "stack": p.stack}
                         for s, p in sorted(self.players.items())},
             "button": pos.button if pos else None,
             "small_blind": pos.small_blind if pos else None,

@@ -26,6 +26,7 @@ import yaml
 from controller.rules.cards import Card, standard_deck
 from controller.rules.events import CHIP_ACTIONS
 from controller.rules.games import GAMES as _GAME_DEFS
+from controller.rules.profiles import names as _profile_names
 
 GAMES = tuple(_GAME_DEFS)  # every game of controller.rules.games, in its order
 BOARD_GAMES = frozenset({"holdem", "omaha", "omaha8"})
@@ -33,7 +34,7 @@ STUD_GAMES = frozenset({"stud", "razz", "stud8"})
 DRAW_GAMES = frozenset({"lowball_a5", "lowball_27", "draw_high", "jacks_or_better"})
 LOWBALL_GAMES = frozenset({"lowball_a5", "lowball_27"})
 BUTTON_GAMES = BOARD_GAMES | DRAW_GAMES
-PROFILES = ("robert", "tda")
+PROFILES = tuple(_profile_names())  # the one list of profiles (controller.rules.profiles)
 EVENTS = ("cash", "tournament")
 STRUCTURES = ("no_limit", "pot_limit", "limit")
 HOLE_CARDS = {"holdem": 2, "omaha": 4, "omaha8": 4} | {g: 5 for g in DRAW_GAMES} | {g: 3 for g in STUD_GAMES}
@@ -278,6 +279,8 @@ class TurnModel:
     owed: int = 0
     exposures: Counter = field(default_factory=Counter)
     actions: list[tuple[int, str]] = field(default_factory=list)
+    oot: dict[int, list] = field(default_factory=dict)  # out-of-turn actions waiting for their turn
+    oot_echo: tuple[int, str] | None = None
     chips: SimChips | None = None
 
     def __post_init__(self) -> None:
@@ -322,6 +325,7 @@ class TurnModel:
     def _start_round(self, kind: str | None) -> bool:
         t = self.table
         self.round_no += 1
+        self.oot = {}
         if self.chips is not None:
             pairs = t.game == "stud" and self.round_no == 1 and any(
                 len({h.label[0] for h in hand if h.up}) < sum(h.up for h in hand)
@@ -505,11 +509,38 @@ class TurnModel:
 
     def _on_act(self, v: dict[str, Any]) -> None:
         seat, action, all_in = int(v["seat"]), str(v["action"]), bool(v.get("all_in", False))
-        self.actions.append((seat, action))
         if self.phase[0] != "bet":
+            self.actions.append((seat, action))
             return
+        echo, self.oot_echo = self.oot_echo, None
+        if self.to_act is not None and seat != self.to_act and seat in self.active:
+            if echo != (seat, action):
+                self._out_of_turn(seat, action, v)
+            return
+        self.actions.append((seat, action))
+        self._in_turn(seat, action, all_in, v.get("amount"))
+
+    def _out_of_turn(self, seat: int, action: str, v: dict[str, Any]) -> None:
+        """RRoP s3 Betting and Raising 10, TDA 39-A: a fold out of turn binds now; any other action
+        waits for the seat's turn and binds there unless the action to it changed."""
+        if action == "fold":
+            self.oot.pop(seat, None)
+            self.active.discard(seat)
+            self.pending.discard(seat)
+            if len(self.active) <= 1:
+                self.over, self.to_act = True, None
+            elif not self.pending:
+                self._advance()
+            return
+        self.oot[seat] = [dict(v), False]
+
+    def _in_turn(self, seat: int, action: str, all_in: bool, amount: Any = None) -> None:
+        unbind = ("bet", "raise", "complete", "bring_in") + (("call",) if _family(self.table.rules) == "robert" else ())
+        if action in unbind:
+            for entry in self.oot.values():
+                entry[1] = True
         if self.chips is not None and seat in self.chips.bets:
-            self.chips.act(seat, action, v.get("amount"), all_in)
+            self.chips.act(seat, action, amount, all_in)
             all_in = all_in or (action != "fold" and self.chips.stacks[seat] == 0)
         self.pending.discard(seat)
         if action == "fold":
@@ -545,6 +576,12 @@ class TurnModel:
             self._advance()
             return
         self.to_act = _clockwise_after(seat, self.pending, self.table.table_size)
+        if self.to_act in self.oot:
+            step, changed = self.oot.pop(self.to_act)
+            if not changed:
+                self.oot_echo = (self.to_act, str(step["action"]))
+                self.actions.append((self.to_act, str(step["action"])))
+                self._in_turn(self.to_act, str(step["action"]), bool(step.get("all_in", False)), step.get("amount"))
 
 
 # --------------------------------------------------------------------------- expectations
@@ -774,7 +811,7 @@ def _sources(game: str, rules: str) -> str:
         "draw_high": "RRoP v4 s12 Draw High",
         "jacks_or_better": "RRoP v4 s12 Jacks or Better",
     }[game]
-    extra = "; TDA rules 32-35" if rules == "tda" else "; RRoP v4 s3-s4"
+    extra = "; TDA rules 32-35" if _family(rules) == "tda" else "; RRoP v4 s3-s4"
     return f"dealer_sim legal deal: {base}{extra}"
 
 
@@ -791,7 +828,7 @@ def legal_hand(
     game = game or rng.choice(GAMES)
     rules = rules or rng.choice(PROFILES)
     if event is None:
-        event = rng.choices(EVENTS, weights=(1, 3) if rules == "tda" else (3, 1))[0]
+        event = rng.choices(EVENTS, weights=(1, 3) if _family(rules) == "tda" else (3, 1))[0]
     structure = structure or _pick_structure(rng, game)
     header = _random_table(rng, game, rules, event, structure)
     if chips:
@@ -819,14 +856,29 @@ def _flow(value: Any) -> str:
 
 
 def to_yaml(hand: dict[str, Any]) -> str:
-    """The FORMAT's YAML: header keys, one-key step mappings in flow style, expectations."""
+    """The FORMAT's YAML: header keys, one-key step mappings in flow style, expectations; a
+    session (``hands:``) as one such block per deal, with its ``before`` changes."""
     lines = []
     for key, value in hand.items():
-        if key in ("steps", "expect"):
+        if key in ("steps", "expect", "hands"):
             continue
         lines.append(f"{key}: {_flow(value)}")
-    lines.append("steps:")
-    for step in hand["steps"]:
+    if "hands" in hand:
+        lines.append("hands:")
+        for deal in hand["hands"]:
+            body = []
+            if deal.get("before"):
+                body.append("before:")
+                body += [f"- {_flow(change)}" for change in deal["before"]]
+            body += _deal_yaml(deal)
+            lines += ["- " + body[0]] + ["  " + line for line in body[1:]]
+        return "\n".join(lines) + "\n"
+    return "\n".join(lines + _deal_yaml(hand)) + "\n"
+
+
+def _deal_yaml(hand: dict[str, Any]) -> list[str]:
+    lines = ["steps:"]
+    for step in hand.get("steps") or []:
         ((k, v),) = step.items()
         if isinstance(v, dict | list):
             lines.append(f"- {k}: {_flow(v)}")
@@ -845,7 +897,7 @@ def to_yaml(hand: dict[str, Any]) -> str:
     elif expect.get("state"):
         lines.append("  state:")
         lines += [f"  - {_flow(s)}" for s in expect["state"]]
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 # --------------------------------------------------------------------------- corruptions
@@ -872,6 +924,9 @@ CORRUPTIONS = (
     "joker",
     "exposed_on_draw",
     "button_out_of_position",
+    "premature_card",
+    "action_out_of_turn",
+    "burn_error",
 )
 
 
@@ -970,7 +1025,9 @@ def _substantial(t: Table, actions: list[tuple[int, str]]) -> bool:
     tda (TDA 34): two actions in turn at least one of which puts chips in, or any three actions.
     """
     acts = [(s, a) for s, a in actions if a != "bring_in"]
-    if t.rules == "robert":
+    if t.stud and actions and actions[0][1] in ("complete", "bet"):
+        acts = acts[1:]  # RRoP s8 Seven-Card Stud 2-3: the low card opening for a full bet is the forced bet
+    if _family(t.rules) == "robert":
         return len({s for s, _ in acts}) >= 2
     return len(acts) >= 3 or (len(acts) >= 2 and any(a in CHIP_ACTIONS for _, a in acts))
 
@@ -1035,8 +1092,11 @@ def _c_seat_dealt_out(rng, hand, t: Table, info: _Info):
         seat = steps[i]["deal"]["to"]
         if steps[i + 1]["deal"]["to"] == seat:
             continue
-        if t.rules == "tda" and not t.stud and seat == t.button:
+        if _family(t.rules) == "tda" and not t.stud and seat == t.button:
             continue  # TDA 33-B: the button may take two consecutive cards
+        prev = steps[i - 1].get("deal", {}).get("to")
+        if _family(t.rules) == "tda" and not t.stud and prev == t.button == steps[i + 1]["deal"]["to"]:
+            continue  # TDA 33-B: the button's next card straight after its last is two in a row too
         cands.append(i)
     if not cands:
         return None
@@ -1373,7 +1433,7 @@ def _c_four_card_flop(rng, hand, t: Table, info: _Info):
     steps = hand["steps"]
     flop = steps[bi]["board"]
     fresh = _fresh(rng, hand)
-    if t.rules == "robert":
+    if _family(t.rules) == "robert":
         # RRoP s5 Hold'em rules 2-3: a four-card flop goes back to the stub; new flop, no burn.
         four = flop + [fresh[0]]
         pool = four + fresh[1:]
@@ -1446,6 +1506,111 @@ def _c_button_out_of_position(rng, hand, t: Table, info: _Info):
     return _finish(hand, "button_out_of_position", new, [_rule(k + 1, "misdeal", "button_out_of_position")], True)
 
 
+# --------------------------------------------------------------------------- issue 13: turn order, stud procedure
+
+
+def _round_acts(hand, info: _Info) -> dict[int, list[int]]:
+    """Indices of the ``act`` steps of each betting round (by phase index)."""
+    rounds: dict[int, list[int]] = {}
+    for i, s in enumerate(hand["steps"]):
+        if "act" in s and info.phase[i][0] == "bet":
+            rounds.setdefault(info.phase_idx[i], []).append(i)
+    return rounds
+
+
+def _c_premature_card(rng, hand, t: Table, info: _Info):
+    """Stud: the dealer burns and deals a card of the next street while the betting is still open.
+
+    RRoP s8 Seven-Card Stud 14 (robert): the card is eliminated; after the betting one card more
+    for each other active player is taken out; the dealer burns and the deal resumes.  TDA RP-5 D
+    (tda family): a whole round is set aside now and the next street is burned and dealt as normal.
+    """
+    if not t.stud:
+        return None
+    steps = hand["steps"]
+    cands = []
+    for idx, acts in _round_acts(hand, info).items():
+        if not any("deal" in steps[x] for x in range(acts[-1] + 1, len(steps))):
+            continue  # no street after this round: nothing could come early
+        cands += [(idx, k) for k in range(len(acts) - 1)]
+    if not cands:
+        return None
+    idx, k = rng.choice(cands)
+    acts = _round_acts(hand, info)[idx]
+    cut = acts[k] + 1  # after this action, before the next one of the same round
+    m = TurnModel(Table.from_scenario(hand))
+    for step in steps[:cut]:
+        m.apply(step)
+    if m.phase[0] != "bet" or m.to_act is None:
+        return None
+    live = sorted(m.active)
+    seat = rng.choice(live)
+    fresh = _fresh(rng, hand)
+    burn, card, extra = fresh[0], fresh[1], fresh[2 : 2 + len(live) - 1]
+    robert = _family(t.rules) == "robert"
+    inserted = [{"burn": burn}, {"deal": {"to": seat, "card": card}}, {"aside": card}]
+    if not robert:
+        inserted += [{"aside": c} for c in extra]  # TDA RP-5 D: the rest of the round, set aside now
+    end = acts[-1] + 1  # after the round's last action
+    new = steps[:cut] + inserted + steps[cut:end]
+    if robert:
+        survivors = m.active  # approximate: the others still in when the round ends
+        new += [{"aside": c} for c in extra[: max(len(survivors) - 1, 0)]]
+    new += steps[end:]
+    remedy = "eliminate_round" if robert else "set_aside_round"
+    return _finish(hand, "premature_card", new, [_rule(cut + 2, "irregularity", "premature_card", remedy)], False)
+
+
+def _c_action_out_of_turn(rng, hand, t: Table, info: _Info):
+    """A player acts before his turn; the players in between only check or fold (nothing that
+    changes the action under either profile), so the out-of-turn action binds when the turn
+    reaches him (RRoP s3 Betting and Raising 10; TDA 39-A)."""
+    steps = hand["steps"]
+    cands = []
+    for acts in _round_acts(hand, info).values():
+        for a in range(len(acts)):
+            for b in range(a + 1, len(acts)):
+                i, j = acts[a], acts[b]
+                if any("act" not in steps[x] for x in range(i, j + 1)):
+                    break
+                mover, first = steps[j]["act"], steps[i]["act"]
+                if mover["seat"] == first["seat"] or mover["action"] == "bring_in" or first["action"] == "bring_in":
+                    break
+                between = [steps[x]["act"] for x in range(i, j)]
+                if any(s["action"] not in ("check", "fold") for s in between):
+                    break
+                if any(s["seat"] == mover["seat"] for s in between):
+                    break
+                cands.append((i, j))
+    if not cands:
+        return None
+    i, j = rng.choice(cands)
+    new = steps[:i] + [steps[j]] + steps[i:j] + steps[j + 1 :]
+    rulings = [_rule(i + 1, "irregularity", "action_out_of_turn", "binding_if_unchanged")]
+    return _finish(hand, "action_out_of_turn", new, rulings, False)
+
+
+def _c_burn_error(rng, hand, t: Table, info: _Info):
+    """Stud: two burn cards for one round (RRoP s8 Seven-Card Stud 13)."""
+    if not t.stud:
+        return None
+    steps = hand["steps"]
+    burns = [i for i, s in enumerate(steps) if "burn" in s]
+    if not burns:
+        return None
+    b = rng.choice(burns)
+    extra = _fresh(rng, hand)[0]
+    new = steps[: b + 1] + [{"burn": extra}] + steps[b + 1 :]
+    return _finish(hand, "burn_error", new, [_rule(b + 2, "irregularity", "burn_error", "correct_positions")], False)
+
+
+def _family(rules: str) -> str:
+    """The rulebook a profile descends from (``robert`` or ``tda``): highland is a tda table."""
+    from controller.rules.profiles import chain
+
+    return chain(rules)[-1]
+
+
 #: One corrupter per kind (explicit: each is found by grep).
 _CORRUPTERS = {
     "first_card_wrong_seat": _c_first_card_wrong_seat,
@@ -1469,10 +1634,94 @@ _CORRUPTERS = {
     "joker": _c_joker,
     "exposed_on_draw": _c_exposed_on_draw,
     "button_out_of_position": _c_button_out_of_position,
+    "premature_card": _c_premature_card,
+    "action_out_of_turn": _c_action_out_of_turn,
+    "burn_error": _c_burn_error,
 }
 assert tuple(_CORRUPTERS) == CORRUPTIONS
 
 
+# --------------------------------------------------------------------------- sessions (FORMAT "Sessions")
+
+SESSION_GAMES = ("holdem", "holdem", "holdem", "omaha", "lowball_27", "draw_high")
+
+
+def legal_session(rng: random.Random, hands: int = 12, *, game: str | None = None, rules: str | None = None,
+                  event: str | None = None) -> dict[str, Any]:
+    """A random session: players sit down (waiting or posting), leave, sit out and come back
+    between deals; every deal is a legal hand, cards and actions from :class:`TurnModel`.
+
+    The seats, button and blinds of each deal are the ones the table under test derives
+    (``controller.rules.table``): a session checks that a correct engine raises nothing over many
+    hands, and ``tests/rules/test_sessions.py`` checks those decisions against the blind rules
+    (RRoP s4 1-14, TDA 30-32) with its own reading.
+    """
+    from controller.rules.scenario import Session, apply_change
+    from controller.rules.table import TableError
+
+    game = game or rng.choice(SESSION_GAMES)
+    rules = rules or rng.choice(PROFILES)
+    event = event or rng.choice(EVENTS)
+    size = rng.randint(4, 10)
+    most = min(size, MAX_PLAYERS[game])
+    seats = sorted(rng.sample(range(1, size + 1), rng.randint(3, most)))
+    header: dict[str, Any] = {
+        "name": f"sim_session_{game}_{rng.getrandbits(40):010x}",
+        "source": "dealer_sim legal session: RRoP v4 s4 Rules for Using Blinds 1-14; TDA rules 30-32",
+        "game": game, "structure": _pick_structure(rng, game), "rules": rules, "event": event,
+        "table_size": size, "seats": seats, "button": rng.choice(seats), "hands": [],
+    }
+    table = Session.from_dict({**header, "hands": [{}]}).table()
+    out_hands = []
+    for n in range(hands):
+        before = []
+        for _ in range(rng.choice((0, 0, 0, 1, 1, 2)) if n else 0):  # the header's button starts hand 1
+            change = _random_change(rng, table, most)
+            if change is None:
+                continue
+            try:
+                apply_change(table, *next(iter(change.items())))
+            except TableError:
+                continue
+            before.append(change)
+        engine = table.start_hand()
+        s = engine.setup
+        deal = {"game": game, "structure": header["structure"], "rules": rules, "event": event, "table_size": size,
+                "seats": list(s.seats), "button": s.button, "small_blind": engine.small_blind,
+                "big_blind": engine.big_blind, "deck": "A"}
+        steps = _Dealer(rng, deal).run()
+        entry: dict[str, Any] = {"steps": steps, "expect": {"rulings": [],
+                                                            "state": expected_to_act({**deal, "steps": steps})}}
+        if before:
+            entry["before"] = before
+        out_hands.append(entry)
+    header["hands"] = out_hands
+    return header
+
+
+def _random_change(rng: random.Random, table: Any, most: int) -> dict[str, Any] | None:
+    """One table change that keeps at least three players seated and two dealt in."""
+    seated = sorted(table.players)
+    out = [s for s in seated if table.players[s].sitting_out]
+    playing = [s for s in seated if s not in out]
+    empty = [s for s in range(1, table.size + 1) if s not in table.players]
+    kinds = []
+    if empty and len(seated) < most:
+        kinds.append("seat")
+    if len(seated) > 3 and len(playing) > 3:
+        kinds += ["unseat", "sit_out"]
+    if out:
+        kinds += ["sit_in", "sit_in"]
+    if not kinds:
+        return None
+    kind = rng.choice(kinds)
+    if kind == "seat":
+        return {"seat": {"seat": rng.choice(empty), "post": rng.random() < 0.5}}
+    if kind == "unseat":
+        return {"unseat": rng.choice(seated)}
+    if kind == "sit_out":
+        return {"sit_out": rng.choice(playing)}
+    return {"sit_in": {"seat": rng.choice(out), "post": rng.random() < 0.5}}
 # --------------------------------------------------------------------------- chips
 # An independent reading of the betting rules for amounts, written from the rulebooks (RRoP s3
 # Betting and Raising, s14 No-Limit and Pot-Limit; TDA 38-47), not from controller.rules.chips:

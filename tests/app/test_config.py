@@ -88,7 +88,7 @@ def test_demo_config(tmp_path: Path) -> None:
         ("table", "size", "nine", "table.size: Input should be a valid integer"),
         ("table", "game", "pinochle", "table.game: unknown game 'pinochle'; expected one of"),
         ("table", "structure", "spread", "table.structure: unknown structure 'spread'"),
-        ("table", "rules", "wsop", "table.rules: Input should be 'robert' or 'tda'"),
+        ("table", "rules", "wsop", "table.rules: unknown rule profile 'wsop'; expected one of"),
         ("table", "event", "home", "table.event: Input should be 'cash' or 'tournament'"),
         ("table", "colour", "green", "table.colour: unknown key"),
         ("stakes", "ante", -5, "stakes.ante: Input should be greater than or equal to 0"),

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from controller.rules.scenario import Scenario, check_file, run_scenario
-from tests.conftest import OWN_SCENARIOS, conformance_files, pending_issue, scenario_params
+from tests.conftest import OWN_SCENARIOS, conformance_files, scenario_params, shared_conformance
 
 SHARED = conformance_files()
 OWN = sorted(OWN_SCENARIOS.glob("*.yaml"))
@@ -34,15 +34,11 @@ def _tablectl(*args: str) -> subprocess.CompletedProcess:
 
 
 def test_cli_check_passes_all(tmp_path: Path) -> None:
-    ready = [p for p in SHARED if pending_issue(p) is None]
-    if len(ready) == len(SHARED):
-        proc = _tablectl("scenario", "--check", str(SHARED[0].parent), str(OWN_SCENARIOS))
-    else:  # while issues 12 and 13 are open: every file not waiting for them, named one by one
-        proc = _tablectl("scenario", "--check", *map(str, ready), str(OWN_SCENARIOS))
+    proc = _tablectl("scenario", "--check", str(shared_conformance()), str(OWN_SCENARIOS))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     last = proc.stdout.strip().splitlines()[-1]
     m = re.fullmatch(r"(\d+) passed, 0 failed", last)
-    assert m and int(m.group(1)) >= len(OWN) + 30
+    assert m and int(m.group(1)) == len(SHARED) + len(OWN)
 
 
 def test_cli_reports_failures_expected_versus_got(tmp_path: Path) -> None:

@@ -51,6 +51,8 @@ KIND_GAMES: dict[str, tuple[str, ...]] = {
     "four_card_flop": tuple(sorted(BOARD_GAMES)),
     "exposed_on_draw": tuple(sorted(DRAW_GAMES)),
     "joker": tuple(g for g in GAMES if g != "lowball_a5"),
+    "premature_card": tuple(sorted(STUD_GAMES)),
+    "burn_error": tuple(sorted(STUD_GAMES)),
 }
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from controller.rules import catalog as rc
-from tests.conftest import PENDING_CODES, scenario_params, shared_conformance
+from tests.conftest import scenario_params, shared_conformance
 
 REPO = Path(__file__).resolve().parents[2]
 CONFORMANCE = shared_conformance() or REPO.parent / "shared" / "conformance"
@@ -49,35 +49,17 @@ def _format_tables() -> tuple[dict[str, str], set[str]]:
     return reasons, remedies
 
 
-PENDING_REASONS = {c for reasons, _ in PENDING_CODES.values() for c in reasons}
-PENDING_REMEDIES = {c for _, remedies in PENDING_CODES.values() for c in remedies}
-
-
 def test_every_format_reason_is_present_with_its_ruling_kind():
     reasons, _ = _format_tables()
     for code, kind in reasons.items():
-        if code in PENDING_REASONS:
-            continue  # test_pending_codes_are_in_the_catalog
         assert code in rc.REASONS, f"reason {code} of FORMAT.md is missing"
         assert rc.ruling_kind(code) == kind, code
 
 
 def test_every_format_remedy_is_present():
     _, remedies = _format_tables()
-    missing = remedies - set(rc.REMEDIES) - PENDING_REMEDIES
+    missing = remedies - set(rc.REMEDIES)
     assert not missing, f"remedies of FORMAT.md missing: {sorted(missing)}"
-
-
-@pytest.mark.parametrize("issue", [pytest.param(i, marks=pytest.mark.xfail(strict=True, reason=f"{i} is open"))
-                                   for i in PENDING_CODES])
-def test_pending_codes_are_in_the_catalog(issue):
-    """The codes FORMAT.md gained for an open issue; the mark goes when the issue lands."""
-    reasons, remedies = _format_tables()
-    codes, fixes = PENDING_CODES[issue]
-    assert codes <= set(reasons) and fixes <= remedies, "FORMAT.md no longer has these codes"
-    for code in codes:
-        assert rc.ruling_kind(code) == reasons[code], code
-    assert fixes <= set(rc.REMEDIES)
 
 
 def test_engine_only_codes_are_present():
@@ -90,8 +72,8 @@ def test_engine_only_codes_are_present():
 
 def test_no_codes_beyond_format_and_engine_extras():
     reasons, remedies = _format_tables()
-    assert set(rc.REASONS) - PENDING_REASONS == (set(reasons) | set(EXTRA_REASONS)) - PENDING_REASONS
-    assert set(rc.REMEDIES) - PENDING_REMEDIES == (remedies | EXTRA_REMEDIES) - PENDING_REMEDIES
+    assert set(rc.REASONS) == set(reasons) | set(EXTRA_REASONS)
+    assert set(rc.REMEDIES) == remedies | EXTRA_REMEDIES
 
 
 def test_misdeals_redeal_and_voids_void():
@@ -106,7 +88,7 @@ def test_misdeals_redeal_and_voids_void():
 
 
 def test_every_remedy_is_used_by_some_reason():
-    used = {m for r in rc.REASONS.values() for p in rc.PROFILES for m in r.remedies[p]}
+    used = {m for r in rc.REASONS.values() for p in rc.PROFILES for m in rc.remedies_for(r.code, p)}
     assert used == set(rc.REMEDIES)
 
 
@@ -281,7 +263,17 @@ def test_tda_profile_cites_tda_or_marks_the_fallback():
 def test_house_rules_are_cited_only_under_tda():
     for where, cite in _all_citations():
         if cite.startswith("House rules"):
-            assert where.endswith(".tda"), f"{where}: house rules of the TDA family cited under robert"
+            assert where.endswith((".tda", ".highland")), f"{where}: house rules of the TDA family cited under robert"
+
+
+def test_highland_cites_its_house_rules_and_falls_back_to_tda():
+    """The highland profile (a data file over tda) cites the house rules where they speak, and the
+    TDA citations stand where it has none of its own."""
+    assert "highland" in rc.PROFILES and "highland" not in rc.ROOT_PROFILES
+    own = rc.citations("action_out_of_turn", "binding_if_unchanged", "highland", "holdem")
+    assert own[0] == "House rules (Highland) Acting in Turn: Acting out of turn" and "TDA 39-A" in own
+    assert rc.citations("first_card_wrong_seat", None, "highland") == rc.citations("first_card_wrong_seat", None, "tda")
+    assert rc.remedies_for("premature_card", "highland") == ("set_aside_round",)
 
 
 # --------------------------------------------------------------------------------------------
@@ -492,7 +484,7 @@ def test_markdown_table_has_one_row_per_reason():
     table = rc.markdown_table()
     rows = [ln for ln in table.splitlines() if ln.startswith("| `")]
     assert len(rows) == len(rc.REASONS)
-    assert rows[0].count("|") == 7
+    assert rows[0].count("|") == 5 + len(rc.PROFILES)  # reason, ruling, when, remedies + one per profile
     four = next(r for r in rows if r.startswith("| `four_card_flop`"))
     assert "robert: `redeal_flop`" in four and "tda: `scramble_flop`" in four
 

@@ -24,6 +24,7 @@ from controller.sim.dealer import (
     DRAW_GAMES,
     GAMES,
     HOLE_CARDS,
+    PROFILES,
     STUD_GAMES,
     Table,
     TurnModel,
@@ -192,7 +193,7 @@ def test_betting_is_realistic() -> None:
 def test_every_game_profile_and_variant_is_covered() -> None:
     hands = list(session(random.Random(5), 1500))
     assert {h["game"] for h in hands} == set(GAMES)
-    assert {h["rules"] for h in hands} == {"robert", "tda"}
+    assert {h["rules"] for h in hands} == set(PROFILES)  # robert, tda, highland: the one list of profiles
     assert {h["event"] for h in hands} == {"cash", "tournament"}
     assert {h["structure"] for h in hands if h["game"] in BOARD_GAMES} == {"no_limit", "pot_limit", "limit"}
     button = [h for h in hands if h["game"] not in STUD_GAMES]
@@ -212,7 +213,8 @@ def test_every_game_profile_and_variant_is_covered() -> None:
 
 
 def _scenarios() -> list[Path]:
-    return [p for p in conformance_files() if p.suffix == ".yaml"]
+    """One-deal scenarios (sessions, with ``hands:``, are checked in tests/rules/test_sessions.py)."""
+    return [p for p in conformance_files() if p.suffix == ".yaml" and "hands" not in _load(p)]
 
 
 def _load(path: Path) -> dict[str, Any]:
@@ -362,3 +364,50 @@ def test_corruptions_are_well_formed(kind: str) -> None:
         if made >= 25:
             break
     assert made > 0, kind
+
+
+# --------------------------------------------------------------------------- sessions and issue 13 corruptions
+
+
+def test_legal_session_is_a_format_session_that_round_trips_through_yaml() -> None:
+    from controller.rules.scenario import Session, run_session
+    from controller.sim.dealer import legal_session
+
+    data = legal_session(random.Random(5), hands=8, event="cash")
+    assert set(data) >= {"name", "source", "game", "rules", "event", "table_size", "seats", "button", "hands"}
+    assert all(set(h) <= {"before", "steps", "expect"} and h["expect"]["rulings"] == [] for h in data["hands"])
+    text = to_yaml(data)
+    again = yaml.safe_load(text)
+    assert again == data
+    assert run_session(Session.from_dict(again)).passed
+
+
+def test_turn_model_binds_an_out_of_turn_action_when_the_turn_comes() -> None:
+    """RRoP s3 Betting and Raising 10; TDA 39-A: the model skips the out-of-turn seat until its
+    turn, then its action binds (a fold binds at once)."""
+    table = Table.from_scenario({"game": "holdem", "rules": "tda", "seats": [1, 2, 3, 4, 5], "button": 5})
+    m = TurnModel(table)
+    for i in range(10):
+        m.apply({"deal": {"to": i % 5 + 1, "card": ["2c", "3c", "4c", "5c", "6c", "7c", "8c", "9c", "Tc", "Jc"][i]}})
+    assert m.to_act == 3
+    m.apply({"act": {"seat": 5, "action": "call"}})  # out of turn
+    assert m.to_act == 3
+    m.apply({"act": {"seat": 3, "action": "fold"}})
+    m.apply({"act": {"seat": 4, "action": "fold"}})
+    assert m.to_act == 1  # seat 5's call bound when the turn reached it
+    assert (5, "call") in m.actions
+
+
+@pytest.mark.parametrize("kind", ["premature_card", "action_out_of_turn", "burn_error"])
+def test_issue_13_corruptions_apply_and_name_their_rule(kind: str) -> None:
+    rng = random.Random(11)
+    made = 0
+    for _ in range(60):
+        game = rng.choice(["stud", "razz", "stud8"]) if kind != "action_out_of_turn" else rng.choice(GAMES)
+        bad = corrupt(rng, legal_hand(rng, game=game), kind)
+        if bad is None:
+            continue
+        made += 1
+        (ruling,) = bad["expect"]["rulings"]
+        assert ruling["reason"] == kind and ruling["ruling"] == "irregularity"
+    assert made >= 30
