@@ -383,9 +383,13 @@ class HandEngine:
 
     # ------------------------------------------------------------------ betting
     def _next_in(self, seats: set[int], after: int) -> int | None:
-        if not seats:
-            return None
-        return min(seats, key=lambda s: (s - after - 1) % self.size)
+        """The first of ``seats`` clockwise after ``after`` (a plain loop: this runs on every action)."""
+        best, nearest, size = None, self.size, self.size
+        for s in seats:
+            d = (s - after - 1) % size
+            if d < nearest:
+                best, nearest = s, d
+        return best
 
     def _prev_seat(self, seat: int) -> int:
         return (seat - 2) % self.size + 1
@@ -452,7 +456,8 @@ class HandEngine:
         if isinstance(ev, Put) and self.chips is None:
             return  # a push means nothing without chip accounting
         echo, self.oot_echo = self.oot_echo, None
-        if self.to_act is not None and seat != self.to_act:
+        to_act = self.to_act
+        if to_act is not None and seat != to_act:
             if echo == (seat, _action_of(ev)):
                 return  # the console repeats an out-of-turn action that has just bound
             self._out_of_turn(ev)
@@ -544,6 +549,8 @@ class HandEngine:
 
     def _resolve_out_of_turn(self) -> None:
         """The turn has reached a seat that acted out of turn: bind or withdraw its action."""
+        if not self.pending_oot:
+            return
         seat = self.to_act
         if seat is None or seat not in self.pending_oot:
             return
