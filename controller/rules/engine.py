@@ -1187,7 +1187,8 @@ class HandEngine:
 
     def _award(self, seats: Sequence[int], pot: int, named: bool = True) -> Award | None:
         hands = {s: self._showdown_cards(s) for s in seats}
-        board = [c for c in self.board if c not in self.premature and not c.is_joker]
+        premature = self.premature
+        board = [c for c in self.board if c.rank is not None and (not premature or c not in premature)]
         try:
             # Odd chips follow the rulebook the profile descends from (highland, a cardroom's file: its base's).
             family = profile_chain(self.profile.name)[-1]
