@@ -153,6 +153,7 @@ class TableFeed:
     size: int = 9
     game: str = "holdem"
     broadcast_delay: float | str = END_OF_HAND
+    debounce: float | None = None  # as the daemon: the state follows each event's outputs this much later
     service: TableService = field(init=False)
     link: MqttLink = field(init=False)
     publisher: Publisher = field(init=False)
@@ -171,7 +172,12 @@ class TableFeed:
 
     def submit(self, event: Event) -> list[Output]:
         outputs = self.service.submit(event, source="test")
-        self.publisher.publish(outputs, self.service)
+        if self.debounce is None:
+            self.publisher.publish(outputs, self.service)
+        else:  # the daemon's path (controller/daemon.py STATE_DEBOUNCE): events first, the state a moment later
+            self.publisher.publish(outputs, self.service, state=False)
+            time.sleep(self.debounce)
+            self.publisher.publish_state(self.service)
         return outputs
 
     def seat(self, players: dict[int, str]) -> None:
@@ -248,6 +254,87 @@ def json_of(message: Any) -> Any:
     return json.loads(message.payload) if message.payload else None
 
 
-__all__ = ["ACL", "ARTIFACTS", "CHROMIUM", "CHROMIUM_ARGS", "CONF", "REPO", "ROLES", "WEB", "Recorder", "TableFeed",
+# ---------------------------------------------------------------------- pytest fixtures for tests/web/
+# A test module imports the ones it uses (``from tests.web_helpers import web_broker, ...``).
+
+TIMEOUT_MS = 8000
+
+
+def needs_browser() -> None:
+    import os
+
+    import pytest
+
+    missing = browser_missing()
+    if missing:
+        if os.environ.get("CI"):
+            pytest.fail(f"browser tests need Playwright and Chromium in CI: {missing}", pytrace=False)
+        pytest.skip(missing)
+
+
+try:
+    import pytest as _pytest
+except ImportError:  # pragma: no cover - the helpers are also used by web/screenshots.py
+    _pytest = None
+
+if _pytest is not None:
+
+    @_pytest.fixture(scope="module")
+    def web_passwords() -> dict[str, str]:
+        return new_passwords()
+
+    @_pytest.fixture(scope="module")
+    def web_broker(web_passwords):
+        from tests.mqtt_util import require_mosquitto
+
+        require_mosquitto()
+        b = start_broker(web_passwords)
+        try:
+            yield b
+        finally:
+            b.stop()
+
+    @_pytest.fixture(scope="module")
+    def web_server(web_broker, web_passwords):
+        from controller.app.webserver import WebServer
+
+        config = {"ws": f"ws://127.0.0.1:{web_broker.websockets_port}", "table": "t1",
+                  "overlay": {"user": "overlay", "pass": web_passwords["overlay"]}}
+        with WebServer(WEB, config=config) as server:
+            yield server
+
+    @_pytest.fixture(scope="module")
+    def web_browser():
+        needs_browser()
+        with launch_browser() as context:
+            yield context
+
+    @_pytest.fixture
+    def web_feed(web_broker, web_passwords):
+        feeds: list[TableFeed] = []
+
+        def make(table_id: str, **kw) -> TableFeed:
+            f = TableFeed(web_broker, web_passwords["controller"], table_id, **kw)
+            feeds.append(f)
+            return f
+
+        yield make
+        for f in feeds:
+            f.close()
+
+
+def open_page(browser: Any, url: str, size: tuple[int, int] = (1920, 1080)) -> tuple[Any, list[str]]:
+    """A new page at ``url`` once it is online, with its JavaScript errors collected."""
+    page = browser.new_page()
+    page.set_viewport_size({"width": size[0], "height": size[1]})
+    errors = watch_console(page)
+    page.goto(url)
+    page.wait_for_selector('body[data-conn="online"]', timeout=TIMEOUT_MS)
+    return page, errors
+
+
+__all__ = ["TIMEOUT_MS", "needs_browser", "open_page", "web_passwords", "web_broker", "web_server", "web_browser",
+           "web_feed",
+           "ACL", "ARTIFACTS", "CHROMIUM", "CHROMIUM_ARGS", "CONF", "REPO", "ROLES", "WEB", "Recorder", "TableFeed",
            "browser_missing", "card_tokens", "json_of", "launch_browser", "new_passwords", "play_scenario",
            "save_screenshot", "showdown_holdem", "start_broker", "wait_until", "watch_console"]

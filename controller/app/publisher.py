@@ -33,7 +33,9 @@ class Publisher:
     live_equity: bool = True
     _held: list[tuple[str, dict[str, Any], bool]] = field(default_factory=list)  # end_of_hand buffer
     _equity: Any = None
+    _equity_key: tuple | None = None  # what the last equity request was about
     _deferred: tuple[Output, int | None, float] | None = None  # the newest hole cards, sent with the state
+    _clear_due: bool = False  # the hand ended: clear broadcast/holecards right after its final state
 
     def close(self) -> None:
         if self._equity is not None:
@@ -54,19 +56,15 @@ class Publisher:
         now = round(self.clock(), 3)
         seq = service.seq
         hand_id = service.hand_id if service.engine is not None else None
-        changed = False  # the cards in play or who holds them changed: equities must follow
         for out in outputs:
             seq = out.seq or seq
-            changed = changed or out.kind in ("holecards", "board", "street") or (
-                out.kind == "action" and out.payload.get("action") == "fold")
             if not state and out.kind == "holecards":
                 self._deferred = (out, hand_id, now)
                 continue
             self._one(out, service, hand_id, now)
         if state:
             self.publish_state(service, seq, now)
-        if changed:
-            self._request_equity(service, seq)
+        self._request_equity(service, seq)  # a no-op unless the cards, the folds or the draw changed
 
     def _one(self, out: Output, service: TableService, hand_id: int | None, now: float) -> None:
         kind, p, seq = out.kind, out.payload, out.seq
@@ -98,23 +96,17 @@ class Publisher:
             self._broadcast("holecards", dict(secret, delay=self.delay_label), retain=True)
 
     def _request_equity(self, service: TableService, seq: int) -> None:
-        """Win percentages for the overlay whenever hole cards or the board change (off-thread).
-        With the end-of-hand delay nothing of a hand may leave before it is over, so no live odds."""
-        engine = service.engine
-        if not self.live_equity or self.broadcast_delay == END_OF_HAND or engine is None or engine.over:
+        """Win percentages for the overlay whenever what they depend on changes (off-thread): the
+        cards in play, who holds them, the draw.  With the end-of-hand delay nothing of a hand may
+        leave before it is over, so no live odds."""
+        if not self.live_equity or self.broadcast_delay == END_OF_HAND:
             return
-        if engine.phase.value not in ("bet", "board"):
-            return  # mid-deal: wait until the street's cards are out
-        from controller.equity.worker import EquityRequest, EquityWorker
+        from controller.equity.worker import EquityWorker, request_for
 
-        def cards(seat: int) -> tuple:
-            return tuple(h.card for h in engine.hands.get(seat, []) if not h.scrap and not h.card.is_joker)
-
-        live = {s: cards(s) for s in sorted(engine.active) if cards(s)}
-        dead = tuple(c for s in sorted(engine.folded) for c in cards(s))
-        board = tuple(c for c in engine.board if c not in engine.premature and not c.is_joker)
-        req = EquityRequest(service.hand_id, seq, engine.game.name, live, board, dead,
-                            after_draw=engine.street.draw)
+        req = request_for(service.engine, service.hand_id, seq)
+        if req is None or req.key() == self._equity_key:
+            return
+        self._equity_key = req.key()
         if self._equity is None:
             self._equity = EquityWorker(lambda payload: self._broadcast("equity", payload, retain=True),
                                         clock=self.clock)
@@ -139,6 +131,11 @@ class Publisher:
                               hand=view["hand"], alert=view["alert"])
         self.link.publish(self.topics.state, state, retain=True, seq=seq)
         self._broadcast("state", state, retain=True)
+        if self._clear_due:
+            # Delayed as the state and queued behind it: the overlay has the hand's final state
+            # (and shows the cards through the showdown) before the clear reaches it.
+            self._clear_due = False
+            self.link.publish(self.topics.broadcast("holecards"), b"", retain=True, delay=float(self.broadcast_delay))
 
     # ------------------------------------------------------------------ broadcast
     def _broadcast(self, name: str, payload: dict[str, Any], retain: bool) -> None:
@@ -153,7 +150,6 @@ class Publisher:
 
     def _end_broadcast(self, service: TableService, hand_id: int, seq: int, now: float) -> None:
         """The hand is over: release what was held (end_of_hand), then clear the retained secret."""
-        delay = 0.0 if self.broadcast_delay == END_OF_HAND else float(self.broadcast_delay)
         if self.broadcast_delay == END_OF_HAND:
             view = service.public_state()
             final = state_payload(seq=seq, ts=now, table_id=self.table_id, table=view["table"],
@@ -164,5 +160,7 @@ class Publisher:
                 # Released after the hand: not retained, so nothing of it lingers on the broker.
                 self.link.publish(self.topics.broadcast(name), payload, retain=False)
             self._held.clear()
-        # RRoP/TDA aside, the secret's retained copy must not outlive its hand.
-        self.link.publish(self.topics.broadcast("holecards"), b"", retain=True, delay=delay + 0.001)
+            # RRoP/TDA aside, the secret's retained copy must not outlive its hand.
+            self.link.publish(self.topics.broadcast("holecards"), b"", retain=True, delay=0.001)
+        else:
+            self._clear_due = True  # sent by publish_state, after the final state it belongs to

@@ -1,12 +1,13 @@
-"""A tiny static web server for the dealer's display and the broadcast overlay.
+"""A tiny static web server for the dealer's display, the action tracker and the broadcast overlay.
 
 ``WebServer(root, port=0, config={...})`` serves ``web/`` on 127.0.0.1 (a free port by
 default) from a background thread:
 
-* ``/display/``, ``/overlay/``, ``/common/``, ``/vendor/``: the pages, their shared modules, mqtt.js;
+* ``/display/``, ``/tracker/``, ``/overlay/``, ``/common/``, ``/vendor/``: the pages, their shared
+  modules, mqtt.js;
 * ``/config.json``: the *shared* part of ``config`` (everything except the per-page
-  sections ``display`` and ``overlay``), e.g. ``{"ws": "ws://127.0.0.1:9001", "table": "t1"}``;
-* ``/display/config.json``, ``/overlay/config.json``: the shared part merged with that
+  sections ``display``, ``tracker`` and ``overlay``), e.g. ``{"ws": "ws://127.0.0.1:9001", "table": "t1"}``;
+* ``/display/config.json``, ``/tracker/config.json``, ``/overlay/config.json``: the shared part merged with that
   page's section, e.g. ``{"display": {"user": "console", "pass": "..."}}`` gives the
   display page its credential and never the overlay's (and the other way round).
 
@@ -39,8 +40,8 @@ from urllib.parse import unquote, urlencode, urlsplit
 
 HOST = "127.0.0.1"
 DEFAULT_ROOT = Path(__file__).resolve().parents[2] / "web"
-PAGES = ("display", "overlay")
-SERVED = ("display", "overlay", "common", "vendor")
+PAGES = ("display", "overlay", "tracker")
+SERVED = ("display", "overlay", "tracker", "common", "vendor")
 #: Content-Security-Policy of every response: the pages load nothing from elsewhere and talk
 #: only to the broker over WebSockets.
 CSP = ("default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "

@@ -200,6 +200,7 @@ def run_table_demo(hands: int = 0, seed: int | None = None, pace: float = 0.4, m
         web = WebServer(root=repo / "web", port=http_port, config={
             "ws": ws, "table": "demo", "base": "poker",
             "display": {"user": "console", "pass": passwords["console"]},
+            "tracker": {"user": "console", "pass": passwords["console"]},
             "overlay": {"user": "overlay", "pass": passwords["overlay"]},
         })
         try:
@@ -210,6 +211,7 @@ def run_table_demo(hands: int = 0, seed: int | None = None, pace: float = 0.4, m
             console.print(f"users       display/{passwords['display']}  console/{passwords['console']}  "
                           f"overlay/{passwords['overlay']}")
             console.print(f"[bold]dealer display[/]    {web.page_url('display')}")
+            console.print(f"[bold]action tracker[/]    {web.page_url('tracker')}")
             console.print(f"[bold]broadcast overlay[/] {web.page_url('overlay')}   (delay {broadcast_delay} s)")
             console.print(f"journal     {work / 'journal.sqlite'}")
             console.print(f"camera      synthetic, over the board and seats 1-2; {dead_tags:.0%} of board tags dead")

@@ -6,6 +6,11 @@ standard error otherwise, current hand strength for draw games before the draw) 
 publishes ``broadcast/equity`` with the broadcast delay.  Only the newest request counts:
 a card landing while the previous one is computed supersedes it, so the overlay is never
 behind by more than one computation and the engine never waits.
+
+What the overlay shows is only what the server knows: before a draw there is no equity
+(``win``/``tie``/``equity`` are null, the hand's current strength is named); a draw hand whose
+discards no sensor identified is not named at all (which of its cards it kept is unknown);
+high-low games carry each half's share and both hand names.
 """
 
 from __future__ import annotations
@@ -32,20 +37,70 @@ class EquityRequest:
     board: tuple[Card, ...]
     dead: tuple[Card, ...]
     after_draw: bool
+    unknown: frozenset[int] = frozenset()  # draw games: seats holding discards no sensor identified
+
+    def key(self) -> tuple:
+        """What the equities depend on (not the seq): an unchanged key needs no new computation."""
+        return (self.hand_id, self.game, tuple(sorted(self.hands.items())), self.board, self.dead, self.after_draw,
+                self.unknown)
+
+
+def request_for(engine: Any, hand_id: int, seq: int) -> EquityRequest | None:
+    """The equity question a hand asks now (None mid-deal or once it is over): the live seats'
+    cards, the settled board and the folded hands' cards (dead)."""
+    if engine is None or engine.over or engine.phase.value not in ("bet", "board"):
+        return None
+
+    def cards(seat: int) -> tuple[Card, ...]:
+        return tuple(h.card for h in engine.hands.get(seat, []) if not h.scrap and not h.card.is_joker)
+
+    live = {s: cards(s) for s in sorted(engine.active) if cards(s)}
+    dead = tuple(c for s in sorted(engine.folded) for c in cards(s))
+    board = tuple(c for c in engine.board if c not in engine.premature and not c.is_joker)
+    unknown = frozenset(s for s in live if engine.unknown_discards.get(s, 0) > 0)
+    return EquityRequest(hand_id, seq, engine.game.name, live, board, dead, after_draw=engine.street.draw,
+                         unknown=unknown)
+
+
+def _named(game: str, cards: tuple[Card, ...], board: tuple[Card, ...], entry: dict[str, Any]) -> None:
+    """Add the hand's name(s) as the server's evaluator calls them (both halves in high-low games)."""
+    from controller.equity.odds import EquityError, hand_strength
+    from controller.rules.games import get_game
+
+    if len(cards) + len(board) < 5:
+        return
+    try:
+        strength = hand_strength(game, cards, board)
+        entry["hand"] = strength.name
+        if strength.percentile is not None:
+            entry["percentile"] = round(strength.percentile, 4)
+        if len(get_game(game).showdown) == 2:
+            entry["low_hand"] = hand_strength(game, cards, board, part=1).name
+    except EquityError:
+        pass
 
 
 def equity_payload(req: EquityRequest, now: float) -> dict[str, Any] | None:
     """The ``broadcast/equity`` payload for one request (None when there is nothing to show)."""
-    from controller.equity.odds import EquityError, equity, hand_strength
+    from controller.equity.odds import EquityError, equity
 
     if len(req.hands) < 1:
         return None
     seats: dict[str, dict[str, Any]] = {}
     try:
-        if len(req.hands) == 1:
+        if req.unknown:
+            # A draw hand still holds cards it threw away (unidentified discards): no showdown
+            # can be computed, and only the hands known exactly are named.
+            for seat, cards in req.hands.items():
+                entry: dict[str, Any] = {"win": None, "tie": None, "equity": None}
+                if seat not in req.unknown:
+                    _named(req.game, cards, req.board, entry)
+                seats[str(seat)] = entry
+            method, stderr = "hand_strength", 0.0
+        elif len(req.hands) == 1:
             (seat, cards), = req.hands.items()
-            strength = hand_strength(req.game, cards, req.board)
-            seats[str(seat)] = {"win": 1.0, "tie": 0.0, "equity": 1.0, "hand": strength.name}
+            seats[str(seat)] = {"win": 1.0, "tie": 0.0, "equity": 1.0}
+            _named(req.game, cards, req.board, seats[str(seat)])
             method, stderr = "uncontested", 0.0
         else:
             result = equity(req.game, {s: list(c) for s, c in req.hands.items()}, list(req.board), list(req.dead),
@@ -53,19 +108,12 @@ def equity_payload(req: EquityRequest, now: float) -> dict[str, Any] | None:
             method = result.method
             stderr = max(result.stderr.values(), default=0.0)
             for seat in req.hands:
-                entry: dict[str, Any] = {"win": round(result.win.get(seat, 0.0), 4),
-                                         "tie": round(result.tie.get(seat, 0.0), 4),
-                                         "equity": round(result.equity.get(seat, 0.0), 4)}
-                strength = result.strength.get(seat)
-                if strength is None and len(req.hands[seat]) + len(req.board) >= 5:
-                    try:
-                        strength = hand_strength(req.game, req.hands[seat], req.board)
-                    except EquityError:
-                        strength = None
-                if strength is not None:
-                    entry["hand"] = strength.name
-                    if strength.percentile is not None:
-                        entry["percentile"] = round(strength.percentile, 4)
+                if method == "hand_strength":  # before the draw: how good each hand is, no odds yet
+                    entry = {"win": None, "tie": None, "equity": None}
+                else:
+                    entry = {"win": round(result.win.get(seat, 0.0), 4), "tie": round(result.tie.get(seat, 0.0), 4),
+                             "equity": round(result.equity.get(seat, 0.0), 4)}
+                _named(req.game, req.hands[seat], req.board, entry)
                 if result.hilo:
                     entry["high"] = round(result.high.get(seat, 0.0), 4)
                     entry["low"] = round(result.low.get(seat, 0.0), 4)

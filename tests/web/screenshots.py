@@ -6,6 +6,7 @@ and photographs the pages in Debian's Chromium:
 
 * ``docs/screenshots/display.png``        the dealer display mid-deal (800x480);
 * ``docs/screenshots/display-alert.png``  a card to the wrong seat: the misdeal alert;
+* ``docs/screenshots/tracker.png``        the action tracker with a seat to act (1024x768);
 * ``docs/screenshots/overlay.png``        the broadcast overlay at a showdown (1920x1080; the page is
   transparent, so the picture puts a dark gradient behind it where OBS would put the video).
 
@@ -75,6 +76,21 @@ def main() -> int:
             save_screenshot(page, "display-alert.png", DOCS / "display-alert.png")
             page.close()
 
+            # -- the action tracker, preflop, a seat to act
+            k = TableFeed(broker, passwords["controller"], "tracker", size=9)
+            feeds.append(k)
+            k.seat({1: "Ann", 3: "Bob", 4: "Chen", 6: "Dara"})
+            k.submit(SetButton(1))
+            k.submit(NewHand())
+            for card in ("Ah", "7c", "Qd", "2s", "9h", "9c", "Kd", "Ks"):
+                k.submit(Deal(k.hand["next_seat"], Card.parse(card)))
+            tracker = browser.new_page()
+            tracker.set_viewport_size({"width": 1024, "height": 768})
+            tracker.goto(web.page_url("tracker", table="tracker", user="console", **{"pass": passwords["console"]}))
+            tracker.wait_for_selector(".pad .pad-quick", timeout=TIMEOUT_MS)
+            save_screenshot(tracker, "tracker.png", DOCS / "tracker.png")
+            tracker.close()
+
             # -- the overlay at a showdown
             hand = showdown_holdem()
             o = TableFeed(broker, passwords["controller"], "booth", size=10, broadcast_delay=0.2)
@@ -87,6 +103,8 @@ def main() -> int:
             play_scenario(o, hand)
             overlay.wait_for_selector('body[data-phase="done"]', timeout=TIMEOUT_MS)
             overlay.wait_for_selector("#winner:not([hidden])", timeout=TIMEOUT_MS)
+            overlay.wait_for_function("() => [...document.querySelectorAll('.player[data-folded=\"false\"] .hand')]"
+                                      ".every((e) => e.textContent.trim())", timeout=TIMEOUT_MS)  # the server's names
             overlay.add_style_tag(content="html { background: linear-gradient(160deg, #23313f, #0b1118) !important; }")
             save_screenshot(overlay, "overlay.png", DOCS / "overlay.png")
             overlay.close()
@@ -95,7 +113,7 @@ def main() -> int:
             f.close()
         web.stop()
         broker.stop()
-    for name in ("display.png", "display-alert.png", "overlay.png"):
+    for name in ("display.png", "display-alert.png", "tracker.png", "overlay.png"):
         print(DOCS / name)
     return 0
 

@@ -14,10 +14,8 @@ through a whole session of dealt hands and finds no face-down card before its sh
 from __future__ import annotations
 
 import json
-import os
 import random
 import urllib.request
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -29,82 +27,56 @@ from controller.rules.events import Acknowledge, Deal, NewHand, SetButton
 from controller.rules.scenario import Scenario
 from controller.service import Rejected
 from tests.mqtt_util import require_mosquitto  # noqa: E402
-from tests.web_helpers import (
+from tests.web_helpers import (  # noqa: F401 - web_* are fixtures
     REPO,
-    WEB,
     Recorder,
-    TableFeed,
-    browser_missing,
     card_tokens,
-    launch_browser,
-    new_passwords,
+    needs_browser,
     play_scenario,
     save_screenshot,
     showdown_holdem,
-    start_broker,
     wait_until,
     watch_console,
+    web_broker,
+    web_browser,
+    web_feed,
+    web_passwords,
+    web_server,
 )
 
 require_mosquitto()
 
-MISSING = browser_missing()
 PLAYERS = {1: "Ann", 3: "Bob", 5: "Cy", 7: "Dee"}
 TIMEOUT_MS = 8000
 
 
-def needs_browser() -> None:
-    if MISSING:
-        if os.environ.get("CI"):
-            pytest.fail(f"browser tests need Playwright and Chromium in CI: {MISSING}", pytrace=False)
-        pytest.skip(MISSING)
-
-
-# ---------------------------------------------------------------------- fixtures
+# ---------------------------------------------------------------------- fixtures (tests/web_helpers.py)
 
 
 @pytest.fixture(scope="module")
-def passwords() -> dict[str, str]:
-    return new_passwords()
+def passwords(web_passwords) -> dict[str, str]:  # noqa: F811
+    return web_passwords
 
 
 @pytest.fixture(scope="module")
-def broker(passwords):
-    b = start_broker(passwords)
-    try:
-        yield b
-    finally:
-        b.stop()
+def broker(web_broker):  # noqa: F811
+    return web_broker
 
 
 @pytest.fixture(scope="module")
-def web(broker, passwords) -> Iterator[WebServer]:
+def web(web_server) -> WebServer:  # noqa: F811
     # The overlay gets its credential from /overlay/config.json; the display from the URL query.
-    config = {"ws": f"ws://127.0.0.1:{broker.websockets_port}", "table": "t1",
-              "overlay": {"user": "overlay", "pass": passwords["overlay"]}}
-    with WebServer(WEB, config=config) as server:
-        yield server
+    return web_server
 
 
 @pytest.fixture(scope="module")
-def browser():
-    needs_browser()
-    with launch_browser() as context:
-        yield context
+def browser(web_browser):  # noqa: F811
+    return web_browser
 
 
 @pytest.fixture
-def feed(request, broker, passwords) -> Iterator[TableFeed]:
-    feeds: list[TableFeed] = []
-
-    def make(table_id: str, **kw) -> TableFeed:
-        f = TableFeed(broker, passwords["controller"], table_id, **kw)
-        feeds.append(f)
-        return f
-
-    yield make  # type: ignore[misc]
-    for f in feeds:
-        f.close()
+def feed(web_feed):  # noqa: F811
+    return web_feed
 
 
 def open_display(browser, web, passwords, table: str, user: str = "console", size=(800, 480)):
@@ -325,7 +297,8 @@ def test_overlay_shows_nothing_before_the_delay_then_the_hole_cards(browser, web
         shown_winners = set(page.eval_on_selector_all('.player[data-winner="true"]',
                                                       "els => els.map(e => e.dataset.seat)"))
         assert shown_winners == won
-        assert page.locator(".player .hand").first.inner_text().strip()  # hand names
+        page.wait_for_function("() => [...document.querySelectorAll('.player[data-folded=\"false\"] .hand')]"
+                               ".every((e) => e.textContent.trim())", timeout=TIMEOUT_MS)  # the server's hand names
         save_screenshot(page, "overlay.png")
         assert not errors, errors
     finally:
@@ -427,7 +400,7 @@ def test_display_credential_never_sees_a_hole_card_before_showdown(broker, passw
 
 def test_docs_screenshots_exist_or_are_generated():
     """The README screenshots come from tests/web/screenshots.py (run by hand); check they are sane PNGs."""
-    for name in ("display.png", "display-alert.png", "overlay.png"):
+    for name in ("display.png", "display-alert.png", "tracker.png", "overlay.png"):
         path = REPO / "docs" / "screenshots" / name
         if not path.exists():
             pytest.skip(f"{path} not generated yet: python tests/web/screenshots.py")

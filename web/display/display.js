@@ -4,15 +4,12 @@
 // ACL gives the display and console users public topics only (docs/mqtt.md).
 
 import { cardBack, cardFace } from "../common/cards.js";
+import { actionPad, betOf, chipsOf, fmt, GAMES, lastActionText, legal, levelText, potText, rangeText, seatEditor,
+  stackOf, STRUCTURES, labelled, textInput } from "../common/chips.js";
 import { connect, loadConfig, parsePayload, topicRoot } from "../common/config.js";
+import { requester, showToast } from "../common/console.js";
 
 const $ = (sel) => document.querySelector(sel);
-
-const GAMES = {
-  holdem: "Hold'em", omaha: "Omaha", omaha8: "Omaha hi-lo", stud: "Seven-card stud", razz: "Razz",
-  stud8: "Stud hi-lo", lowball_a5: "A-5 lowball", lowball_27: "2-7 lowball", draw_high: "Five-card draw",
-  jacks_or_better: "Jacks or better",
-};
 const ACTIONS = ["fold", "check", "call", "bet", "raise", "complete", "bring_in"];
 const ACTION_WORDS = { fold: "folds", check: "checks", call: "calls", bet: "bets", raise: "raises",
   complete: "completes", bring_in: "brings it in" };
@@ -28,22 +25,18 @@ const MISDEAL_REASONS = [
   ["called_misdeal", "Other (dealer's call)"],
 ];
 const SEVERITY_TITLE = { misdeal: "Misdeal", void: "Void hand", irregularity: "Irregularity", fault: "Hard stop" };
-const REQUEST_TIMEOUT_MS = 6000;
 
 const ui = {
   cfg: null,
   client: null,
   clientId: "",
   root: "",
-  responseTopic: "",
+  requests: null, // common/console.js requester
   state: null, // last `state` payload
   activeAlert: null, // payload shown full-screen, or null
   alertSource: "none", // which topic last decided the alert: "active" (retained) wins over state.alert
   shown: null, // {hand_id, seats} cards tabled at the showdown (public then)
   result: null, // {hand_id, text}
-  pending: new Map(), // transaction -> {name, timer}
-  txCount: 0,
-  toastTimer: 0,
 };
 
 // ---------------------------------------------------------------- connection
@@ -55,15 +48,19 @@ async function main() {
   const { client, clientId } = connect(ui.cfg, "display", setConn);
   ui.client = client;
   ui.clientId = clientId;
-  ui.responseTopic = `${ui.root}/response/${clientId}`;
+  ui.requests = requester(client, clientId, ui.root, (text, ok, name) => {
+    toast(text, ok);
+    if (name === "acknowledge" && !ok) resetAck();
+  });
   client.on("connect", () => {
     const subs = [`${ui.root}/availability`, `${ui.root}/state`, `${ui.root}/event/#`, `${ui.root}/alert`,
       `${ui.root}/alert/active`];
-    if (document.body.dataset.role === "console") subs.push(ui.responseTopic, `${ui.root}/response`);
+    if (document.body.dataset.role === "console") subs.push(ui.requests.responseTopic, `${ui.root}/response`);
     client.subscribe(subs, { qos: 1 });
   });
   client.on("message", onMessage);
   wireConsole();
+  setInterval(renderClock, 1000);
   render();
 }
 
@@ -97,8 +94,8 @@ function onMessage(topic, bytes, packet) {
     else if (data) toast(data.message, false);
   } else if (rel.startsWith("event/")) {
     onEvent(rel.slice(6), data);
-  } else if (rel === "response" || topic === ui.responseTopic) {
-    onResponse(data, packet);
+  } else if (rel === "response" || topic === ui.requests.responseTopic) {
+    ui.requests.onResponse(data, packet);
   }
 }
 
@@ -112,8 +109,8 @@ function onEvent(kind, ev) {
     flashSeat(ev.seat);
   } else if (kind === "action") {
     const words = ACTION_WORDS[ev.action] || ev.action;
-    const amount = ev.amount != null ? ` ${ev.amount}` : "";
-    $("#last-action").textContent = `Seat ${ev.seat} ${words}${amount}${ev.all_in ? " (all in)" : ""}`;
+    const amount = ev.amount != null ? ` ${["raise", "complete"].includes(ev.action) ? "to " : ""}${fmt(ev.amount)}` : "";
+    $("#last-action").textContent = ev.text || `Seat ${ev.seat} ${words}${amount}${ev.all_in ? " (all in)" : ""}`;
   } else if (kind === "hand_end") {
     if (ev.shown) ui.shown = { hand_id: ev.hand_id, seats: ev.shown };
     ui.result = { hand_id: ev.hand_id, text: resultText(ev) };
@@ -124,9 +121,13 @@ function onEvent(kind, ev) {
 function resultText(ev) {
   if (ev.result === "misdeal") return "Misdeal \u2013 redeal";
   if (ev.result === "void") return "Hand void";
+  const payouts = ev.payouts || {};
+  const seen = new Set();
   const winners = (ev.winners || []).map((w) => {
     const part = w.part && w.part !== "pot" && w.part !== "high" ? ` (${w.part})` : "";
-    return `Seat ${w.seat}${part}${w.hand ? ` \u2013 ${w.hand}` : ""}`;
+    const paid = payouts[String(w.seat)] != null && !seen.has(w.seat) ? ` wins ${fmt(payouts[String(w.seat)])}` : "";
+    seen.add(w.seat);
+    return `Seat ${w.seat}${paid}${part}${w.hand ? ` \u2013 ${w.hand}` : ""}`;
   });
   if (!winners.length) return ev.result === "showdown" ? "Showdown" : "Hand over";
   return `Pot: ${winners.join(", ")}`;
@@ -154,6 +155,19 @@ function render() {
   board.replaceChildren(...(hand ? hand.board.map((c) => cardFace(c)) : []));
   board.dataset.count = String(hand ? hand.board.length : 0);
   renderSeats(table, hand);
+  renderClock();
+  const chips = chipsOf(s);
+  const pot = $("#pot");
+  pot.hidden = !chips;
+  pot.dataset.pot = chips ? String(chips.pot) : "";
+  pot.textContent = potText(chips);
+  const l = legal(s);
+  const range = $("#range");
+  range.textContent = l ? rangeText(l) : "";
+  range.dataset.toCall = l ? String(l.toCall) : "";
+  range.dataset.minRaise = l && l.minRaise != null ? String(l.minRaise) : "";
+  range.dataset.maxRaise = l && l.maxRaise != null ? String(l.maxRaise) : "";
+  if (lastActionText(chips)) $("#last-action").textContent = lastActionText(chips);
   const next = hand ? hand.next_seat : null;
   const toAct = hand ? hand.to_act : null;
   $("#next").dataset.seat = next ?? "";
@@ -169,6 +183,22 @@ function render() {
   $("#btn-button").disabled = Boolean(inHand);
   $("#btn-action").disabled = !inHand;
   $("#btn-misdeal").disabled = !inHand;
+}
+
+// Amounts on a seat box: exact below 100,000, then 123k / 1.23M (the pad shows every chip).
+function short(n) {
+  if (n < 100_000) return fmt(n);
+  if (n < 1_000_000) return `${Math.floor(n / 1000)}k`;
+  return `${(Math.floor(n / 10_000) / 100).toFixed(2)}M`;
+}
+
+function renderClock() {
+  const level = ui.state && ui.state.table ? ui.state.table.level : null;
+  const { text, left } = levelText(level);
+  const el = $("#level");
+  el.textContent = text;
+  el.hidden = !text;
+  el.dataset.left = left == null ? "" : String(left);
 }
 
 function playerName(seat) {
@@ -238,7 +268,23 @@ function renderSeats(table, hand) {
     if (marks.small_blind === n) badge("sb", "SB");
     if (marks.big_blind === n) badge("bb", "BB");
     if (hand && hand.bring_in === n) badge("bring-in", "BRING-IN");
-    if (badges.childElementCount) el.append(badges);
+    if (badges.childElementCount) top.append(badges); // one row: number, name, D/SB/BB
+    const stack = stackOf(ui.state, n);
+    const bet = hand ? betOf(ui.state, n) : 0;
+    if (stack != null || bet) {
+      const money = document.createElement("div");
+      money.className = "money";
+      const st = document.createElement("span");
+      st.className = "stack";
+      st.dataset.stack = stack == null ? "" : String(stack);
+      st.textContent = stack == null ? "" : short(stack);
+      const bt = document.createElement("span");
+      bt.className = "bet";
+      bt.dataset.bet = String(bet);
+      bt.textContent = bet ? short(bet) : "";
+      money.append(st, bt);
+      el.append(money);
+    }
     if (hs) {
       const cards = document.createElement("div");
       cards.className = "cards";
@@ -315,49 +361,7 @@ function setAlert(payload, source) {
 // ---------------------------------------------------------------- console requests
 
 function request(name, fields = {}) {
-  if (!ui.client || !ui.client.connected) {
-    toast("Not connected to the table", false);
-    return null;
-  }
-  ui.txCount += 1;
-  const transaction = `${ui.clientId}-${Date.now().toString(36)}-${ui.txCount}`;
-  const body = JSON.stringify({ ...fields, transaction });
-  const opts = {
-    qos: 1,
-    properties: { responseTopic: ui.responseTopic, correlationData: new TextEncoder().encode(transaction) },
-  };
-  const timer = setTimeout(() => {
-    if (ui.pending.delete(transaction)) toast(`${label(name)}: no answer from the controller`, false);
-    if (name === "acknowledge") resetAck();
-  }, REQUEST_TIMEOUT_MS);
-  ui.pending.set(transaction, { name, timer });
-  ui.client.publish(`${ui.root}/request/${name}`, body, opts, (err) => {
-    if (err) {
-      clearTimeout(timer);
-      ui.pending.delete(transaction);
-      toast(`${label(name)}: not sent (${err.message || err})`, false);
-      if (name === "acknowledge") resetAck();
-    }
-  });
-  return transaction;
-}
-
-function label(name) {
-  return { new_hand: "New hand", set_button: "Move button", action: "Action", acknowledge: "Acknowledge",
-    misdeal: "Misdeal" }[name] || name;
-}
-
-function onResponse(data, packet) {
-  if (!data || typeof data !== "object") return;
-  let tx = data.transaction;
-  const corr = packet && packet.properties && packet.properties.correlationData;
-  if (!tx && corr) tx = new TextDecoder().decode(corr);
-  const pending = tx ? ui.pending.get(tx) : null;
-  if (!pending) return; // another console's answer
-  clearTimeout(pending.timer);
-  ui.pending.delete(tx);
-  toast(data.ok ? `${label(pending.name)}: OK` : `${label(pending.name)}: ${data.error || "refused"}`, data.ok);
-  if (pending.name === "acknowledge" && !data.ok) resetAck();
+  return ui.requests ? ui.requests.request(name, fields) : null;
 }
 
 function resetAck() {
@@ -367,14 +371,7 @@ function resetAck() {
 }
 
 function toast(text, ok) {
-  const el = $("#toast");
-  el.textContent = text;
-  el.dataset.ok = String(Boolean(ok));
-  el.hidden = false;
-  clearTimeout(ui.toastTimer);
-  ui.toastTimer = setTimeout(() => {
-    el.hidden = true;
-  }, ok ? 2500 : 5000);
+  showToast($("#toast"), text, ok);
 }
 
 // ---------------------------------------------------------------- dialogs
@@ -455,6 +452,14 @@ function wireConsole() {
     }));
   }));
   $("#btn-action").addEventListener("click", () => openDialog("Enter an action", (body) => {
+    if (legal(ui.state)) {
+      // Chips: the legal range and the fast buttons for the seat to act, first.
+      body.append(actionPad(ui.state, (name, fields) => {
+        closeDialog();
+        request(name, fields);
+      }));
+      body.append(sectionLabel("Another seat or action"));
+    }
     const hand = ui.state ? ui.state.hand : null;
     const seats = hand ? Object.keys(hand.seats).map(Number) : [];
     let seat = hand && hand.to_act != null ? hand.to_act : null;
@@ -481,6 +486,87 @@ function wireConsole() {
     grid.append(allInBtn);
     body.append(grid);
   }));
+  $("#btn-players").addEventListener("click", () => openDialog("Players and stacks", playersDialog));
+  $("#btn-game").addEventListener("click", () => openDialog("Change the game", gameDialog));
+  $("#btn-level").addEventListener("click", () => openDialog("Blinds and levels", levelDialog));
+}
+
+// Seat and name players; stacks between hands (common/chips.js seatEditor).
+function playersDialog(body) {
+  const table = ui.state ? ui.state.table : null;
+  const seats = [];
+  for (let n = 1; n <= (table ? table.size : 10); n++) seats.push(n);
+  const editor = document.createElement("div");
+  const pick = seatChoices(seats, null, (n) => {
+    editor.replaceChildren(seatEditor(ui.state, n, (name, fields) => {
+      closeDialog();
+      request(name, fields);
+    }));
+  });
+  for (const b of pick.children) {
+    const p = table && table.players[b.dataset.pickSeat];
+    b.textContent = p ? `${b.dataset.pickSeat} ${p.name}` : `${b.dataset.pickSeat} \u2013`;
+  }
+  body.append(sectionLabel("Seat"), pick, editor);
+}
+
+function gameDialog(body) {
+  const table = ui.state ? ui.state.table : null;
+  const pick = { game: table ? table.game : "holdem", structure: null, rules: table ? table.rules : null,
+    event: table ? table.event : null };
+  const group = (key, options) => {
+    const grid = document.createElement("div");
+    grid.className = "grid";
+    for (const [code, words] of options) {
+      const b = button(words, "choice", () => {
+        pick[key] = code;
+        for (const x of grid.children) x.setAttribute("aria-pressed", String(x === b));
+      }, { [key]: code });
+      b.setAttribute("aria-pressed", String(pick[key] === code));
+      grid.append(b);
+    }
+    return grid;
+  };
+  body.append(sectionLabel("Game"), group("game", Object.entries(GAMES)));
+  body.append(sectionLabel("Structure"), group("structure", Object.entries(STRUCTURES)));
+  body.append(sectionLabel("Rules / event"), group("rules", [["robert", "Robert's"], ["tda", "TDA"]]),
+    group("event", [["cash", "Cash"], ["tournament", "Tournament"]]));
+  body.append(button("Change game (next hand)", "choice go", () => {
+    const fields = { game: pick.game };
+    for (const k of ["structure", "rules", "event"]) if (pick[k]) fields[k] = pick[k];
+    closeDialog();
+    request("change_game", fields);
+  }, { send: "change_game" }));
+}
+
+function levelDialog(body) {
+  const level = ui.state && ui.state.table ? ui.state.table.level : null;
+  const now = document.createElement("div");
+  now.className = "level-now";
+  now.textContent = level ? levelText(level).text : "No level schedule in the config";
+  body.append(now);
+  if (level && level.next) {
+    const nxt = document.createElement("div");
+    nxt.className = "level-next";
+    nxt.textContent = `Next: ${levelText({ ...level.next, ends_at: null }).text}`;
+    body.append(nxt);
+  }
+  const number = textInput("level", true, level ? String(level.number) : "");
+  const grid = document.createElement("div");
+  grid.className = "grid wide";
+  grid.append(
+    button("Next level (next hand)", "choice go", () => {
+      closeDialog();
+      request("level", { advance: true });
+    }, { send: "advance" }),
+    button("Go to level #", "choice go", () => {
+      const n = Number(number.value.replace(/[^0-9]/g, ""));
+      if (!n) return;
+      closeDialog();
+      request("level", { number: n });
+    }, { send: "level" }),
+  );
+  body.append(labelled("Level number", number), grid);
 }
 
 main();
