@@ -90,7 +90,9 @@ class FastEvalError(PokerTableError, ValueError):
 # ---------------------------------------------------------------- card codes
 
 
-_CODE_OF = {(r, s): 4 * i + j for i, r in enumerate(RANKS) for j, s in enumerate(SUITS)}
+_CODE_OF: dict[tuple[str | None, str | None], int] = {
+    (r, s): 4 * i + j for i, r in enumerate(RANKS) for j, s in enumerate(SUITS)
+}
 
 
 def card_code(card: Card) -> int:

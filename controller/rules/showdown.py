@@ -338,7 +338,7 @@ def _winners(name: str, hands: dict[int, list[Card]], board: list[Card],
         except (ValueError, IndexError, KeyError):
             fast = None
     if fast is None:
-        winners, values = best_hands(name, dict(hands.items()), board)  # type: ignore[arg-type]
+        winners, values = best_hands(name, dict(hands.items()), board)
         return winners, {s: v for s, v in values.items() if s in winners and v is not None}
     top = max(fast.values())
     if top <= 0:
