@@ -500,7 +500,7 @@ class TableService:
             hand = self.engine.snapshot()
             hand.pop("rulings", None)
         table = self.table.describe()
-        if hand is not None and self.engine is not None and hand.get("chips") and not self.engine.over:
+        if hand is not None and hand.get("chips") and self.engine is not None and not self.engine.over:
             for seat, player in table["players"].items():  # during a hand: the chips behind
                 player["stack"] = hand["chips"]["stacks"].get(seat, player["stack"])
         return {

@@ -41,6 +41,7 @@ the process; importing this module costs only NumPy.
 
 from __future__ import annotations
 
+import array
 import math
 import threading
 from collections.abc import Callable, Iterable, Sequence
@@ -91,7 +92,8 @@ class FastEvalError(PokerTableError, ValueError):
 
 
 _CODE_OF: dict[tuple[str | None, str | None], int] = {
-    (r, s): 4 * i + j for i, r in enumerate(RANKS) for j, s in enumerate(SUITS)}
+    (r, s): 4 * i + j for i, r in enumerate(RANKS) for j, s in enumerate(SUITS)
+}
 
 
 def card_code(card: Card) -> int:
@@ -560,11 +562,11 @@ def evaluate_codes(evaluator: str, hole: Sequence[int], board: Sequence[int] = (
             raise FastEvalError("Omaha needs at least two hole cards and three board cards")
         pairs = [_PY_KEY5[a] + _PY_KEY5[b] for a, b in combinations(hole, 2)]
         triples = [_PY_KEY5[a] + _PY_KEY5[b] + _PY_KEY5[c] for a, b, c in combinations(board, 3)]
-        direct = _direct5(base)
+        direct = _py_direct5(base)
         if base in _SUIT_BLIND:
-            return int(max(direct[(p + t) & RANK_MASK] for p in pairs for t in triples))
-        flag = _flag5()
-        return int(max(direct[((p + t) & RANK_MASK) + flag[(p + t) >> SUIT_SHIFT]] for p in pairs for t in triples))
+            return max(direct[(p + t) & RANK_MASK] for p in pairs for t in triples)
+        flag = _py_flag5()
+        return max(direct[((p + t) & RANK_MASK) + flag[(p + t) >> SUIT_SHIFT]] for p in pairs for t in triples)
     codes = [*hole, *board]
     n = len(codes)
     if n < 5:
@@ -595,8 +597,17 @@ def card_values(evaluator: str, hole: Sequence[Card], board: Sequence[Card] = ()
 def _value5(base: str, total: int) -> int:
     index = total & RANK_MASK
     if base not in _SUIT_BLIND:
-        index += int(_flag5()[total >> SUIT_SHIFT])
-    return int(_direct5(base)[index])
+        index += _py_flag5()[total >> SUIT_SHIFT]
+    return _py_direct5(base)[index]
+
+
+def _py_direct5(base: str) -> array.array:
+    """:func:`_direct5` as a plain array: one hand's lookups without NumPy scalars (same 1.4 MB)."""
+    return _TABLES.get(("py_direct5", base), lambda: array.array("h", _direct5(base).tobytes()))  # type: ignore[return-value]
+
+
+def _py_flag5() -> array.array:
+    return _TABLES.get("py_flag5", lambda: array.array("I", _flag5().astype(np.uint32).tobytes()))  # type: ignore[return-value]
 
 
 def value_key(evaluator: str, value: int) -> tuple[int, ...] | None:

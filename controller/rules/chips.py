@@ -542,22 +542,23 @@ class ChipBook:
     # ------------------------------------------------------------------ applying
     def apply(self, d: Decision) -> None:
         """Move the chips of a decision and update the round (who may raise, the cap)."""
-        seat = d.seat
         if d.withdrawn:
             return
-        top_before = self.max_bet
+        seat = d.seat
+        top_before = self.top
         if d.action == "fold":
             self.folded.add(seat)
         else:
-            self._put(seat, d.total - self.bets[seat])
-        if d.all_in or self.stacks[seat] == 0:
-            self.all_in.add(seat)
-        top = self.max_bet
-        if top > top_before:
-            self._raised(seat, top_before, top, d)
+            put = d.total - self.bets[seat]
+            if put:
+                self._put(seat, put)
+            if d.all_in or not self.stacks[seat]:
+                self.all_in.add(seat)
+        if self.top > top_before:
+            self._raised(seat, top_before, self.top, d)
         self.last_faced[seat] = self.top
         self.applied += 1
-        self._last = (seat, d.action, self.bets[seat], d.all_in or seat in self.all_in)
+        self._last = (seat, d.action, self.bets[seat], seat in self.all_in)
 
     @property
     def last_action(self) -> dict[str, Any] | None:
@@ -614,6 +615,9 @@ class ChipBook:
             top = max(paid, key=paid.__getitem__)
             paid[top] = ranked[1]
         live = [s for s in self.order if s not in self.folded]
+        if not any(s in self.all_in for s in live):  # no all-in among the live hands: one pot
+            total = sum(paid.values()) + sum(self.dead.values())
+            return [Pot(total, tuple(live))] if total else []
         levels = sorted({paid[s] for s in live if s in self.all_in} | {max((paid[s] for s in live), default=0)})
         out: list[Pot] = []
         prev = 0

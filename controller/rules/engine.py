@@ -384,9 +384,13 @@ class HandEngine:
 
     # ------------------------------------------------------------------ betting
     def _next_in(self, seats: set[int], after: int) -> int | None:
-        if not seats:
-            return None
-        return min(seats, key=lambda s: (s - after - 1) % self.size)
+        """The first of ``seats`` clockwise after ``after`` (a plain loop: this runs on every action)."""
+        best, nearest, size = None, self.size, self.size
+        for s in seats:
+            d = (s - after - 1) % size
+            if d < nearest:
+                best, nearest = s, d
+        return best
 
     def _prev_seat(self, seat: int) -> int:
         return (seat - 2) % self.size + 1
@@ -455,7 +459,8 @@ class HandEngine:
         if isinstance(ev, Put) and self.chips is None:
             return  # a push means nothing without chip accounting
         echo, self.oot_echo = self.oot_echo, None
-        if self.to_act is not None and seat != self.to_act:
+        to_act = self.to_act
+        if to_act is not None and seat != to_act:
             if echo == (seat, _action_of(ev)):
                 return  # the console repeats an out-of-turn action that has just bound
             self._out_of_turn(ev)
@@ -547,6 +552,8 @@ class HandEngine:
 
     def _resolve_out_of_turn(self) -> None:
         """The turn has reached a seat that acted out of turn: bind or withdraw its action."""
+        if not self.pending_oot:
+            return
         seat = self.to_act
         if seat is None or seat not in self.pending_oot:
             return
@@ -1183,7 +1190,8 @@ class HandEngine:
 
     def _award(self, seats: Sequence[int], pot: int, named: bool = True) -> Award | None:
         hands = {s: self._showdown_cards(s) for s in seats}
-        board = [c for c in self.board if c not in self.premature and not c.is_joker]
+        premature = self.premature
+        board = [c for c in self.board if c.rank is not None and (not premature or c not in premature)]
         try:
             # Odd chips follow the rulebook the profile descends from (highland, a cardroom's file: its base's).
             family = profile_chain(self.profile.name)[-1]

@@ -332,13 +332,13 @@ def _winners(name: str, hands: dict[int, list[Card]], board: list[Card],
     installed fast valuation where it takes the hands; the reference evaluator names the winners,
     and decides alone for jokers, odd card counts, or with no fast valuation installed."""
     fast: dict[int, int] | None = None
-    if _fast_values is not None and not any(c.is_joker for cards in hands.values() for c in cards):
+    if _fast_values is not None and all(c.rank is not None for cards in hands.values() for c in cards):
         try:
             fast = {seat: _fast_values(name, cards, board) for seat, cards in hands.items()}
         except (ValueError, IndexError, KeyError):
             fast = None
     if fast is None:
-        winners, values = best_hands(name, hands, board)
+        winners, values = best_hands(name, dict(hands.items()), board)
         return winners, {s: v for s, v in values.items() if s in winners and v is not None}
     top = max(fast.values())
     if top <= 0:
