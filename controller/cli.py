@@ -68,6 +68,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         "alert": _bench_alert,
         "equity": _bench_equity,
         "vision": _bench_vision,
+        "table": _bench_table,
     }
     with _console(stderr=True).status(f"tablectl bench {args.what}: measuring (the JSON follows on stdout)"):
         result = runners[args.what](args)
@@ -109,7 +110,19 @@ def _bench_equity(args: argparse.Namespace) -> dict:
     return run_bench()
 
 
+def _bench_table(args: argparse.Namespace) -> dict:
+    from controller.bench.table import run_bench
+
+    err = _console(stderr=True)
+    return run_bench(hands=args.hands or 12, seed=args.seed, fw_dir=args.firmware,
+                     progress=lambda msg: err.print(f"[dim]bench table: {msg}[/dim]"))
+
+
 def _bench_vision(args: argparse.Namespace) -> dict:
+    if args.real:  # real photos labelled in YOLO format: right / unknown / wrong per card
+        from vision.bench import run_real_bench
+
+        return run_real_bench(args.real)
     from vision import run_bench
 
     return run_bench()
@@ -133,13 +146,25 @@ def cmd_recognize(args: argparse.Namespace) -> int:
 
 
 def cmd_calibrate_camera(args: argparse.Namespace) -> int:
-    """Reference images of the deck in play: lay each card face up under the camera."""
-    from hw.camera.opencv import OpenCVCamera
+    """Reference images of the deck in play: lay each card face up under the camera (or take
+    labelled crops from photos of the deck, ``--photos``); then teach the recogniser the deck."""
     from vision import LabelStore, Recognizer, capture_reference
+    from vision.labels import default_label_dir
+
+    store = LabelStore(args.store or default_label_dir())  # where the camera source finds the deck in play
+    console = _console()
+    if args.photos:
+        from vision.labels import import_yolo
+
+        got = import_yolo(args.photos, store, per_rank=args.per_rank)
+        console.print(f"stored {got['crops']} labelled crops from {got['photos']} photos: {got['per_rank']}")
+        report = store.refine(Recognizer.stock())
+        report.pop("recognizer", None)
+        console.print_json(json.dumps(report, default=str))
+        return 0 if got["crops"] else 1
+    from hw.camera.opencv import OpenCVCamera
 
     camera = OpenCVCamera(args.device)
-    store = LabelStore(args.store)
-    console = _console()
 
     def prompt(card) -> None:
         console.print(f"Lay [bold]{card.face}[/] face up under the camera, then press Enter.")
@@ -317,13 +342,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_scenario)
 
     p = sub.add_parser("bench", help="benchmarks printing JSON")
-    p.add_argument("what", choices=["engine", "bridge", "latency", "alert", "equity", "vision"])
+    p.add_argument("what", choices=["engine", "bridge", "latency", "alert", "equity", "vision", "table"])
     p.add_argument("--json", action="store_true", help="plain JSON on stdout")
     p.add_argument("--compact", action="store_true", help="one-line JSON")
     p.add_argument("--hands", type=int, default=None, help="engine: hands in the session")
     p.add_argument("--cards", type=int, default=None, help="bridge: cards to move")
     p.add_argument("--runs", type=int, default=None, help="alert: repeated runs")
+    p.add_argument("--real", default=None, metavar="DIR", help="vision: score real photos of a YOLO-labelled folder")
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--firmware", default=None, help="table: the firmware folder to run (default: the shipped one)")
     p.set_defaults(func=cmd_bench)
 
     p = sub.add_parser("recognize", help="read the cards in image files (camera fallback)")
@@ -333,9 +360,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("calibrate-camera", help="capture reference images of the deck in play")
     p.add_argument("--device", default="0", help="camera index or /dev/videoN")
-    p.add_argument("--store", default=None, help="label store folder (default: the state directory)")
+    p.add_argument("--store", default=None, help="label store folder (default: the camera's, in the cache folder)")
     p.add_argument("--shots", type=int, default=3)
     p.add_argument("--no-wait", action="store_true", help="do not wait for Enter between cards")
+    p.add_argument("--photos", default=None, metavar="DIR", help="labelled photos of the deck (YOLO folder), no camera")
+    p.add_argument("--per-rank", type=int, default=5, help="with --photos: labelled cards per rank to take")
     p.set_defaults(func=cmd_calibrate_camera)
 
     p = sub.add_parser("run", help="the daemon: serve the table from a config file")

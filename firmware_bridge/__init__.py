@@ -8,6 +8,8 @@ Pipeline, one module per step so each can be tested alone:
 * ``fusion``    - zone changes -> engine events (``controller.rules.events``);
 * ``emulator``  - a software microcontroller on a pty or TCP, with fault injection;
 * ``firmware/`` - the reference MicroPython firmware (its protocol core also runs the emulator);
+* ``sim/``      - test tooling: a register-level MFRC522/ISO 14443-A model and RP2040 stubs that run
+  the firmware's own ``main.py`` under CPython and MicroPython (``tablectl bench table`` uses it);
 * ``table_sim`` - a physical table on the emulated antennas: hands played as card movements;
 * ``bench``     - decode throughput and end-to-end latency.
 

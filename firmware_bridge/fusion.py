@@ -35,7 +35,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from controller.geometry import Zone
+from controller.geometry import Slot, Zone
 from controller.rules.cards import Card
 from controller.rules.decks import DeckRegistry
 from controller.rules.events import BoardCards, Burn, Deal, Event, Muck, Stub
@@ -58,7 +58,21 @@ class UnknownTag:
         return {"kind": self.kind, "zone": self.zone.name, "uid": self.uid}
 
 
-FusionOutput = Event | UnknownTag
+@dataclass(frozen=True, slots=True)
+class OrderUnknown:
+    """Cards found on the table by a snapshot (after a reconnect or restart) whose order the
+    device could not replay: they are NOT given to the engine in an invented order; the daemon
+    raises an alert asking the dealer to confirm them."""
+
+    kind: ClassVar[str] = "order_unknown"
+    cards: tuple[tuple[Zone, Card], ...]
+    t: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "cards": [{"zone": z.name, "card": c.label()} for z, c in self.cards]}
+
+
+FusionOutput = Event | UnknownTag | OrderUnknown
 
 _GROUPED = {"board": BoardCards, "shoe": Stub}
 
@@ -72,9 +86,14 @@ class Fusion:
         board_window: float = 1.0,
         clock: Callable[[], float] = time.monotonic,
         source: str = "rfid",
+        board_streets: tuple[int, ...] = (3, 1, 1),
     ) -> None:
+        """``board_streets``: the board's cards per street (hold'em/Omaha: flop, turn, river); a
+        board group that completes a street is sent at once, the window only waits for the rest."""
         self.registry = registry
         self.board_window = board_window
+        self.board_streets = board_streets
+        self._board_dealt = 0  # board cards sent to the engine this hand
         self.source = source
         self._clock = clock
         self._last_dest: dict[Card, str] = {}
@@ -83,20 +102,28 @@ class Fusion:
         self._group_last = 0.0
         self.suppressed = 0
         self.moved = 0
+        self._unordered: list[tuple[Zone, Card]] = []
 
     def new_hand(self) -> list[FusionOutput]:
         """Forget which cards went where (call at StartHand); returns a pending group, flushed."""
         out = self.flush()
         self._last_dest.clear()
+        self._board_dealt = 0
         return out
 
     def remember(self, placements: dict[Card, str]) -> None:
         """Seed where cards already are (zone names), e.g. from the engine after a restart, so a
         tag the device re-reports at its place is not dealt a second time."""
         self._last_dest.update(placements)
+        self._board_dealt = sum(1 for zone in self._last_dest.values() if zone == "board")
 
     def feed(self, change: ZoneChange) -> list[FusionOutput]:
         now = self._clock()
+        if change.entered and not change.ordered:
+            identity = self.registry.lookup(change.uid)
+            if identity.card is not None and self._last_dest.get(identity.card) != change.zone.name:
+                self._unordered.append((change.zone, identity.card))
+                return []
         out = self.poll(now)
         if not change.entered:
             return out
@@ -115,21 +142,48 @@ class Fusion:
         return self.poll(now) + self._card_to(zone, card, "camera", now)
 
     def poll(self, now: float | None = None) -> list[FusionOutput]:
-        """Close a board/stub group whose window has passed."""
+        """Close a board/stub group whose window has passed; settle a batch of unordered cards."""
         now = self._clock() if now is None else now
+        out = self._settle_unordered(now)
         if self._group and now - self._group_last >= self.board_window:
-            return self.flush()
-        return []
+            return out + self.flush()
+        return out
+
+    def _settle_unordered(self, now: float) -> list[FusionOutput]:
+        """One card of unknown order is no question (nothing to order it against); several are."""
+        batch, self._unordered = self._unordered, []
+        if len(batch) == 1:
+            zone, card = batch[0]
+            return self._card_to(zone, card, self.source, now)
+        if not batch:
+            return []
+        for zone, card in batch:
+            self._last_dest[card] = zone.name  # a later re-report is no new card either
+        log.warning("cards of unknown order", extra={"event": "fusion_order_unknown",
+                                                      "cards": [f"{z.name}:{c.label()}" for z, c in batch]})
+        return [OrderUnknown(tuple(batch), now)]
 
     def flush(self) -> list[FusionOutput]:
         if not self._group:
             return []
         cls = _GROUPED[self._group_kind or "board"]
+        if cls is BoardCards:
+            self._board_dealt += len(self._group)
         sources = {s for _, s in self._group}
         source = "camera" if "camera" in sources else sources.pop()
         event = cls(tuple(c for c, _ in self._group), source=source)
         self._group, self._group_kind = [], None
         return [event]
+
+    def _street_complete(self) -> bool:
+        total, have = 0, self._board_dealt + len(self._group)
+        for size in self.board_streets:
+            total += size
+            if have == total:
+                return True
+            if have < total:
+                return False
+        return False
 
     def _card_to(self, zone: Zone, card: Card, source: str, now: float) -> list[FusionOutput]:
         last = self._last_dest.get(card)
@@ -151,6 +205,8 @@ class Fusion:
             self._group_kind = zone.kind
             self._group.append((card, source))
             self._group_last = now
+            if zone.kind == "board" and self._street_complete():
+                out += self.flush()
             return out
         out = self.flush()
         if zone.kind == "seat":
@@ -202,6 +258,29 @@ class RfidPipeline:
     def remember(self, placements: dict[Card, str]) -> None:
         with self._lock:
             self.fusion.remember(placements)
+
+    def expected_antennas(self, engine: Any) -> tuple[int, ...]:
+        """Where the next cards should land, for the firmware to read first (``BridgeLink.expect``):
+        the next seat's next free slot, and while the board is due, the burn and the street's board
+        slots.  A hint only: a card elsewhere is still read, a little later."""
+        with self._lock:
+            if engine is None or engine.over:
+                return ()
+            zone_map = self.zones.zone_map
+            out: list[int | None] = []
+            seat = engine.next_seat
+            if seat is not None:
+                out.append(zone_map.antenna_of(Slot(Zone("seat", seat), len(engine.hands.get(seat, ())))))
+            if str(getattr(engine.phase, "value", engine.phase)) == "board":
+                out.append(zone_map.antenna_of(Slot(Zone("burn"), 0)))
+                have = len(engine.board)
+                total = 0
+                for size in self.fusion.board_streets:
+                    total += size
+                    if total > have:
+                        out += [zone_map.antenna_of(Slot(Zone("board"), i)) for i in range(have, total)]
+                        break
+            return tuple(dict.fromkeys(a for a in out if a is not None))
 
     def run(self, changes: queue.Queue[PresenceChange], stop: threading.Event, tick: float = 0.05) -> None:
         """Pump ``changes`` (e.g. ``BridgeLink.changes``) until ``stop`` is set."""

@@ -38,6 +38,7 @@ import serial
 
 from controller.errors import PokerTableError
 from firmware_bridge import protocol as p
+from firmware_bridge.firmware import bridge_proto as fw
 
 log = logging.getLogger(__name__)
 
@@ -60,7 +61,10 @@ class PresenceChange:
     """Tag ``uid`` (upper-case hex) arrived at / left ``antenna``.
 
     ``source`` is ``event`` (a TAG_ARRIVE/TAG_LEAVE frame, ``seq`` is its number) or
-    ``inventory`` (found by reconciling a snapshot after a loss or reset).
+    ``inventory`` (found by reconciling a snapshot after a loss or reset).  Frames the host
+    missed are first asked again (REPLAY, the device keeps a ring of recent frames), so their
+    order is the table's; only when they are gone too do several arrivals come from a snapshot
+    with ``ordered=False``: their order is unknown, and the pipeline asks the dealer, never guesses.
     """
 
     antenna: int
@@ -70,6 +74,7 @@ class PresenceChange:
     source: str = "event"
     seq: int | None = None
     boot_id: int | None = None
+    ordered: bool = True  # False: learnt from a snapshot with other arrivals whose order is unknown
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +97,7 @@ class LinkConfig:
     reboot_on_watchdog: bool = True
     device: p.Configure | None = None  # sent after every handshake (a reset forgets it)
     log_interval: float = 1.0  # at most one corrupt-frame warning per reason per interval
+    down_after: float = 10.0  # unsynchronised this long (unplugged, refused, silent): health says down
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,10 +117,20 @@ class LinkHealth:
     counters: dict[str, int]
     recent_faults: tuple[p.Fault, ...] = ()
     error: str | None = None
+    thread_alive: bool = True
+    unsynced_for: float | None = None  # seconds since the link was last in sync (None: in sync)
+    down_after: float = 10.0
 
     @property
     def healthy(self) -> bool:
         return self.synced and self.error is None
+
+    @property
+    def down(self) -> bool:
+        """What a watchdog should act on: the link thread is dead, the device was refused (another
+        protocol version), or no synchronised device for ``down_after`` seconds."""
+        return (not self.thread_alive or self.error is not None
+                or (self.unsynced_for is not None and self.unsynced_for > self.down_after))
 
     def to_dict(self) -> dict:
         return {
@@ -122,6 +138,9 @@ class LinkHealth:
             "connected": self.connected,
             "synced": self.synced,
             "healthy": self.healthy,
+            "down": self.down,
+            "thread_alive": self.thread_alive,
+            "unsynced_for": None if self.unsynced_for is None else round(self.unsynced_for, 3),
             "url": self.url,
             "boot_id": self.boot_id,
             "firmware_version": self.firmware_version,
@@ -199,6 +218,17 @@ class BridgeLink:
         self._next_open = 0.0
         self._backoff = self.config.reopen_backoff_min
         self._last_log: dict[str, float] = {}
+        self._unsynced_since: float | None = None
+        self._replay: tuple[int, float, int] | None = None  # (first seq asked, sent at, command seq)
+        self._replay_failed = False  # the ring no longer held what was missed: a snapshot decides
+        self._explained: set[tuple[int, str, bool]] = set()
+        # (command seq, sent at, the snapshot's differences, the unexplained arrivals), while the
+        # device replays its ring to order a snapshot's arrivals; the ring's arrivals, in order.
+        self._order_replay: tuple[int, float, list, set] | None = None
+        self._ring_order: dict[tuple[int, str, bool], int] = {}
+        self._expect_wanted: tuple[int, ...] = ()
+        self._expect_sent: tuple[int, ...] | None = None
+        self._expect_at = 0.0
 
     # -- public API -------------------------------------------------------------
     def start(self) -> BridgeLink:
@@ -206,6 +236,7 @@ class BridgeLink:
             raise RuntimeError("link already started")
         self._stop.clear()
         self._state = "opening"
+        self._unsynced_since = self._clock()
         self._thread = threading.Thread(target=self._run, name=f"bridge-link {self.url}", daemon=True)
         self._thread.start()
         return self
@@ -244,6 +275,11 @@ class BridgeLink:
         """Ask for a full snapshot and reconcile (thread-safe)."""
         self._actions.put("inventory")
 
+    def expect(self, antennas: tuple[int, ...]) -> None:
+        """Tell the device where the next cards should land (thread-safe; sent when it changes and
+        re-sent every second, so a rebooted device learns it again)."""
+        self._expect_wanted = tuple(antennas)[: fw.MAX_EXPECT]
+
     def reboot_device(self) -> None:
         """Send REBOOT (thread-safe); the link resynchronises after the device's HELLO."""
         self._actions.put("reboot")
@@ -262,10 +298,13 @@ class BridgeLink:
 
     def health(self) -> LinkHealth:
         now = self._clock()
+        thread = self._thread
+        synced = self._synced.is_set()
+        since = self._unsynced_since
         with self._lock:
             hello = self._hello
             return LinkHealth(
-                state=self._state,
+                state="incompatible" if isinstance(self._error, IncompatibleDeviceError) else self._state,
                 connected=self._port is not None,
                 synced=self._synced.is_set(),
                 url=self.url,
@@ -278,6 +317,9 @@ class BridgeLink:
                 counters=dict(self.counters),
                 recent_faults=tuple(self._faults),
                 error=None if self._error is None else str(self._error),
+                thread_alive=thread is not None and thread.is_alive(),
+                unsynced_for=None if synced or since is None else now - since,
+                down_after=self.config.down_after,
             )
 
     # -- thread -------------------------------------------------------------------
@@ -368,6 +410,8 @@ class BridgeLink:
         self.counters["disconnects"] += 1
         self._close()
         self._synced.clear()
+        if self._unsynced_since is None:
+            self._unsynced_since = self._clock()
         self._state = "waiting_for_device"
         self._pending.clear()
         self._schedule_reopen(self._clock(), reason)
@@ -404,6 +448,10 @@ class BridgeLink:
         return msg
 
     def _do_actions(self, now: float) -> None:
+        wanted = self._expect_wanted
+        if self._synced.is_set() and (wanted != self._expect_sent or (wanted and now - self._expect_at >= 1.0)):
+            self._expect_sent, self._expect_at = wanted, now
+            self._send(p.Expect(wanted), now)
         while True:
             try:
                 action = self._actions.get_nowait()
@@ -434,7 +482,19 @@ class BridgeLink:
                 self._request_inventory(now, "reset detected by heartbeat")
         if isinstance(item, p.Heartbeat):
             self._last_heartbeat = now
+        if (self._order_replay is not None and isinstance(item, p.TagArrive) and not isinstance(item, p.TagLeave)
+                and seq_distance(item.seq, self._expected) < 0):
+            self._ring_order[(item.antenna, item.uid.hex().upper(), True)] = len(self._ring_order)
+            return
         if isinstance(item, p.Inventory):
+            first = (item.seq - (item.part - 1)) % SEQ_MOD
+            if (item.boot_id == self._boot_id and not self._replay_failed and self._model
+                    and seq_distance(first, self._expected) > 0):
+                # Frames were missed before this snapshot: ask for them again and apply the snapshot
+                # in its place in the sequence, so no arrival's order is guessed.
+                self._sequenced(item, now)
+                self._ask_replay(now)
+                return
             self._on_inventory_part(item, now)
         else:
             self._sequenced(item, now)
@@ -452,11 +512,22 @@ class BridgeLink:
 
     def _on_hello(self, hello: p.Hello, now: float) -> None:
         if hello.protocol_version != p.PROTOCOL_VERSION:
+            # Refused, loudly, and the link keeps trying (the board may be reflashed, or the HELLO a
+            # fluke): health reports the error and ``down`` until a compatible device says hello.
             fw = ".".join(map(str, hello.firmware_version))
-            raise IncompatibleDeviceError(
+            self._error = IncompatibleDeviceError(
                 f"device at {self.url} speaks bridge protocol v{hello.protocol_version} (firmware {fw}), "
                 f"this host speaks v{p.PROTOCOL_VERSION}; flash matching firmware or upgrade the host"
             )
+            self.counters["incompatible_hellos"] += 1
+            log.error(str(self._error), extra={"event": "bridge_incompatible", "url": self.url})
+            self._backoff = self.config.reopen_backoff_max  # ask again, but not in a tight loop
+            self._lost("incompatible device")
+            self._state = "incompatible"
+            return
+        if isinstance(self._error, IncompatibleDeviceError):
+            log.info("compatible device back", extra={"event": "bridge_compatible", "url": self.url})
+            self._error = None
         with self._lock:
             self._hello = hello
         self._last_heartbeat = now
@@ -487,11 +558,17 @@ class BridgeLink:
                 self._send(self.config.device, now, track=True)
         self._boot_id = boot_id
         self._expected = next_seq
+        self._replay = None
+        self._replay_failed = False
+        if self._order_replay is not None:
+            self._order_replay_done(now)
         self._buffer.clear()
         self._gap_since = None
         self._assembly = None
         self._need_inventory = True
         self._synced.clear()
+        if self._unsynced_since is None:
+            self._unsynced_since = self._clock()
         # The device sends an inventory right after its HELLO; ask only if it does not come.
         self._inventory_due = now + self.config.inventory_timeout
 
@@ -530,6 +607,9 @@ class BridgeLink:
             self._gap_since = now
 
     def _apply(self, msg: p.Message, now: float) -> None:
+        if isinstance(msg, p.Inventory):
+            self._on_inventory_part(msg, now, in_sequence=True)
+            return
         if isinstance(msg, p.TagArrive):  # TagLeave is a subclass
             key = (msg.antenna, msg.uid.hex().upper())
             arrived = not isinstance(msg, p.TagLeave)
@@ -555,6 +635,13 @@ class BridgeLink:
             if self._on_fault is not None:
                 self._on_fault(msg)
         elif isinstance(msg, p.Ack):
+            if self._order_replay is not None and msg.cmd_seq == self._order_replay[0]:
+                self._order_replay_done(now)
+                return
+            if self._replay is not None and msg.cmd_seq == self._replay[2]:
+                if msg.status != p.AckStatus.OK:
+                    self._replay_gone(now, "the device's ring no longer holds the missed frames")
+                return
             pending = self._pending.pop(msg.cmd_seq, None)
             if msg.status != p.AckStatus.OK:
                 self.counters["command_errors"] += 1
@@ -565,9 +652,9 @@ class BridgeLink:
             elif pending is not None:
                 self.counters["commands_acked"] += 1
 
-    def _on_inventory_part(self, inv: p.Inventory, now: float) -> None:
+    def _on_inventory_part(self, inv: p.Inventory, now: float, in_sequence: bool = False) -> None:
         first = (inv.seq - (inv.part - 1)) % SEQ_MOD
-        if seq_distance(first, self._expected) < 0:
+        if not in_sequence and seq_distance(first, self._expected) < 0:
             self.counters["stale_inventory_parts"] += 1
             return
         key = (inv.boot_id, inv.snapshot, first, inv.parts)
@@ -582,8 +669,17 @@ class BridgeLink:
             gone = sorted(self._model - snapshot)
             new = sorted(snapshot - self._model)
             self._model = snapshot
-        for antenna, uid, arrived in self._reconcile_order(gone, new, first):
-            self._emit(PresenceChange(antenna, uid, arrived, now, "inventory", None, self._boot_id))
+        ordered = self._reconcile_order(gone, new, first)
+        unexplained = {c for c in ordered if c[2]} - self._explained
+        if len(unexplained) >= 2 and self._order_replay is None:
+            # Several arrivals and no frame says in which order: the device's ring may (a host that
+            # just started, or one whose gap the ring no longer covers); the ACK ends its replay.
+            sent = self._send(p.Replay((first - fw.RING_FRAMES) % SEQ_MOD), now)
+            self._order_replay = (sent.seq, now, ordered, unexplained)
+            self._ring_order = {}
+            self.counters["order_replays"] += 1
+        else:
+            self._emit_reconciled(ordered, unexplained, {}, now)
         self.counters["inventories"] += 1
         self.counters["reconciled_changes"] += len(gone) + len(new)
         if gone or new:
@@ -591,15 +687,40 @@ class BridgeLink:
                 "inventory reconciled", extra={"event": "bridge_reconciled", "url": self.url,
                                                "left": len(gone), "arrived": len(new)},
             )
-        self._expected = (first + inv.parts) % SEQ_MOD
-        for s in [s for s in self._buffer if seq_distance(s, self._expected) < 0]:
-            del self._buffer[s]
         self._need_inventory = False
         self._inventory_due = None
-        self._gap_since = None
-        self._drain(now)
+        self._replay_failed = False
+        self._replay = None
+        if not in_sequence:
+            self._expected = (first + inv.parts) % SEQ_MOD
+            for s in [s for s in self._buffer if seq_distance(s, self._expected) < 0]:
+                del self._buffer[s]
+            self._gap_since = None
+            self._drain(now)
         self._state = "ready"
         self._synced.set()
+        self._unsynced_since = None
+
+    def _emit_reconciled(self, ordered: list[tuple[int, str, bool]], unexplained: set[tuple[int, str, bool]],
+                         ring: dict[tuple[int, str, bool], int], now: float) -> None:
+        """Emit a snapshot's differences; arrivals the ring placed go in the ring's order, after
+        any it could not place, which are flagged unordered if there are several."""
+        unplaced = [c for c in unexplained if c not in ring]
+        if ring:
+            placed = sorted((c for c in ordered if c in ring), key=lambda c: ring[c])
+            rest = [c for c in ordered if c not in ring]
+            ordered = rest + placed
+        for change in ordered:
+            known = len(unplaced) < 2 or change not in unplaced
+            if not known:
+                self.counters["unordered_arrivals"] += 1
+            self._emit(PresenceChange(change[0], change[1], change[2], now, "inventory", None, self._boot_id, known))
+
+    def _order_replay_done(self, now: float) -> None:
+        assert self._order_replay is not None
+        _, _, ordered, unexplained = self._order_replay
+        self._order_replay = None
+        self._emit_reconciled(ordered, unexplained, self._ring_order, now)
 
     def _reconcile_order(
         self, gone: list[tuple[int, str]], new: list[tuple[int, str]], first: int
@@ -617,7 +738,28 @@ class BridgeLink:
                 change = (msg.antenna, msg.uid.hex().upper(), not isinstance(msg, p.TagLeave))
                 when[change] = max(when.get(change, -1), seq_distance(seq, self._expected))
         diffs = [(a, u, False) for a, u in gone] + [(a, u, True) for a, u in new]
+        self._explained = set(when)
         return sorted(diffs, key=lambda change: when.get(change, -1))  # stable: lost changes keep their order
+
+    def _ask_replay(self, now: float) -> None:
+        if self._replay is not None and self._replay[0] == self._expected:
+            return
+        self.counters["replay_requests"] += 1
+        log.info("asking the device to replay from %d", self._expected,
+                 extra={"event": "bridge_replay_request", "url": self.url, "first": self._expected})
+        sent = self._send(p.Replay(self._expected), now)
+        self._replay = (self._expected, now, sent.seq)
+
+    def _replay_gone(self, now: float, reason: str) -> None:
+        """The missed frames cannot be had again: drop what waited for them and take a fresh
+        snapshot; its arrivals then carry ``ordered=False`` if there are several."""
+        self.counters["replays_failed"] += 1
+        log.warning("replay failed: %s", reason, extra={"event": "bridge_replay_failed", "url": self.url})
+        self._replay = None
+        self._replay_failed = True
+        for s in [s for s, m in self._buffer.items() if isinstance(m, p.Inventory)]:
+            del self._buffer[s]
+        self._request_inventory(now, "replay failed")
 
     def _request_inventory(self, now: float, reason: str) -> None:
         self._need_inventory = True
@@ -672,8 +814,17 @@ class BridgeLink:
             log.info("sequence gap", extra={"event": "bridge_gap", "url": self.url,
                                             "expected": self._expected, "buffered": len(self._buffer)})
             self._gap_since = None
-            if self._inventory_due is None:
+            if self._inventory_due is None and self._replay is None and not self._replay_failed:
+                self._ask_replay(now)
+            elif self._inventory_due is None and self._replay is None:
                 self._request_inventory(now, "sequence gap")
+        if self._order_replay is not None and now - self._order_replay[1] >= max(cfg.ack_timeout, 0.2):
+            self._order_replay_done(now)  # no answer: what the ring gave so far
+        if self._replay is not None:
+            if seq_distance(self._expected, self._replay[0]) > 0 and not self._buffer:
+                self._replay = None  # the gap is filled
+            elif now - self._replay[1] >= max(cfg.ack_timeout, 4 * cfg.reorder_window):
+                self._replay_gone(now, "no answer to REPLAY")
         if self._inventory_due is not None and now >= self._inventory_due:
             self._request_inventory(now, "inventory overdue")
         for seq, pending in list(self._pending.items()):

@@ -50,6 +50,8 @@ class MessageType(IntEnum):
     CONFIGURE = fw.T_CONFIGURE
     REQUEST_INVENTORY = fw.T_REQUEST_INVENTORY
     REBOOT = fw.T_REBOOT
+    EXPECT = fw.T_EXPECT
+    REPLAY = fw.T_REPLAY
 
 
 class AckStatus(IntEnum):
@@ -65,6 +67,7 @@ class FaultCode(IntEnum):
     TOO_MANY_TAGS = fw.FAULT_TOO_MANY_TAGS
     BAD_HOST_FRAME = fw.FAULT_BAD_HOST_FRAME
     OUTPUT_OVERFLOW = fw.FAULT_OUTPUT_OVERFLOW
+    FIRMWARE_ERROR = fw.FAULT_FIRMWARE_ERROR
 
 
 class ProtocolError(PokerTableError, ValueError):
@@ -301,10 +304,44 @@ class Reboot(Message):
     TYPE: ClassVar[MessageType] = MessageType.REBOOT
 
 
+@dataclass(frozen=True, slots=True)
+class Expect(Message):
+    """Host hint: the antennas the next cards are expected on (read first and often).  No answer."""
+
+    TYPE: ClassVar[MessageType] = MessageType.EXPECT
+    antennas: tuple[int, ...] = ()
+
+    def body(self) -> bytes:
+        return bytes((len(self.antennas), *self.antennas))
+
+    @classmethod
+    def parse(cls, body: bytes, seq: int, version: int) -> Expect:
+        if not body or len(body) != 1 + body[0] or body[0] > fw.MAX_EXPECT:
+            raise ProtocolError("bad EXPECT body")
+        return cls(tuple(body[1:]), seq=seq)
+
+
+@dataclass(frozen=True, slots=True)
+class Replay(Message):
+    """Ask the device to send again its frames from ``first`` on (ACK OK; NOT_READY if gone)."""
+
+    TYPE: ClassVar[MessageType] = MessageType.REPLAY
+    first: int = 0
+
+    def body(self) -> bytes:
+        return struct.pack(">H", self.first & 0xFFFF)
+
+    @classmethod
+    def parse(cls, body: bytes, seq: int, version: int) -> Replay:
+        if len(body) != 2:
+            raise ProtocolError("bad REPLAY length")
+        return cls(struct.unpack(">H", body)[0], seq=seq)
+
+
 MESSAGE_CLASSES: dict[int, type[Message]] = {
     cls.TYPE: cls
     for cls in (Hello, Heartbeat, TagArrive, TagLeave, Inventory, Fault, Ack, HelloAck, Configure,
-                RequestInventory, Reboot)
+                RequestInventory, Reboot, Expect, Replay)
 }
 
 

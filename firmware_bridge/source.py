@@ -14,10 +14,10 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from controller.rules.events import UnknownTagRead
+from controller.rules.events import CameraReport, UnknownTagRead
 from controller.sources import SourceContext, SourcePlugin
 from firmware_bridge.config import SerialSection
-from firmware_bridge.fusion import Fusion, RfidPipeline, UnknownTag
+from firmware_bridge.fusion import Fusion, OrderUnknown, RfidPipeline, UnknownTag
 from firmware_bridge.link import BridgeLink, LinkConfig
 from firmware_bridge.zones import ZoneTracker
 
@@ -33,8 +33,9 @@ class RfidSource:
         self.baudrate = section.baudrate
         #: Called with every event the antennas produce, before it is applied (the camera's cross-check).
         self.observers: list[Callable[[Any], None]] = []
-        self.pipeline = RfidPipeline(ZoneTracker(ctx.config.zone_map()), Fusion(ctx.registry), self._sink,
-                                     lock=ctx.owner_lock)
+        # Arrivals commit at once: the firmware confirms each with a second read (see zones.py).
+        self.pipeline = RfidPipeline(ZoneTracker(ctx.config.zone_map(), arrive_debounce=0.0), Fusion(ctx.registry),
+                                     self._sink, lock=ctx.owner_lock)
         self.bridge: BridgeLink | None = None
         self._timer: Any = None
 
@@ -42,6 +43,11 @@ class RfidSource:
         # Runs under the owner lock (the pipeline's lock is the owner's): apply in place.
         if isinstance(item, UnknownTag):
             self.ctx.apply_now(UnknownTagRead(str(item.zone), item.uid), "rfid")
+            return
+        if isinstance(item, OrderUnknown):  # never dealt in a guessed order: the dealer confirms them
+            cards = ", ".join(f"{z.name} {c.label()}" for z, c in item.cards)
+            self.ctx.apply_now(CameraReport("card_unread", item.cards[0][0].name,
+                                            detail=f"order unknown after a reconnect, confirm: {cards}"), "rfid")
             return
         for observe in self.observers:
             observe(item)
@@ -59,6 +65,8 @@ class RfidSource:
         while not self.ctx.stopping.wait(0.02):
             try:
                 self.pipeline.poll()
+                if self.bridge is not None:  # where the next cards should land: the board reads there first
+                    self.bridge.expect(self.pipeline.expected_antennas(self.ctx.engine()))
             except Exception:
                 log.exception("rfid pipeline poll failed")
 
@@ -77,7 +85,10 @@ class RfidSource:
         return out
 
     def healthy(self) -> bool:
-        return bool(self._timer and self._timer.is_alive())
+        """The timer turns and the link is not down (thread dead, device refused, or none in sync
+        for ``LinkConfig.down_after``): otherwise the daemon's watchdog stops being fed."""
+        link_up = self.bridge is not None and not self.bridge.health().down
+        return bool(self._timer and self._timer.is_alive()) and link_up
 
 
 PLUGIN = SourcePlugin(name="serial", section=SerialSection, build=RfidSource, order=10,

@@ -39,6 +39,7 @@ class ZoneChange:
     entered: bool
     slot: int
     t: float
+    ordered: bool = True  # False: an arrival learnt from a snapshot, its order among others unknown
 
 
 _AMBIGUOUS = object()
@@ -48,14 +49,20 @@ class ZoneTracker:
     """Debounced zone membership per tag, fed with the link's presence changes."""
 
     def __init__(
-        self, zone_map: ZoneMap, debounce: float = 0.25, clock: Callable[[], float] = time.monotonic
+        self, zone_map: ZoneMap, debounce: float = 0.25, clock: Callable[[], float] = time.monotonic,
+        arrive_debounce: float | None = None,
     ) -> None:
+        """``arrive_debounce``: the window after an arrival (default: ``debounce``).  The reference
+        firmware confirms an arrival with a second read before it reports it, so the daemon
+        commits arrivals at once and keeps the window for leaves and moves."""
         self.zone_map = zone_map
         self.debounce = debounce
+        self.arrive_debounce = debounce if arrive_debounce is None else arrive_debounce
         self._clock = clock
         self._raw: dict[str, set[int]] = {}
         self._committed: dict[str, Slot] = {}
         self._due: dict[str, float] = {}
+        self._unordered: set[str] = set()
         self.unmapped = 0
 
     def feed(self, change: PresenceChange) -> list[ZoneChange]:
@@ -66,9 +73,12 @@ class ZoneTracker:
             log.warning("tag on an antenna with no zone",
                         extra={"event": "zone_unmapped", "antenna": change.antenna, "uid": change.uid})
             return self.poll(now)
+        if change.arrived and not change.ordered:
+            self._unordered.add(change.uid)
         antennas = self._raw.setdefault(change.uid, set())
         (antennas.add if change.arrived else antennas.discard)(change.antenna)
-        self._due[change.uid] = now + self.debounce
+        first = change.arrived and len(antennas) == 1 and change.uid not in self._committed
+        self._due[change.uid] = now + (self.arrive_debounce if first else self.debounce)
         return self.poll(now)
 
     def poll(self, now: float | None = None) -> list[ZoneChange]:
@@ -88,7 +98,8 @@ class ZoneTracker:
             if old is not None and (target is None or target.zone != old.zone):
                 out.append(ZoneChange(uid, old.zone, False, old.index, now))
             if target is not None and (old is None or target.zone != old.zone):
-                out.append(ZoneChange(uid, target.zone, True, target.index, now))
+                out.append(ZoneChange(uid, target.zone, True, target.index, now, uid not in self._unordered))
+            self._unordered.discard(uid)
             if target is None:
                 self._committed.pop(uid, None)
             else:

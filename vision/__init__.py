@@ -8,8 +8,12 @@
   face-up hole card -> :class:`ExposedCard` (``to_event()``), unreadable -> :class:`UnreadCard`.
 * :class:`LabelStore` / :func:`capture_reference` -- the deck in play: calibration and
   tag-labelled crops; ``LabelStore.refine()`` teaches the recogniser and measures it.
-* :mod:`vision.synth` -- synthetic cards, scenes and :class:`SyntheticCamera`.
-* :func:`recognize_files`, :func:`run_bench` -- for ``tablectl``.
+* :mod:`vision.corners` -- corner indices found and read anywhere in a frame (overlaps, light tables).
+* :mod:`vision.yolo` -- real photos labelled in YOLO format, scored card by card.
+* :mod:`vision.synth` -- synthetic cards, scenes and :class:`SyntheticCamera`; :mod:`vision.decks` --
+  real deck artwork rendered for training and tests (neither is imported by the product).
+* :func:`recognize_files`, :func:`run_bench` -- for ``tablectl``
+  (``vision.bench.run_real_bench`` for ``--real``).
 
 Needs ``opencv-python-headless`` and ``numpy`` (Pillow only for the synthetic generator).
 """

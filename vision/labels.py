@@ -66,16 +66,17 @@ class LabelStore:
                 if d.is_dir():
                     self._counts[d.name] = len(list(d.glob("*.png")))
 
-    def add_labeled(self, frame_or_crop: np.ndarray, card: Card) -> bool:
+    def add_labeled(self, frame_or_crop: np.ndarray, card: Card, raw: bool = False) -> bool:
         """Store the card shown in ``frame_or_crop`` (a frame with exactly one card, or a crop)
-        as an example of ``card``.  Returns False when there is no single card to store or
-        the card already has ``max_per_card`` examples."""
+        as an example of ``card``.  ``raw``: store the image as it is (a crop of a photo around
+        the card, whose outline may be hidden by its neighbours).  Returns False when there is
+        no single card to store or the card already has ``max_per_card`` examples."""
         if card.rank is None:
             return False
         face = card.face
         if self._counts.get(face, 0) >= self.max_per_card:
             return False
-        crop = card_crop(frame_or_crop)
+        crop = frame_or_crop if raw else card_crop(frame_or_crop)
         if crop is None:
             return False
         n = self._counts.get(face, 0)
@@ -120,8 +121,8 @@ class LabelStore:
         ok = wrong = unknown = 0
         confusions: dict[str, int] = {}
         for img, card in items:
-            r = recognizer.read(img)
-            if r.card is None:
+            r = recognizer.read_crop(img)
+            if r is None or r.card is None:
                 unknown += 1
             elif r.card.face == card.face:
                 ok += 1
@@ -155,6 +156,7 @@ class LabelStore:
             report["after"] = self.measure(rec, held)
             rec.refine(held)
         report["glyphs_added"] = rec.model.extra
+        report["index_examples"] = len(rec.deck_examples)
         report["recognizer"] = rec
         return report
 
@@ -203,3 +205,49 @@ def capture_reference(
             log.warning("calibration: card not captured", extra={"event": "vision_calibrate_missing",
                                                                    "card": card.face, "shots": got})
     return {"captured": captured, "missing": missing}
+
+
+def import_yolo(folder: Path | str, store: LabelStore, per_rank: int = 5, seed: int = 0,
+                recognizer: Recognizer | None = None, unstretch: float | None = 4 / 3,
+                margin: float = 0.08) -> dict[str, Any]:
+    """Labelled crops of a deck from photos labelled in YOLO format (a ``train/`` split, say):
+    up to ``per_rank`` cards of each rank, photos taken in a seeded order, each crop the
+    card's box grown by ``margin``.  Mirrored copies are turned back first (by which way
+    the recogniser reads better, labels unseen).  Returns what was stored."""
+    from .corners import read_indices
+    from .yolo import iter_folder
+
+    rec = recognizer or Recognizer.stock()
+
+    def score(img: np.ndarray) -> float:
+        if rec.index is None:
+            return 0.0
+        return sum(r.confidence for r in read_indices(img, rec.index, rec.index_params))
+
+    photos = sorted(p for p in Path(folder).rglob("*") if p.parent.name == "images")
+    order = np.random.default_rng(seed).permutation(len(photos))
+    wanted = {p.parent.parent: [] for p in photos}
+    for i in order:
+        wanted[photos[i].parent.parent].append(photos[i].name)
+    got: dict[str, int] = {}
+    used = 0
+    for split, names in wanted.items():
+        for name in names:
+            if all(got.get(r, 0) >= per_rank for r in "A23456789TJQK"):
+                break
+            ph = next(iter_folder(split, unstretch, unmirror=score, only=[name]), None)
+            if ph is None:
+                continue
+            used += 1
+            H, W = ph.image.shape[:2]
+            for c in ph.cards:
+                if got.get(c.face[0], 0) >= per_rank:
+                    continue
+                x, y, w, h = c.box
+                x0, y0 = int(max(0, x - margin * w)), int(max(0, y - margin * h))
+                x1, y1 = int(min(W, x + w * (1 + margin))), int(min(H, y + h * (1 + margin)))
+                if x1 - x0 < 20 or y1 - y0 < 20:
+                    continue
+                if store.add_labeled(ph.image[y0:y1, x0:x1].copy(), Card.parse(c.face), raw=True):
+                    got[c.face[0]] = got.get(c.face[0], 0) + 1
+    return {"photos": used, "crops": sum(got.values()), "per_rank": dict(sorted(got.items()))}

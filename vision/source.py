@@ -37,9 +37,9 @@ class CameraSource:
 
     def start(self) -> None:
         if self.layout is None:
-            from vision.synth import synthetic_layout  # no regions configured: the synthetic camera's
+            from vision.layout import reference_layout  # no regions configured: the reference table's
 
-            self.layout = synthetic_layout("down")
+            self.layout = reference_layout("down")
         if self.ctx.backend is not None:
             self.camera = self.ctx.backend()
         else:
@@ -51,6 +51,12 @@ class CameraSource:
         if self.rfid is not None:
             self.rfid.observers.append(self._note)
         recognizer = Recognizer.stock()
+        from vision.labels import LabelStore, default_label_dir
+
+        labels = LabelStore(default_label_dir())  # the deck in play, as `tablectl calibrate-camera` stored it
+        if len(labels):
+            log.info("camera learns the deck in play", extra={"labels": len(labels),
+                                                              "examples": recognizer.refine(labels.items())})
         self._loop = self.ctx.thread(lambda: self._run(recognizer, 1.0 / self.section.fps), "camera")
 
     def _note(self, event: Any) -> None:

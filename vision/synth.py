@@ -24,6 +24,8 @@ import numpy as np
 from controller.geometry import Zone
 from controller.rules.cards import Card, standard_deck
 
+from . import layout
+
 CARD_W, CARD_H = 250, 350  # rendering size of one card (63 x 88 mm is 1 : 1.397)
 RANK_TEXT = {"T": "10"}
 # the operating range: card height in the camera image (a 720p camera over ~1 m of table)
@@ -466,20 +468,13 @@ def augment_card(card: Card, seed: int, split: str = "train") -> np.ndarray:
 
 # ----------------------------------------------------------------------------- synthetic camera
 
-FRAME_W, FRAME_H = 1280, 720
-CAMERA_CARD_H = 190
+FRAME_W, FRAME_H = layout.FRAME_W, layout.FRAME_H
+CAMERA_CARD_H = layout.CARD_H_PX
 
 
 def default_positions() -> dict[str, tuple[float, float]]:
-    """Card centres in a 1280x720 frame: five board slots and two seats with two hole cards each."""
-    pos: dict[str, tuple[float, float]] = {}
-    w = CAMERA_CARD_H * CARD_W / CARD_H
-    for i in range(5):
-        pos[f"board/{i}"] = (FRAME_W / 2 + (i - 2) * (w + 50), 190)
-    for seat, cx in ((1, 330), (2, 950)):
-        for i in range(2):
-            pos[f"seat:{seat}/{i}"] = (cx + (i - 0.5) * (w + 50), 520)
-    return pos
+    """Card centres in a 1280x720 frame: the reference layout's (:mod:`vision.layout`)."""
+    return layout.reference_positions()
 
 
 class SyntheticCamera:
@@ -527,26 +522,10 @@ class SyntheticCamera:
         return self.frame({slots[int(i)]: deck[int(j)] for i, j in zip(chosen, picks, strict=True)})
 
 
-def synthetic_layout(seat_face: str | None = None, margin: float = 0.62):
-    """The :class:`vision.recognizer.CameraLayout` of :class:`SyntheticCamera`: one region per
-    board slot (face up) and one per seat (``seat_face``: None for a rail camera that sees
-    hole cards by design, ``"down"`` where a face-up card is an exposed one)."""
-    from .recognizer import CameraLayout, ZoneROI
-
-    pos = default_positions()
-    half_w, half_h = CAMERA_CARD_H * CARD_W / CARD_H * margin, CAMERA_CARD_H * margin
-    rois = []
-    for i in range(5):
-        cx, cy = pos[f"board/{i}"]
-        rois.append(ZoneROI(Zone("board"), (int(cx - half_w), int(cy - half_h), int(2 * half_w), int(2 * half_h)),
-                            i, "up"))
-    for seat in (1, 2):
-        xs = [pos[f"seat:{seat}/{i}"][0] for i in range(2)]
-        cy = pos[f"seat:{seat}/0"][1]
-        x0, x1 = min(xs) - half_w, max(xs) + half_w
-        rois.append(ZoneROI(Zone("seat", seat), (int(x0), int(cy - half_h), int(x1 - x0), int(2 * half_h)),
-                            None, seat_face))
-    return CameraLayout(tuple(rois))
+def synthetic_layout(seat_face: str | None = None, margin: float = 0.62):  # type: ignore[no-untyped-def]
+    """The :class:`vision.recognizer.CameraLayout` of :class:`SyntheticCamera`: the reference
+    layout (:func:`vision.layout.reference_layout`)."""
+    return layout.reference_layout(seat_face, margin)
 
 
 def slot_zone(slot: str) -> Zone:

@@ -15,7 +15,7 @@ The wire format is specified in ``firmware_bridge/PROTOCOL.md``.
 import struct
 
 PROTOCOL_VERSION = 1
-FIRMWARE_VERSION = (1, 0, 0)
+FIRMWARE_VERSION = (1, 1, 0)
 
 # Message types, device -> host.
 T_HELLO = 0x01
@@ -30,6 +30,8 @@ T_HELLO_ACK = 0x81
 T_CONFIGURE = 0x82
 T_REQUEST_INVENTORY = 0x83
 T_REBOOT = 0x84
+T_EXPECT = 0x85
+T_REPLAY = 0x86
 
 # ACK status codes.
 ACK_OK = 0
@@ -44,6 +46,7 @@ FAULT_READER_RECOVERED = 2
 FAULT_TOO_MANY_TAGS = 3
 FAULT_BAD_HOST_FRAME = 4
 FAULT_OUTPUT_OVERFLOW = 5
+FAULT_FIRMWARE_ERROR = 6
 
 # Reset causes reported in HELLO.
 RESET_POWER_ON = 0
@@ -66,6 +69,8 @@ DEFAULT_DEBOUNCE_MS = 250
 DEFAULT_HEARTBEAT_MS = 500
 MAX_TAGS_PER_ANTENNA = 8
 LEAVE_MISSES = 3  # consecutive scans without a read, besides debounce_ms, before a tag has left
+RING_FRAMES = 128  # recent frames kept for REPLAY after the host missed some
+MAX_EXPECT = 16
 
 
 def _make_crc_table():
@@ -218,7 +223,7 @@ class Device:
 
     def __init__(self, antenna_count, write, boot_id, now_ms=0, reset_cause=RESET_POWER_ON,
                  firmware_version=FIRMWARE_VERSION, ticks_diff=None, on_reboot=None, on_configure=None,
-                 protocol_version=PROTOCOL_VERSION):
+                 protocol_version=PROTOCOL_VERSION, confirm_ms=0):
         self.antenna_count = antenna_count
         self.boot_id = boot_id & 0xFFFFFFFF
         self.reset_cause = reset_cause
@@ -243,13 +248,32 @@ class Device:
         self._boot_ms = now_ms
         self._last_heartbeat_ms = now_ms
         self._now_ms = now_ms
+        self._uptime_ms = 0  # accumulated from successive ticks: ticks_diff only spans 2**29 ms
+        self._uptime_at = now_ms
+        self.confirm_ms = confirm_ms  # > 0: a new tag is reported once a second read confirms it
+        self.pending = [{} for _ in range(antenna_count)]  # antenna -> {uid: first read ms}
+        self.dead = [False] * antenna_count  # readers reported not responding
+        self.expected = []  # antennas the host expects the next cards on (EXPECT)
+        self.ring = []  # [seq, frame]: the last RING_FRAMES frames, for REPLAY
 
     # -- output ---------------------------------------------------------------
     def _send(self, mtype, body):
         frame = encode_frame(self.protocol_version, mtype, self.seq, body)
+        ring = self.ring
+        ring.append((self.seq, frame))
+        if len(ring) > RING_FRAMES:
+            ring.pop(0)
         self.seq = (self.seq + 1) & 0xFFFF
         self.frames_sent += 1
         self._write(frame)
+
+    def uptime_ms(self, now_ms):
+        """Milliseconds since boot, exact past the ticks period (call at least every 2**29 ms)."""
+        d = self._diff(now_ms, self._uptime_at)
+        if d > 0:
+            self._uptime_ms += d
+            self._uptime_at = now_ms
+        return self._uptime_ms
 
     def send_hello(self):
         fw = self.firmware_version
@@ -258,7 +282,7 @@ class Device:
         self._send(T_HELLO, body)
 
     def send_heartbeat(self, now_ms):
-        uptime = self._diff(now_ms, self._boot_ms) & 0xFFFFFFFF
+        uptime = self.uptime_ms(now_ms) & 0xFFFFFFFF
         body = struct.pack(">IIIH", self.boot_id, uptime, self.cycles & 0xFFFFFFFF, self.present_count())
         self._send(T_HEARTBEAT, body)
 
@@ -283,6 +307,17 @@ class Device:
             head = struct.pack(INVENTORY_HEAD_FORMAT, self.boot_id, snapshot & 0xFFFF, i + 1, len(parts),
                                len(chunk))
             self._send(T_INVENTORY, head + b"".join(chunk))
+        for antenna in range(self.antenna_count):  # a host that connects late learns them too
+            if self.dead[antenna]:
+                self.fault(antenna, FAULT_READER_NOT_RESPONDING, 0)
+
+    def reader_state(self, antenna, alive, detail=0):
+        """The hardware loop's verdict on one reader; a change is a FAULT (after boot)."""
+        if alive == (not self.dead[antenna]):
+            return
+        self.dead[antenna] = not alive
+        if self.booted:
+            self.fault(antenna, FAULT_READER_RECOVERED if alive else FAULT_READER_NOT_RESPONDING, detail)
 
     def fault(self, source, code, detail=0):
         self._send(T_FAULT, struct.pack(">BBH", source & 0xFF, code & 0xFF, detail & 0xFFFF))
@@ -308,6 +343,8 @@ class Device:
             seen.append(uid)
             if uid in tags:
                 tags[uid] = [now_ms, 0]
+            elif self.confirm_ms and self.booted and not self._confirmed(antenna, uid, now_ms):
+                continue
             elif len(tags) >= MAX_TAGS_PER_ANTENNA:
                 if self.booted and not self._crowded[antenna]:
                     self.fault(antenna, FAULT_TOO_MANY_TAGS, len(tags))
@@ -318,6 +355,11 @@ class Device:
                     self._send(T_TAG_ARRIVE, encode_uid_entry(antenna, uid))
         if len(seen) < MAX_TAGS_PER_ANTENNA:
             self._crowded[antenna] = False
+        pending = self.pending[antenna]
+        if pending:
+            for uid in list(pending):
+                if uid not in seen:
+                    del pending[uid]  # read once, then gone: a card skimming past, not an arrival
         if not self.booted:
             return  # still settling: only learn
         for uid in sorted(tags):
@@ -328,6 +370,17 @@ class Device:
             if state[1] >= LEAVE_MISSES and self._diff(now_ms, state[0]) >= self.debounce_ms:
                 del tags[uid]
                 self._send(T_TAG_LEAVE, encode_uid_entry(antenna, uid))
+
+    def _confirmed(self, antenna, uid, now_ms):
+        pending = self.pending[antenna]
+        first = pending.get(uid)
+        if first is None:
+            pending[uid] = now_ms
+            return False
+        if self._diff(now_ms, first) < self.confirm_ms:
+            return False
+        del pending[uid]
+        return True
 
     def end_cycle(self, now_ms):
         """A full pass over all antennas is done; the first one completes the boot."""
@@ -342,6 +395,7 @@ class Device:
     def poll(self, now_ms):
         """Periodic duties: the heartbeat, and HELLO again until the host acknowledges it."""
         self._now_ms = now_ms
+        self.uptime_ms(now_ms)
         if self.booted and self._diff(now_ms, self._last_heartbeat_ms) >= self.heartbeat_ms:
             self._last_heartbeat_ms = now_ms
             if not self.synced:
@@ -384,8 +438,34 @@ class Device:
             self._ack(seq, mtype, ACK_OK)
             if self._on_reboot is not None:
                 self._on_reboot()
+        elif mtype == T_EXPECT:
+            if len(body) < 1 or len(body) != 1 + body[0] or body[0] > MAX_EXPECT:
+                self._ack(seq, mtype, ACK_BAD_ARGS)
+                return
+            self.expected = [a for a in body[1:] if a < self.antenna_count]
+        elif mtype == T_REPLAY:
+            if len(body) != 2:
+                self._ack(seq, mtype, ACK_BAD_ARGS)
+                return
+            self._replay(seq, struct.unpack(">H", body)[0])
         else:
             self._ack(seq, mtype, ACK_UNKNOWN_COMMAND)
+
+    def _replay(self, cmd_seq, first):
+        """Send again, with their own sequence numbers, the frames from ``first`` on, then the ACK
+        (so it marks the end): OK if the ring still held ``first``; NOT_READY if not, after the
+        whole ring (a host that has no position, e.g. just started, learns the recent order)."""
+        start = 0
+        found = False
+        for i in range(len(self.ring)):
+            if self.ring[i][0] == first:
+                start = i
+                found = True
+                break
+        frames = [frame for _, frame in self.ring[start:]]
+        for frame in frames:
+            self._write(frame)
+        self._ack(cmd_seq, T_REPLAY, ACK_OK if found else ACK_NOT_READY)
 
     def _configure(self, body):
         if len(body) < 7:

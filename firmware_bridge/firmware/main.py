@@ -16,14 +16,26 @@ import time
 import machine
 import micropython
 from bridge_proto import (
-    FAULT_READER_NOT_RESPONDING,
-    FAULT_READER_RECOVERED,
+    FAULT_FIRMWARE_ERROR,
+    FAULT_OUTPUT_OVERFLOW,
+    RESET_HOST_REQUEST,
     RESET_POWER_ON,
     RESET_SOFT,
     RESET_WATCHDOG,
+    SOURCE_CONTROLLER,
     Device,
 )
 from mfrc522 import MFRC522
+
+try:  # the board's own wiring, if any: a board_config.py beside this file overrides the table below
+    import board_config as _board
+except ImportError:
+    _board = None
+
+
+def _setting(name, default):
+    return getattr(_board, name, default)
+
 
 # -- wiring ---------------------------------------------------------------------------
 SPI_ID = 0
@@ -31,17 +43,32 @@ PIN_SCK = 18
 PIN_MOSI = 19
 PIN_MISO = 16
 PIN_RST = 22  # shared NRSTPD of all readers
-SPI_BAUD = 4000000  # 10 MHz is the chip's limit; long ribbon cables want less
+SPI_BAUD = _setting("SPI_BAUD", 4000000)  # 10 MHz is the chip's limit; long ribbon cables want less
 # One chip-select GPIO per reader, in antenna order (antenna N = CS_PINS[N]).
-CS_PINS = (17, 20, 21, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 26, 27, 28)
+CS_PINS = _setting("CS_PINS", (17, 20, 21, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 26, 27, 28))
 # With more readers than free GPIOs, drive two 74HC154 4-to-16 decoders instead:
 # MUX_ADDR = (0, 1, 2, 3); MUX_ENABLE = (4, 5)  (active-low outputs are the CS lines)
-MUX_ADDR = None
-MUX_ENABLE = None
+MUX_ADDR = _setting("MUX_ADDR", None)
+MUX_ENABLE = _setting("MUX_ENABLE", None)
+# Readers actually wired (behind the decoders, or the first N chip selects); None = every line.
+READER_COUNT = _setting("READER_COUNT", None)
 
-RX_GAIN = 0x50  # RFCfgReg: 0x70 = 48 dB (longest range), 0x40 = 33 dB; see README on cross-reads
+RX_GAIN = _setting("RX_GAIN", 0x50)  # RFCfgReg: 0x70 = 48 dB (longest range), 0x40 = 33 dB; see README on cross-reads
 WDT_MS = 4000  # hardware watchdog: a hung SPI bus reboots the board (reset cause WATCHDOG)
 REINIT_MS = 5000  # how often a dead reader is retried
+
+# -- scan schedule (README "Scan timing") ------------------------------------------------
+PIPELINE = _setting("PIPELINE", 3)  # readers whose field is already on (settling) while one is read
+ADJACENT = _setting("ADJACENT", 1)  # antennas closer than this in number are neighbours: never on together
+PRIORITY_EVERY = _setting("PRIORITY_EVERY", 2)  # every Nth read goes to an expected/confirming antenna
+FULL_EVERY = _setting("FULL_EVERY", 4)  # every Nth read of an occupied antenna is a full anticollision
+CONFIRM_MS = _setting("CONFIRM_MS", 20)  # a new tag is reported when a second read, this much later, confirms it
+OUT_LIMIT = 2048  # bytes queued for USB while the host does not read; beyond: frames dropped, FAULT 5 later
+
+# Watchdog scratch register 0 survives the watchdog reset machine.reset() goes through on the
+# rp2 port: it tells a host-requested reboot from a hang.
+SCRATCH0 = 0x4005800C
+REBOOT_MAGIC = 0x7AB1E0B7
 
 
 class MuxPin:
@@ -65,23 +92,114 @@ class MuxPin:
 def chip_selects():
     Pin = machine.Pin
     if MUX_ADDR is None:
-        return [Pin(n, Pin.OUT, value=1) for n in CS_PINS]
+        pins = CS_PINS if READER_COUNT is None else CS_PINS[:READER_COUNT]
+        return [Pin(n, Pin.OUT, value=1) for n in pins]
     addr = [Pin(n, Pin.OUT, value=0) for n in MUX_ADDR]
     enable = [Pin(n, Pin.OUT, value=1) for n in MUX_ENABLE]
-    return [MuxPin(i, addr, enable) for i in range(16 * len(enable))]
+    count = 16 * len(enable) if READER_COUNT is None else READER_COUNT
+    return [MuxPin(i, addr, enable) for i in range(count)]
 
 
 def reset_cause():
     cause = machine.reset_cause()
+    requested = machine.mem32[SCRATCH0] == REBOOT_MAGIC
+    machine.mem32[SCRATCH0] = 0
     if cause == machine.WDT_RESET:
-        return RESET_WATCHDOG
+        return RESET_HOST_REQUEST if requested else RESET_WATCHDOG
     if cause == machine.PWRON_RESET:
         return RESET_POWER_ON
     return RESET_SOFT
 
 
+class Output:
+    """Frames to the host without ever blocking the scan: written while USB has room, queued
+    (up to OUT_LIMIT bytes) while it has none, dropped beyond, and the loss reported."""
+
+    def __init__(self, stream):
+        self.stream = stream
+        self.poller = select.poll()
+        self.poller.register(stream, select.POLLOUT)
+        self.queue = bytearray()
+        self.dropped = 0
+
+    def write(self, frame):
+        if len(self.queue) + len(frame) > OUT_LIMIT:
+            self.dropped += 1
+            return
+        self.queue.extend(frame)
+        self.pump()
+
+    def pump(self):
+        # One byte per write: "writable" only promises room for one, and a write that does not
+        # fit blocks the whole loop (up to 500 ms on the rp2 port) while the host does not read.
+        q = self.queue
+        n = 0
+        while n < len(q) and self.poller.poll(0):
+            self.stream.write(q[n:n + 1])
+            n += 1
+        if n:
+            self.queue = q[n:]
+        return not self.queue
+
+
+class Scanner:
+    """Which antenna to read next: every enabled one in turn, in a stride that keeps the
+    readers whose fields are on together apart, with the antennas the host expects the next
+    card on (and those holding a tag awaiting its confirming read) every PRIORITY_EVERY-th read."""
+
+    def __init__(self, count):
+        self.count = count
+        stride = 2 * ADJACENT + 1
+        order = []
+        for start in range(stride):
+            order.extend(range(start, count, stride))
+        self.order = order
+        self.pos = 0
+        self.slot = 0
+        self.prio_pos = 0
+        self.cycle_done = False
+        self.deferred = []
+
+    def _clear(self, antenna, busy):
+        for b in busy:
+            if abs(b - antenna) <= ADJACENT:
+                return False
+        return True
+
+    def next(self, dev, busy):
+        self.slot += 1
+        if self.slot % PRIORITY_EVERY == 0:
+            prio = dev.expected + [a for a in range(self.count) if dev.pending[a]]
+            if prio:  # strictly in turn: one blocked by a neighbour's field waits, the others too
+                a = prio[self.prio_pos % len(prio)]
+                if not dev.enabled[a]:
+                    self.prio_pos += 1
+                elif a not in busy and self._clear(a, busy):
+                    self.prio_pos += 1
+                    return a
+        for a in self.deferred:  # passed over while a neighbour's field was on: first in line now
+            if self._clear(a, busy):
+                self.deferred.remove(a)
+                return a
+        n = len(self.order)
+        for _ in range(n):
+            a = self.order[self.pos]
+            self.pos += 1
+            if self.pos == n:
+                self.pos = 0
+                self.cycle_done = True
+            if not dev.enabled[a]:
+                continue
+            if self._clear(a, busy):
+                return a
+            if a not in self.deferred:
+                self.deferred.append(a)
+        return None
+
+
 def main():
     micropython.kbd_intr(-1)  # the line is binary: 0x03 must not raise KeyboardInterrupt
+    cause = reset_cause()
     wdt = machine.WDT(timeout=WDT_MS)
     Pin = machine.Pin
     spi = machine.SPI(SPI_ID, baudrate=SPI_BAUD, polarity=0, phase=0,
@@ -94,53 +212,106 @@ def main():
     alive = [r.init() for r in readers]
     last_init = time.ticks_ms()
 
-    out = sys.stdout.buffer
+    out = Output(sys.stdout.buffer)
     inp = sys.stdin.buffer
     poller = select.poll()
     poller.register(sys.stdin, select.POLLIN)
     boot_id = struct.unpack(">I", os.urandom(4))[0] or 1
-    dev = Device(len(readers), out.write, boot_id, now_ms=time.ticks_ms(), reset_cause=reset_cause(),
-                 ticks_diff=time.ticks_diff, on_reboot=machine.reset)
-    reported_dead = [False] * len(readers)
+    reboot = []
+
+    def on_reboot():
+        reboot.append(1)
+
+    dev = Device(len(readers), out.write, boot_id, now_ms=time.ticks_ms(), reset_cause=cause,
+                 ticks_diff=time.ticks_diff, on_reboot=on_reboot, confirm_ms=CONFIRM_MS)
+    for antenna in range(len(readers)):
+        dev.reader_state(antenna, alive[antenna])
     out.write(b"\x00")  # end whatever partial frame the host parser holds
+    scanner = Scanner(len(readers))
+    warming = []  # antennas whose field is on, in the order they will be read
+    reads = [0] * len(readers)
+    errors = 0
+
+    def service():
+        wdt.feed()
+        while poller.poll(0):  # host commands, between readers
+            dev.feed(inp.read(1))
+        if out.pump() and out.dropped:
+            dev.fault(SOURCE_CONTROLLER, FAULT_OUTPUT_OVERFLOW, out.dropped)
+            out.dropped = 0
+        if reboot:
+            _reboot(out, wdt)
+        dev.poll(time.ticks_ms())
 
     while True:
-        cycle_start = time.ticks_ms()
-        for antenna, reader in enumerate(readers):
-            wdt.feed()
-            while poller.poll(0):  # host commands, between readers
-                dev.feed(inp.read(1))
-            if not dev.enabled[antenna]:
+        try:
+            service()
+            while len(warming) <= PIPELINE:
+                a = scanner.next(dev, warming)
+                if a is None:
+                    break
+                if alive[a]:
+                    try:
+                        readers[a].field(True)
+                    except Exception as exc:
+                        alive[a] = False
+                        dev.reader_state(a, False, 0 if isinstance(exc, OSError) else 1)
+                warming.append(a)
+            if not warming:
+                time.sleep_ms(5)
                 continue
-            uids = []
-            if alive[antenna]:
+            antenna = warming.pop(0)
+            if dev.enabled[antenna] and alive[antenna]:
+                known = sorted(dev.present[antenna])
+                reads[antenna] += 1
+                if reads[antenna] % FULL_EVERY == 0 or dev.pending[antenna]:
+                    known = None
                 try:
-                    uids = reader.scan()
-                except OSError:
+                    uids = readers[antenna].scan(known)
+                except Exception as exc:  # OSError: not answering; anything else: the same, with a detail
+                    uids = []
                     alive[antenna] = False
-            dev.observe(antenna, uids, time.ticks_ms())
-            dev.poll(time.ticks_ms())
-        now = time.ticks_ms()
-        dev.end_cycle(now)
-        if time.ticks_diff(now, last_init) >= REINIT_MS:
-            last_init = now
-            for antenna, reader in enumerate(readers):
-                if not alive[antenna]:
-                    alive[antenna] = reader.init()
-        if dev.booted:
-            for antenna in range(len(readers)):
-                if alive[antenna] == reported_dead[antenna]:
-                    reported_dead[antenna] = not alive[antenna]
-                    code = FAULT_READER_NOT_RESPONDING if reported_dead[antenna] else FAULT_READER_RECOVERED
-                    dev.fault(antenna, code, 0)
-        spare = dev.scan_period_ms - time.ticks_diff(time.ticks_ms(), cycle_start)
-        while spare > 0:  # the rest of the period: stay responsive to the host
-            wdt.feed()
-            while poller.poll(0):
-                dev.feed(inp.read(1))
-            dev.poll(time.ticks_ms())
-            time.sleep_ms(min(spare, 5))
-            spare = dev.scan_period_ms - time.ticks_diff(time.ticks_ms(), cycle_start)
+                    dev.reader_state(antenna, False, 0 if isinstance(exc, OSError) else 1)
+                dev.observe(antenna, uids, time.ticks_ms())
+            elif alive[antenna]:
+                readers[antenna].field(False)
+            if scanner.cycle_done:
+                scanner.cycle_done = False
+                now = time.ticks_ms()
+                dev.end_cycle(now)
+                if time.ticks_diff(now, last_init) >= REINIT_MS:
+                    last_init = now
+                    for a in range(len(readers)):
+                        if not alive[a] and a not in warming:
+                            try:
+                                alive[a] = readers[a].init()
+                            except Exception:
+                                alive[a] = False
+                            dev.reader_state(a, alive[a])
+            errors = 0
+        except Exception as exc:  # a bug must not take the table down: report it, keep scanning
+            errors += 1
+            for a in warming:
+                try:
+                    readers[a].field(False)
+                except Exception:
+                    pass
+            warming = []
+            dev.fault(SOURCE_CONTROLLER, FAULT_FIRMWARE_ERROR, errors)
+            if errors >= 20:  # failing every time: a clean restart is the better chance
+                raise exc
+            time.sleep_ms(10)
+
+
+def _reboot(out, wdt):
+    """The host asked for a reboot: let its ACK out first, then reset (reported as a host request)."""
+    deadline = time.ticks_add(time.ticks_ms(), 200)
+    while not out.pump() and time.ticks_diff(deadline, time.ticks_ms()) > 0:
+        wdt.feed()
+        time.sleep_ms(1)
+    time.sleep_ms(5)  # the last USB packet leaves on the next frame
+    machine.mem32[SCRATCH0] = REBOOT_MAGIC
+    machine.reset()
 
 
 def maintenance_requested():

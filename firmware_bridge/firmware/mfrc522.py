@@ -1,14 +1,26 @@
-"""Minimal MFRC522 driver for MicroPython: find the one ISO 14443A tag on an antenna.
+"""MFRC522 driver for MicroPython: find the ISO 14443A tags on one antenna.
 
-Just what the bridge needs: init, field on/off, REQA, anticollision/select through
-the cascade levels (4-, 7- and 10-byte UIDs: MIFARE Classic, Ultralight, NTAG21x),
-HLTA.  Bit-level collision resolution is deliberately left out: a card slot holds one
-card, and two tags answering at once are reported as a collision (``scan`` returns
-nothing that cycle), which the host's debounce rides over.
+What the bridge needs: init, field on/off, REQA, the anticollision/select loop through the
+cascade levels (4-, 7- and 10-byte UIDs: MIFARE Classic, Ultralight, NTAG21x) with bit-level
+collision resolution (ISO/IEC 14443-3 6.5.3), so two tags on one antenna are both found, and a
+cheap presence check for a tag already known to lie there (REQA + SELECT of its UID, no
+anticollision frames).
 
-The field is switched on only while a reader is scanned, so neighbouring antennas
-never transmit at the same time (no cross-coupling between adjacent slots) and every
-tag starts each scan from the IDLE state (so REQA, not WUPA, finds it).
+Checked on every answer: the number of valid bits in the last byte (RxLastBits), the BCC of
+each UID part, the select acknowledge's CRC_A and its cascade bit against the cascade tag.
+A garbled answer is never a UID.
+
+Timing: ISO/IEC 14443-3 5.2.1 gives a tag 5 ms of unmodulated field before the first command,
+so ``settle_us`` is 5000; the main loop hides it by switching the next readers' fields on while
+it reads the current one (``field(True)`` remembers when; ``scan`` waits only what is left).
+The reader's timer (TAuto) bounds each exchange: it stops when an answer starts, so it only
+has to cover the tag's frame delay (~90 us); the wait loop is also bounded in time, not in a
+number of register reads, so a faster SPI clock cannot cut an exchange short.
+
+A dead reader (the RP2040's SPI raises nothing: an absent chip reads 0x00 or 0xFF) is found
+by its version register, read at every scan: :class:`ReaderDead` is raised.
+
+Register accesses reuse preallocated buffers: a scan allocates almost nothing.
 """
 
 import time
@@ -39,11 +51,25 @@ _REQA = 0x26
 _SEL = (0x93, 0x95, 0x97)
 _HLTA = 0x50
 
-KNOWN_VERSIONS = (0x88, 0x90, 0x91, 0x92, 0xB2)  # clones report 0x88/0xB2
+# VersionReg: NXP 0x91 (v1.0), 0x92 (v2.0), 0x90 (v0.0); clones 0x88 (FM17522), 0xB2, 0x12, 0x82.
+KNOWN_VERSIONS = (0x12, 0x82, 0x88, 0x90, 0x91, 0x92, 0xB2)
+MAX_TAGS = 4  # tags enumerated per antenna per scan (a card slot holds one; a pile may hold more)
+EXCHANGE_US = 3000  # wall-clock bound of one exchange, whatever the timer says
 
 
 class ReaderError(OSError):
     pass
+
+
+class ReaderDead(OSError):
+    """The chip does not answer (version register reads 0x00/0xFF or an unknown value)."""
+
+
+class _Collision(Exception):
+    def __init__(self, data, coll):
+        super().__init__()
+        self.data = data
+        self.coll = coll
 
 
 def crc_a(data):
@@ -57,31 +83,58 @@ def crc_a(data):
 
 
 class MFRC522:
-    def __init__(self, spi, cs, gain=0x50, settle_us=2500):
+    def __init__(self, spi, cs, gain=0x50, settle_us=5000):
         self.spi = spi
         self.cs = cs
         self.gain = gain  # RFCfgReg RxGain: lower it if a reader sees the neighbouring slot's card
-        self.settle_us = settle_us  # field on -> tag powered up and ready for REQA
+        self.settle_us = settle_us  # field on -> tag powered up and ready for REQA (ISO 14443-3 5.2.1)
         self.collisions = 0
+        self.on_us = None  # ticks_us when the field went on
+        self._tx = bytearray(2)
+        self._rx = bytearray(2)
+        self._fifo = bytearray(65)
+        self._fifo_rx = bytearray(65)
         self.cs.value(1)
 
     def _write(self, reg, value):
+        b = self._tx
+        b[0] = (reg << 1) & 0x7E
+        b[1] = value
         self.cs.value(0)
-        self.spi.write(bytes(((reg << 1) & 0x7E, value)))
+        self.spi.write(b)
         self.cs.value(1)
 
     def _read(self, reg):
+        b = self._tx
+        b[0] = ((reg << 1) & 0x7E) | 0x80
+        b[1] = 0
         self.cs.value(0)
-        self.spi.write(bytes((((reg << 1) & 0x7E) | 0x80,)))
-        value = self.spi.read(1)[0]
+        self.spi.write_readinto(b, self._rx)
         self.cs.value(1)
-        return value
+        return self._rx[1]
 
-    def _set(self, reg, mask):
-        self._write(reg, self._read(reg) | mask)
+    def _write_fifo(self, data):
+        n = len(data)
+        buf = self._fifo
+        buf[0] = (_FIFO_DATA << 1) & 0x7E
+        for i in range(n):
+            buf[i + 1] = data[i]
+        self.cs.value(0)
+        self.spi.write(memoryview(buf)[:n + 1])
+        self.cs.value(1)
 
-    def _clear(self, reg, mask):
-        self._write(reg, self._read(reg) & ~mask)
+    def _read_fifo(self, n):
+        if n <= 0:
+            return b""
+        addr = ((_FIFO_DATA << 1) & 0x7E) | 0x80
+        buf = self._fifo
+        for i in range(n):
+            buf[i] = addr
+        buf[n] = 0
+        self.cs.value(0)
+        self.spi.write_readinto(memoryview(buf)[:n + 1], memoryview(self._fifo_rx)[:n + 1])
+        self.cs.value(1)
+        return bytes(self._fifo_rx[1:n + 1])
 
     def version(self):
         return self._read(_VERSION)
@@ -92,82 +145,206 @@ class MFRC522:
         time.sleep_ms(2)
         if self.version() not in KNOWN_VERSIONS:
             return False
-        self._write(_T_MODE, 0x80)  # timer starts after each transmission
-        self._write(_T_PRESCALER, 0xA9)  # 6.78 MHz / 339 = 20 kHz: 50 us ticks
+        self._write(_T_MODE, 0x80)  # TAuto: the timer starts at the end of each transmission
+        self._write(_T_PRESCALER, 0xA9)  # 13.56 MHz / (2 * 169 + 1) = 40 kHz: 25 us ticks
         self._write(_T_RELOAD_H, 0x00)
-        self._write(_T_RELOAD_L, 0x28)  # 40 ticks = 2 ms answer timeout
+        self._write(_T_RELOAD_L, 0x0B)  # 12 ticks = 300 us: an answer starts ~90 us after our frame
         self._write(_TX_ASK, 0x40)  # 100 % ASK
         self._write(_MODE, 0x3D)  # CRC preset 0x6363
-        self._write(_RF_CFG, self.gain)
+        # RxGain is bits 6..4; bits 7 and 3..0 are reserved: keep what the chip holds there.
+        self._write(_RF_CFG, (self._read(_RF_CFG) & 0x8F) | (self.gain & 0x70))
         self.field(False)
         return True
 
-    def field(self, on):
-        if on:
-            self._set(_TX_CONTROL, 0x03)
-        else:
-            self._clear(_TX_CONTROL, 0x03)
+    def alive(self):
+        return self.version() in KNOWN_VERSIONS
 
-    def _transceive(self, data, last_bits=0):
+    def field(self, on):
+        value = self._read(_TX_CONTROL)
+        if on:
+            self._write(_TX_CONTROL, value | 0x03)
+            self.on_us = time.ticks_us()
+        else:
+            self._write(_TX_CONTROL, value & ~0x03 & 0xFF)
+            self.on_us = None
+
+    def _transceive(self, data, last_bits=0, align=0):
+        """Send ``data``; returns (answer bytes, valid bits in its last byte: 0 = 8) or None.
+        Raises _Collision with what was received when two tags answered differently."""
         self._write(_COMMAND, _IDLE)
         self._write(_COM_IRQ, 0x7F)
         self._write(_FIFO_LEVEL, 0x80)
-        for b in data:
-            self._write(_FIFO_DATA, b)
-        self._write(_BIT_FRAMING, last_bits)
+        self._write_fifo(data)
+        framing = (align << 4) | last_bits
+        self._write(_BIT_FRAMING, framing)
         self._write(_COMMAND, _TRANSCEIVE)
-        self._set(_BIT_FRAMING, 0x80)  # StartSend
-        for _ in range(200):
+        self._write(_BIT_FRAMING, framing | 0x80)  # StartSend
+        start = time.ticks_us()
+        while True:
             irq = self._read(_COM_IRQ)
-            if irq & 0x30:  # RxIRq or IdleIRq
+            if irq & 0x20:  # RxIRq: an answer is complete
                 break
             if irq & 0x01:  # TimerIRq: nobody answered
                 return None
-        else:
-            return None
-        self._clear(_BIT_FRAMING, 0x80)
+            if time.ticks_diff(time.ticks_us(), start) > EXCHANGE_US:
+                return None
         error = self._read(_ERROR)
-        if error & 0x08:
-            self.collisions += 1
-            raise ReaderError("collision")
-        if error & 0x13:
+        if error & 0x13:  # BufferOvfl, ParityErr, ProtocolErr
             return None
         n = self._read(_FIFO_LEVEL)
-        return bytes(self._read(_FIFO_DATA) for _ in range(n))
+        last = self._read(_CONTROL) & 0x07
+        answer = self._read_fifo(n)
+        if error & 0x08:  # CollErr
+            self.collisions += 1
+            raise _Collision(answer, self._read(_COLL))
+        return answer, last
 
-    def _select(self):
-        uid = b""
-        for level in _SEL:
-            answer = self._transceive(bytes((level, 0x20)))
-            if answer is None or len(answer) != 5:
+    def _select_level(self, level, known=None):
+        """One cascade level: returns (5 UID bytes incl. BCC, SAK, collided) or None."""
+        sel = _SEL[level]
+        cl = bytearray(5)
+        bits = 0
+        collided = False
+        if known is not None:
+            cl[:] = known
+            bits = 40
+        rounds = 0
+        while bits < 40:
+            rounds += 1
+            if rounds > 41:
                 return None
-            if answer[0] ^ answer[1] ^ answer[2] ^ answer[3] != answer[4]:
-                return None  # BCC mismatch: a garbled read is never a UID
-            frame = bytes((level, 0x70)) + answer
-            sak = self._transceive(frame + crc_a(frame))
-            if sak is None or len(sak) != 3:
-                return None
-            if answer[0] == 0x88:  # cascade tag: the UID continues at the next level
-                uid += answer[1:4]
+            nbytes = bits // 8
+            nb = bits % 8
+            head = bytes((sel, ((2 + nbytes) << 4) | nb)) + bytes(cl[:nbytes + (1 if nb else 0)])
+            try:
+                got = self._transceive(head, last_bits=nb, align=nb)
+            except _Collision as c:
+                if c.coll & 0x20:  # position out of range: give up
+                    return None
+                pos = c.coll & 0x1F or 32
+                if pos <= bits:
+                    return None
+                self._merge(cl, nbytes, nb, c.data)
+                bits = pos
+                cl[(pos - 1) // 8] |= 1 << ((pos - 1) % 8)  # take the branch with a 1 here
+                collided = True
                 continue
-            return uid + answer[0:4]
+            if got is None:
+                return None
+            answer, last = got
+            if len(answer) != 5 - nbytes or last != 0:
+                return None
+            self._merge(cl, nbytes, nb, answer)
+            bits = 40
+        if cl[0] ^ cl[1] ^ cl[2] ^ cl[3] != cl[4]:
+            return None  # BCC mismatch: a garbled read is never a UID
+        frame = bytes((sel, 0x70)) + bytes(cl)
+        got = self._transceive(frame + crc_a(frame))
+        if got is None:
+            return None
+        sak, last = got
+        if len(sak) != 3 or last != 0 or crc_a(sak[:1]) != sak[1:3]:
+            return None
+        cascade = bool(sak[0] & 0x04)
+        if cascade != (cl[0] == 0x88):
+            return None  # the cascade bit and the cascade tag disagree
+        return bytes(cl), sak[0], collided
+
+    @staticmethod
+    def _merge(cl, nbytes, nb, data):
+        if not data:
+            return
+        keep = (1 << nb) - 1
+        cl[nbytes] = (cl[nbytes] & keep) | (data[0] & ~keep & 0xFF)
+        for i in range(1, len(data)):
+            if nbytes + i < 5:
+                cl[nbytes + i] = data[i]
+
+    def _select(self, known=None):
+        """The select cascade; ``known``: a UID to select directly (presence check).
+        Returns (uid, collided) or None."""
+        uid = b""
+        collided = False
+        parts = _cascade(known) if known is not None else None
+        for level in range(3):
+            got = self._select_level(level, parts[level] if parts is not None else None)
+            if got is None:
+                return None
+            cl, sak, coll = got
+            collided = collided or coll
+            if sak & 0x04:
+                uid += cl[1:4]
+                if parts is not None and level + 1 >= len(parts):
+                    return None
+                continue
+            return uid + cl[0:4], collided
         return None
 
-    def scan(self):
-        """Field on, read the tag (if any), field off.  Returns a list of 0 or 1 UIDs."""
-        self.field(True)
-        time.sleep_us(self.settle_us)
+    def _reqa(self):
         try:
-            atqa = self._transceive(bytes((_REQA,)), last_bits=0x07)
-            if atqa is None or len(atqa) != 2:
-                return []
-            uid = self._select()
-            if uid is None:
-                return []
-            halt = bytes((_HLTA, 0x00))
-            self._transceive(halt + crc_a(halt))
-            return [uid]
-        except ReaderError:
-            return []
+            got = self._transceive(bytes((_REQA,)), last_bits=0x07)
+        except _Collision:
+            return True  # tags of different types answered: they are there, anticollision sorts them
+        return got is not None and len(got[0]) == 2 and got[1] == 0
+
+    def _halt(self):
+        halt = bytes((_HLTA, 0x00))
+        self._transceive(halt + crc_a(halt))
+
+    def scan(self, known=None):
+        """Read the tags on this antenna: field on (unless already), the rest of the settle time,
+        REQA and the select loop, field off.  ``known``: UIDs believed present, checked with a
+        direct SELECT first (a full anticollision follows only if one is missing or another
+        answers).  Returns the list of UIDs read.  Raises :class:`ReaderDead`."""
+        if self._read(_VERSION) not in KNOWN_VERSIONS:
+            self.on_us = None
+            raise ReaderDead("reader not answering")
+        if self.on_us is None:
+            self.field(True)
+        wait = self.settle_us - time.ticks_diff(time.ticks_us(), self.on_us)
+        if wait > 0:
+            time.sleep_us(wait)
+        found = []
+        try:
+            if known:
+                for uid in known:
+                    if not self._reqa():
+                        return found
+                    if self._select(uid) is not None:
+                        found.append(uid)
+                if len(found) == len(known):
+                    return found
+                if found:
+                    return found  # the missing one is missing; the next full scan looks for others
+            for _ in range(MAX_TAGS):
+                if not self._reqa():
+                    break
+                got = self._select()
+                if got is None:
+                    break
+                uid, collided = got
+                if uid not in found:
+                    found.append(uid)
+                if not collided:
+                    break  # one tag answered: nobody else is there
+                self._halt()  # more than one: silence this one, and ask again
+            return found
         finally:
             self.field(False)
+
+
+def _cascade(uid):
+    """A UID's cascade-level parts (each 4 bytes + BCC)."""
+    n = len(uid)
+    if n == 4:
+        parts = [uid]
+    elif n == 7:
+        parts = [b"\x88" + uid[0:3], uid[3:7]]
+    elif n == 10:
+        parts = [b"\x88" + uid[0:3], b"\x88" + uid[3:6], uid[6:10]]
+    else:
+        return None
+    out = []
+    for p in parts:
+        out.append(bytes(p) + bytes((p[0] ^ p[1] ^ p[2] ^ p[3],)))
+    return out

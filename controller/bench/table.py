@@ -1,0 +1,431 @@
+"""``tablectl bench table``: a dealt session on the antenna firmware's reader model, end to end.
+
+card lands on an antenna (the MFRC522/ISO 14443-A model, ``firmware_bridge.sim``) -> the
+firmware's own ``main.py``/``mfrc522.py`` scan it (virtual clock held to the wall clock,
+RP2040 cost model) -> USB CDC on a pty -> the daemon's link, zones, fusion, engine, journal,
+publisher -> Mosquitto -> a subscriber in its own process.
+
+Ten seats, 28 readers (20 hole-card slots, 5 board, burn, muck, shoe), hold'em dealt
+at a dealer's pace, every card a 7-byte UID (NTAG) with a power-up time drawn per card
+(0.6-2.2 ms, and ``slow_tags``, by default one in ten, 3-4.5 ms, as slow inlays are).  Reported, p50/p99 in ms:
+
+* ``hole``: a hole card lands -> its ``event/card`` reaches the subscriber;
+* ``flop``: the third flop card lands -> the ``event/board`` with the three cards;
+* ``wrong_seat_alert``: the first card pitched to the wrong seat lands -> its ``alert``;
+* ``leave``: a card is lifted -> the host commits it gone (a leave makes no MQTT message);
+* ``lost`` (a card landed and never reached the engine) and ``phantom`` (a card the engine got
+  that never landed), the firmware's lag behind the wall clock (the CPython model can fall
+  behind on a busy machine: ``while_the_model_kept_up`` has the same figures over the cards
+  during which it never ran more than 5 ms late), and
+* ``floor_read_ms``: the physical floor of one read, on the same model: a reader's field on,
+  the settle time, REQA and the select cascade of a present 7-byte tag, field off.
+
+The figures are the model's (estimated RP2040 costs, ISO 14443-3 timing), not a bench table's.
+"""
+
+from __future__ import annotations
+
+import random
+import tempfile
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from controller.bench.latency import _ChildProcess, _summary
+from controller.demo.config import demo_config
+from controller.mqtt.broker import Broker
+from controller.rules.cards import standard_deck
+from controller.rules.decks import Deck, DeckRegistry
+from controller.rules.events import Acknowledge, Act, EndHand, NewHand, SeatPlayer, SetButton
+
+FIRMWARE_DIR = Path(__file__).resolve().parents[2] / "firmware_bridge" / "firmware"
+SEATS = 10
+PITCH = 0.30  # seconds between two hole cards (a brisk dealer)
+FLOP_SPREAD = 0.08  # seconds between the three flop cards landing
+
+
+def _uid(i: int) -> str:
+    return f"04{i:02X}5EED{i:02X}A080"
+
+
+def _powerup(rng: random.Random, slow: float) -> int:
+    return rng.randint(3000, 4500) if rng.random() < slow else rng.randint(600, 2200)
+
+
+class FirmwareProcess(_ChildProcess):
+    """The firmware on its model readers, in real time, on a pty (its own process)."""
+
+    what = "firmware"
+
+    def __init__(self, link_path: str, fw_dir: str, readers: int = 28) -> None:
+        super().__init__(_firmware_main, link_path, fw_dir, readers)
+
+    def place(self, key: int, antenna: int, uid: str, powerup_us: int) -> None:
+        self.conn.send(("place", key, antenna, uid, powerup_us))
+
+    def remove(self, key: int, antenna: int, uid: str) -> None:
+        self.conn.send(("remove", key, antenna, uid))
+
+    def times(self) -> tuple[dict[int, float], tuple]:
+        self.conn.send(("times",))
+        times, lag = self.conn.recv()
+        return dict(times), tuple(lag)
+
+
+def _firmware_main(conn, link_path: str, fw_dir: str, readers: int) -> None:
+    from firmware_bridge.sim.rc522 import SimEnd, Tag
+    from firmware_bridge.sim.realtime import RealtimeBoard
+
+    times: dict[int, float] = {}
+    board: RealtimeBoard
+
+    def poll() -> None:
+        while conn.poll():
+            cmd = conn.recv()
+            if cmd[0] == "place":
+                board.table.place(cmd[2], Tag(bytes.fromhex(cmd[3]), powerup_us=cmd[4]))
+                times[cmd[1]] = time.monotonic()
+            elif cmd[0] == "remove":
+                board.table.remove(cmd[2], bytes.fromhex(cmd[3]))
+                times[cmd[1]] = time.monotonic()
+            elif cmd[0] == "times":
+                conn.send((dict(times), (board.lag_us / 1000, 100.0 * board.late_samples / max(1, board.samples),
+                                         [tuple(span) for span in board.late])))
+            elif cmd[0] == "stop":
+                raise SimEnd()
+
+    board = RealtimeBoard(link_path, poll=poll, readers=readers, fw_dir=fw_dir, mux=True)
+    conn.send("ready")
+    try:
+        board.run(1 << 62)
+    finally:
+        board.pty.close()
+        conn.send("bye")
+
+
+class EventSubscriber(_ChildProcess):
+    """Every message under the table's ``event/#`` and ``alert`` topics, with its arrival time."""
+
+    what = "subscriber"
+
+    def __init__(self, host: str, port: int, root: str) -> None:
+        super().__init__(_subscriber_main, host, port, root)
+
+    def messages(self) -> list[tuple[str, Any, float]]:
+        self.conn.send(("results",))
+        return list(self.conn.recv())
+
+
+def _subscriber_main(conn, host: str, port: int, root: str) -> None:
+    import json
+
+    import paho.mqtt.client as mqtt
+    from paho.mqtt.enums import CallbackAPIVersion
+
+    got: list[tuple[str, Any, float]] = []
+    lock = threading.Lock()
+    subscribed = threading.Event()
+
+    def on_message(c, u, m) -> None:
+        now = time.monotonic()
+        try:
+            body = json.loads(m.payload) if m.payload else None
+        except ValueError:
+            body = None
+        with lock:
+            got.append((m.topic, body, now))
+
+    sub = mqtt.Client(callback_api_version=CallbackAPIVersion.VERSION2, protocol=mqtt.MQTTv5,
+                      client_id="bench-table-sub")
+    sub.on_message = on_message
+    sub.on_subscribe = lambda *a: subscribed.set()
+    sub.connect(host, port)
+    sub.loop_start()
+    sub.subscribe([(f"{root}/event/#", 1), (f"{root}/alert", 1)])
+    subscribed.wait(10)
+    conn.send("ready")
+    while True:
+        cmd = conn.recv()
+        if cmd[0] == "results":
+            with lock:
+                conn.send(list(got))
+        elif cmd[0] == "stop":
+            sub.disconnect()
+            sub.loop_stop()
+            conn.send("bye")
+            return
+
+
+def floor_read_ms(fw_dir: str | Path = FIRMWARE_DIR) -> float:
+    """One reader reading one present 7-byte tag, alone, with the firmware's own driver."""
+    from firmware_bridge.sim.board import Board, load_firmware_module
+    from firmware_bridge.sim.rc522 import Tag
+
+    board = Board(readers=1, fw_dir=str(fw_dir), mux=False)
+    board.table.place(0, Tag(bytes.fromhex(_uid(1)), powerup_us=1500))
+    mfrc = load_firmware_module(board, "mfrc522")
+    cs = board.stubs["machine"].Pin(17, 1, value=1)
+    reader = mfrc.MFRC522(board.stubs["machine"].SPI(0, baudrate=board.baud), cs)
+    reader.init()
+    t0 = board.clock.now
+    got = reader.scan()
+    took = board.clock.now - t0
+    if not got:
+        raise RuntimeError("bench: the floor read found no tag")
+    return round(took / 1000, 3)
+
+
+class _Session:
+    """Deals hold'em hands on the model table and records when each card landed or left."""
+
+    def __init__(self, daemon: Any, pipeline: Any, fw: FirmwareProcess, rng: random.Random, uids: list[str],
+                 slow: float) -> None:
+        self.d = daemon
+        self.fw = fw
+        self.rng = rng
+        self.uids = uids
+        self.key = 0
+        self.moves: dict[int, tuple[str, int, str, int | None]] = {}  # key -> (what, antenna, uid, hand)
+        self.hole: list[tuple[int, int, int]] = []  # (hand, seat, key)
+        self.flops: list[tuple[int, tuple[str, ...], int]] = []  # (hand, labels, key of the last card)
+        self.wrong: list[tuple[int, int]] = []  # (hand, key)
+        self.leaves: list[tuple[str, int]] = []  # (uid, key)
+        self.landed: set[str] = set()
+        zone_map = pipeline.zones.zone_map
+        self.seat_antenna = {(s.zone.seat, s.index): a for a, s in zone_map.antennas.items() if s.zone.kind == "seat"}
+        self.board_antenna = [a for a, s in sorted(zone_map.antennas.items()) if s.zone.kind == "board"]
+        self.pile = {s.zone.kind: a for a, s in zone_map.antennas.items() if s.zone.kind in ("burn", "muck")}
+        self.powerup = {uid: _powerup(rng, slow) for uid in uids}
+        self.labels = {uid: card.label() for uid, card in zip(uids, standard_deck(), strict=True)}
+
+    def _place(self, antenna: int, uid: str, hand: int) -> int:
+        self.key += 1
+        self.moves[self.key] = ("place", antenna, uid, hand)
+        self.fw.place(self.key, antenna, uid, self.powerup[uid])
+        self.landed.add(uid)
+        return self.key
+
+    def _remove(self, antenna: int, uid: str) -> int:
+        self.key += 1
+        self.moves[self.key] = ("remove", antenna, uid, None)
+        self.fw.remove(self.key, antenna, uid)
+        return self.key
+
+    def _bet(self) -> None:
+        engine = self.d.service.engine
+        for _ in range(40):
+            seat = engine.to_act
+            if seat is None:
+                return
+            for action in ("check", "call"):
+                try:
+                    self.d.submit(Act(seat, action))
+                    break
+                except Exception:  # noqa: BLE001 - the other action is the legal one
+                    continue
+            else:
+                return
+
+    def hand(self, number: int, wrong_seat: bool) -> None:
+        d = self.d
+        d.submit(NewHand())
+        engine = d.service.engine
+        hand_id = d.service.hand_id
+        order = list(engine.order)
+        deck = list(self.uids)
+        self.rng.shuffle(deck)
+        on_table: list[tuple[int, str]] = []
+        if wrong_seat:
+            # The first card goes to the button instead of the first seat to be dealt.
+            uid = deck.pop()
+            antenna = self.seat_antenna[(order[-1], 0)]
+            self.wrong.append((hand_id, self._place(antenna, uid, hand_id)))
+            on_table.append((antenna, uid))
+            time.sleep(1.0)
+            try:
+                d.submit(Acknowledge())
+            except Exception:  # noqa: BLE001 - nothing to acknowledge if the alert never came
+                pass
+        else:
+            for rnd in range(2):
+                for seat in order:
+                    uid = deck.pop()
+                    antenna = self.seat_antenna[(seat, rnd)]
+                    self.hole.append((hand_id, seat, self._place(antenna, uid, hand_id)))
+                    on_table.append((antenna, uid))
+                    time.sleep(PITCH * self.rng.uniform(0.8, 1.2))
+            time.sleep(0.6)
+            self._bet()
+            burn = deck.pop()
+            self._place(self.pile["burn"], burn, hand_id)
+            on_table.append((self.pile["burn"], burn))
+            time.sleep(0.5)
+            flop = [deck.pop() for _ in range(3)]
+            last = 0
+            for i, uid in enumerate(flop):
+                last = self._place(self.board_antenna[i], uid, hand_id)
+                on_table.append((self.board_antenna[i], uid))
+                time.sleep(FLOP_SPREAD)
+            self.flops.append((hand_id, tuple(self.labels[u] for u in flop), last))
+            time.sleep(1.5)
+        try:
+            d.submit(EndHand())
+        except Exception:  # noqa: BLE001 - a dead hand is over already
+            pass
+        for antenna, uid in on_table:  # the dealer scoops the cards
+            self.leaves.append((uid, self._remove(antenna, uid)))
+            time.sleep(0.05)
+        time.sleep(1.5)
+
+
+def session_latency(broker: Broker, hands: int, fw_dir: str | Path, seed: int = 3, wrong_every: int = 4,
+                    slow_tags: float = 0.1) -> dict[str, Any]:
+    from controller.app.daemon import Daemon
+
+    rng = random.Random(seed)
+    deck = Deck("A")
+    uids = [_uid(i) for i in range(52)]
+    for uid, card in zip(uids, standard_deck(), strict=True):
+        deck.add(uid, card)
+    tmp = Path(tempfile.mkdtemp(prefix="tablectl-bench-table-"))
+    config = demo_config("bench", size=SEATS, journal=tmp / "journal.sqlite",
+                                 mqtt_url=f"mqtt://127.0.0.1:{broker.port}", broadcast_delay=0)
+    link_path = str(tmp / "ttyRP2040")
+    fw = FirmwareProcess(link_path, str(fw_dir))
+    d = Daemon(config, registry=DeckRegistry([deck]), backends={"serial": link_path})
+    d.start()
+    rfid = d.sources["serial"]
+    gone: dict[str, list[float]] = {}
+    fusion_feed = rfid.pipeline.fusion.feed
+
+    def watch(change: Any) -> Any:
+        if not change.entered:
+            gone.setdefault(change.uid, []).append(time.monotonic())
+        return fusion_feed(change)
+
+    rfid.pipeline.fusion.feed = watch
+    sub = EventSubscriber(broker.host, broker.port, config.topic)
+    try:
+        d.link.connected_event.wait(10)
+        if not rfid.bridge.wait_synced(20):
+            raise RuntimeError("bench: the firmware never synchronised with the host")
+        for seat in range(1, SEATS + 1):
+            d.submit(SeatPlayer(seat, f"p{seat}"))
+        d.submit(SetButton(SEATS))
+        s = _Session(d, rfid.pipeline, fw, rng, uids, slow_tags)
+        t0 = time.monotonic()
+        for n in range(hands):
+            s.hand(n, wrong_seat=wrong_every > 0 and n % wrong_every == wrong_every - 1)
+        elapsed = time.monotonic() - t0
+        time.sleep(1.0)
+        times, lag = fw.times()
+        msgs = sub.messages()
+        health = rfid.bridge.health().to_dict()
+    finally:
+        sub.stop()
+        d.stop()
+        fw.stop()
+    return _score(s, times, msgs, gone, lag, elapsed, health)
+
+
+def _score(s: _Session, times: dict[int, float], msgs: list[tuple[str, Any, float]],
+           gone: dict[str, list[float]], lag: tuple, elapsed: float, health: dict[str, Any]
+           ) -> dict[str, Any]:
+    spans = [tuple(span) for span in lag[2]]
+
+    def steady(t0: float, t1: float) -> bool:
+        """The model kept up with the wall clock over [t0, t1] (a CPU-starved CPython model
+        runs slow, and its latencies then measure the machine, not the firmware)."""
+        return not any(a <= t1 + 0.005 and b >= t0 - 0.005 for a, b in spans)
+
+    steady_ms: dict[str, list[float]] = {"hole": [], "flop": [], "wrong_seat_alert": []}
+    cards: dict[tuple[int, int], list[float]] = {}
+    boards: list[tuple[set[str], float]] = []
+    alerts: list[tuple[int | None, float, str]] = []
+    for topic, body, t in msgs:
+        if not isinstance(body, dict):
+            continue
+        if topic.endswith("/event/card"):
+            cards.setdefault((body.get("hand_id"), body.get("seat")), []).append(t)
+        elif topic.endswith("/event/board"):
+            boards.append((set(body.get("cards") or ()), t))
+        elif topic.endswith("/alert"):
+            alerts.append((body.get("hand_id"), t, str(body.get("reason") or "")))
+    hole_ms, lost = [], 0
+    seen: dict[tuple[int, int], int] = {}
+    for hand, seat, key in s.hole:
+        k = seen.get((hand, seat), 0)
+        seen[(hand, seat)] = k + 1
+        got = cards.get((hand, seat), [])
+        if k < len(got):
+            hole_ms.append((got[k] - times[key]) * 1000)
+            if steady(times[key], got[k]):
+                steady_ms["hole"].append(hole_ms[-1])
+        else:
+            lost += 1
+    phantom = sum(max(0, len(v) - seen.get(k, 0)) for k, v in cards.items())
+    flop_ms, flops_missing = [], 0
+    for _hand, labels, key in s.flops:
+        t = next((t for cs, t in boards if set(labels) <= cs and t >= times[key] - 1), None)
+        if t is None:
+            flops_missing += 1
+        else:
+            flop_ms.append((t - times[key]) * 1000)
+            if steady(times[key], t):
+                steady_ms["flop"].append(flop_ms[-1])
+    alert_ms, alerts_missing = [], 0
+    for hand, key in s.wrong:
+        t = next((t for h, t, _ in alerts if h == hand and t >= times[key]), None)
+        if t is None:
+            alerts_missing += 1
+        else:
+            alert_ms.append((t - times[key]) * 1000)
+            if steady(times[key], t):
+                steady_ms["wrong_seat_alert"].append(alert_ms[-1])
+    leave_ms, leaves_missing = [], 0
+    for uid, key in s.leaves:
+        cand = [t for t in gone.get(uid, []) if t >= times[key]]
+        if cand:
+            leave_ms.append((min(cand) - times[key]) * 1000)
+        else:
+            leaves_missing += 1
+    return {
+        "hole": _summary(hole_ms), "flop": _summary(flop_ms), "wrong_seat_alert": _summary(alert_ms),
+        "leave": _summary(leave_ms),
+        "while_the_model_kept_up": {k: _summary(v) for k, v in steady_ms.items()},
+        "lost_hole_cards": lost, "phantom_hole_cards": phantom, "flops_missing": flops_missing,
+        "alerts_missing": alerts_missing, "leaves_missing": leaves_missing,
+        "alerts_seen": dict(Counter(code for _, _, code in alerts)),
+        "board_events": [sorted(cs) for cs, _ in boards][:6],
+        "hands": len({h for h, _, _ in s.hole} | {h for h, _ in s.wrong}), "cards_moved": len(s.moves),
+        "firmware_max_lag_ms": round(lag[0], 3), "firmware_lagging_over_5ms_pct": round(lag[1], 2),
+        "seconds": round(elapsed, 1),
+        "link_counters": {k: v for k, v in health.get("counters", {}).items()
+                          if k in ("faults", "gaps", "inventories", "corrupt_frames", "device_resets")},
+    }
+
+
+def run_bench(hands: int = 12, fw_dir: str | Path | None = None, seed: int = 3, slow_tags: float = 0.1,
+              progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+    say = progress or (lambda _msg: None)
+    fw_dir = Path(fw_dir) if fw_dir else FIRMWARE_DIR
+    say("floor: one read on the model")
+    floor = floor_read_ms(fw_dir)
+    with Broker.start() as broker:
+        say(f"session: {hands} hands on 28 model readers")
+        session = session_latency(broker, hands, fw_dir, seed=seed, slow_tags=slow_tags)
+    return {
+        "bench": "table",
+        "model": "firmware_bridge.sim (MFRC522 register model, ISO 14443-3 timing, RP2040 cost estimates)",
+        "readers": 28,
+        "slow_tags": slow_tags,
+        "firmware": str(fw_dir),
+        "floor_read_ms": floor,
+        **session,
+        "ratio_hole_p50_to_floor": round(session["hole"]["p50"] / floor, 1) if floor else None,
+        "note": "figures measured on the simulator, not on hardware; leave = lift -> the host's zone "
+                "commit (a leave publishes nothing)",
+    }

@@ -1,0 +1,1 @@
+"""Placeholder package file copied into the MicroPython filesystem."""

@@ -1,0 +1,166 @@
+"""main.py (with bridge_proto.py and mfrc522.py), unmodified, on a model RP2040 with 28 readers."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from firmware_bridge import protocol as p
+from firmware_bridge.firmware import bridge_proto as fw
+from firmware_bridge.sim.board import Board
+from firmware_bridge.sim.rc522 import Tag
+
+FW = Path(__file__).resolve().parents[2] / "firmware_bridge" / "firmware"
+UID_A = bytes.fromhex("04A1B2C3D4E5F6")
+UID_B = bytes.fromhex("04112233445566")
+S = 1_000_000  # virtual microseconds
+
+
+def board(**kw) -> Board:
+    return Board(readers=28, fw_dir=str(FW), **kw)
+
+
+def messages(b: Board) -> list[tuple[float, p.Message]]:
+    dec = p.FrameDecoder()
+    out = []
+    for t, chunk in b.received:
+        out += [(t, m) for m in dec.feed(chunk) if isinstance(m, p.Message)]
+    return out
+
+
+def of(b: Board, cls: type) -> list:
+    return [m for _, m in messages(b) if isinstance(m, cls)]
+
+
+def hello_ack(b: Board, at_us: int, boot_id: int | None = None, seq: int = 0) -> None:
+    def send() -> None:
+        bid = boot_id if boot_id is not None else of(b, p.Hello)[0].boot_id
+        b.rx.extend(p.encode(p.HelloAck(bid, seq=seq)))
+
+    b.clock.at(at_us, send)
+
+
+def test_decoder_wiring_announces_the_wired_readers_and_no_phantom_faults() -> None:
+    b = board()
+    b.run(1 * S)
+    hello = of(b, p.Hello)[0]
+    assert hello.antenna_count == 28
+    assert of(b, p.Fault) == []
+
+
+def test_a_reader_that_dies_after_boot_is_reported_then_its_recovery() -> None:
+    b = board()
+    b.clock.at(1 * S, lambda: setattr(b.readers[4], "dead", 0xFF))
+    b.clock.at(3 * S, lambda: setattr(b.readers[9], "dead", 0x00))
+    b.clock.at(4 * S, lambda: setattr(b.readers[4], "dead", None))
+    b.run(11 * S)
+    faults = [(f.source, f.code) for f in of(b, p.Fault)]
+    assert (4, p.FaultCode.READER_NOT_RESPONDING) in faults
+    assert (9, p.FaultCode.READER_NOT_RESPONDING) in faults
+    assert faults.index((4, p.FaultCode.READER_RECOVERED)) > faults.index((4, p.FaultCode.READER_NOT_RESPONDING))
+
+
+def test_a_host_reboot_is_acknowledged_and_reported_as_a_host_request() -> None:
+    b = board()
+    b.clock.at(1 * S, lambda: b.rx.extend(p.encode(p.Reboot(seq=7))))
+    b.run(3 * S)
+    msgs = [m for _, m in messages(b)]
+    hellos = [i for i, m in enumerate(msgs) if isinstance(m, p.Hello)]
+    ack = next(i for i, m in enumerate(msgs) if isinstance(m, p.Ack) and m.cmd_type == p.MessageType.REBOOT)
+    second_boot = next(i for i in hellos if msgs[i].boot_id != msgs[hellos[0]].boot_id)
+    assert ack < second_boot
+    assert msgs[second_boot].reset_cause == fw.RESET_HOST_REQUEST
+    assert len(b.boots) == 2
+
+
+def test_a_hang_is_still_reported_as_a_watchdog_reset() -> None:
+    b = board()
+    b.clock.at(1 * S, lambda: setattr(b.readers[3], "hang_us", 6 * S))
+    b.run(8 * S)
+    assert [c for _, c in b.boots][:2] == [1, 3]
+    assert of(b, p.Hello)[-1].reset_cause == fw.RESET_WATCHDOG
+
+
+def test_a_host_that_connects_late_learns_the_dead_readers() -> None:
+    b = board(dead={2: 0xFF})
+    hello_ack(b, int(2 * S), boot_id=0, seq=1)
+    b.run(int(2.5 * S))
+    late = [m for t, m in messages(b) if t > 2 * S]
+    assert any(isinstance(m, p.Fault) and m.source == 2 and m.code == p.FaultCode.READER_NOT_RESPONDING
+               for m in late)
+
+
+def test_a_firmware_error_is_reported_and_the_table_keeps_scanning() -> None:
+    b = board()
+    b.clock.at(1 * S, lambda: setattr(b.readers[6], "fail", ValueError("bug")))
+    b.clock.at(3 * S, lambda: b.table.place(12, Tag(UID_A)))
+    b.run(12 * S)
+    assert len(b.boots) == 1  # no reboot loop
+    assert any(f.source == 6 for f in of(b, p.Fault))
+    assert [(m.antenna, m.uid) for m in of(b, p.TagArrive) if not isinstance(m, p.TagLeave)] == [(12, UID_A)]
+
+
+def test_uptime_keeps_counting_past_the_ticks_period() -> None:
+    period = 1 << 30
+
+    def ticks_diff(a: int, c: int) -> int:
+        return ((a - c + period // 2) % period) - period // 2
+
+    out: list[bytes] = []
+    dev = fw.Device(2, out.append, boot_id=1, now_ms=0, ticks_diff=ticks_diff)
+    dev.booted = True
+    true_ms = 0
+    for _ in range(8 * 24):  # eight days, an hour at a time
+        true_ms += 3600 * 1000
+        dev.poll(true_ms % period)
+    beats = [m for m in p.FrameDecoder().feed(b"".join(out)) if isinstance(m, p.Heartbeat)]
+    assert beats[-1].uptime_ms == true_ms % (1 << 32)
+
+
+def test_a_host_that_does_not_read_never_stalls_the_scan_and_hears_of_the_loss() -> None:
+    b = board()
+    b.clock.at(1 * S, lambda: setattr(b, "host_reading", False))
+    b.clock.at(31 * S, lambda: setattr(b, "host_reading", True))
+    b.run(33 * S)
+    assert b.usb_blocked_us < 50_000
+    assert any(f.code == p.FaultCode.OUTPUT_OVERFLOW for f in of(b, p.Fault))
+
+
+def test_an_arrival_is_confirmed_by_a_second_read_and_a_skim_is_not_one() -> None:
+    b = board()
+    hello_ack(b, int(0.6 * S))
+    b.clock.at(int(0.7 * S), lambda: b.rx.extend(p.encode(p.Expect((9,), seq=2))))  # read every few ms
+    b.clock.at(1 * S, lambda: b.table.place(5, Tag(UID_A)))
+    b.clock.at(2 * S, lambda: b.table.place(9, Tag(UID_B)))
+    b.clock.at(2 * S + 15_000, lambda: b.table.remove(9, UID_B))  # slid across: read, but gone 15 ms later
+    b.run(3 * S)
+    assert b.readers[9].commands.get(0x93, 0) > 1  # it was read
+    arrivals = [(m.antenna, m.uid) for m in of(b, p.TagArrive) if not isinstance(m, p.TagLeave)]
+    assert arrivals == [(5, UID_A)]
+
+
+def test_expected_antennas_are_read_first_and_often() -> None:
+    b = board()
+    hello_ack(b, int(0.6 * S))
+    b.clock.at(int(0.7 * S), lambda: b.rx.extend(p.encode(p.Expect((7,), seq=2))))
+    b.run(2 * S)
+    reqa = [r.commands.get(0x26, 0) for r in b.readers]
+    others = sorted(reqa[:7] + reqa[8:])
+    assert reqa[7] > 3 * others[len(others) // 2]
+
+
+def test_replay_resends_missed_frames_with_their_own_numbers() -> None:
+    b = board()
+    b.clock.at(1 * S, lambda: b.table.place(3, Tag(UID_A)))
+    b.clock.at(int(1.5 * S), lambda: b.table.place(4, Tag(UID_B)))
+
+    def replay() -> None:
+        first = next(m for m in of(b, p.TagArrive)).seq
+        b.rx.extend(p.encode(p.Replay(first, seq=9)))
+
+    b.clock.at(2 * S, replay)
+    b.run(int(2.2 * S))
+    arrivals = [m for m in of(b, p.TagArrive) if not isinstance(m, p.TagLeave)]
+    assert [m.uid for m in arrivals] == [UID_A, UID_B, UID_A, UID_B]
+    assert arrivals[0].seq == arrivals[2].seq and arrivals[1].seq == arrivals[3].seq
+    acks = [m for m in of(b, p.Ack) if m.cmd_type == fw.T_REPLAY]
+    assert acks and acks[0].status == p.AckStatus.OK
