@@ -154,13 +154,14 @@ class TableFeed:
     game: str = "holdem"
     broadcast_delay: float | str = END_OF_HAND
     debounce: float | None = None  # as the daemon: the state follows each event's outputs this much later
+    table_kw: dict[str, Any] = field(default_factory=dict)  # chips: stakes, starting_stack, levels (Table's fields)
     service: TableService = field(init=False)
     link: MqttLink = field(init=False)
     publisher: Publisher = field(init=False)
 
     def __post_init__(self) -> None:
         self.topics = Topics("poker", self.table_id)
-        self.service = TableService(Table(size=self.size, game=self.game))
+        self.service = TableService(Table(size=self.size, game=self.game, **self.table_kw))
         self.link = MqttLink(MqttSettings(url=self.broker.url, username="controller", password=self.password,
                                           client_id=f"controller-{self.table_id}-{secrets.token_hex(3)}"),
                              availability_topic=self.topics.availability)

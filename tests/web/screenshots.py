@@ -24,22 +24,23 @@ if str(REPO) not in sys.path:
 
 from controller.app.webserver import WebServer  # noqa: E402
 from controller.rules.cards import Card  # noqa: E402
-from controller.rules.events import Deal, NewHand, SetButton  # noqa: E402
+from controller.rules.events import Act, BoardCards, Burn, Deal, NewHand, SetButton  # noqa: E402
 from tests.web_helpers import (  # noqa: E402
     WEB,
     TableFeed,
     browser_missing,
     launch_browser,
     new_passwords,
-    play_scenario,
     save_screenshot,
-    showdown_holdem,
     start_broker,
 )
 
 DOCS = REPO / "docs" / "screenshots"
 NAMES = ["Ann", "Bob", "Chen", "Dara", "Eli", "Fern", "Gus", "Hana", "Ivo", "Jo"]
 TIMEOUT_MS = 10000
+# A tournament table counting chips: blinds, starting stacks and a level clock.
+CHIPS = {"event": "tournament", "stakes": {"blinds": [100, 200]}, "starting_stack": 20_000,
+         "levels": [{"blinds": [100, 200], "minutes": 20}, {"blinds": [200, 400], "minutes": 20}]}
 
 
 def main() -> int:
@@ -55,7 +56,7 @@ def main() -> int:
     try:
         with launch_browser() as browser:
             # -- the dealer display, mid-deal
-            f = TableFeed(broker, passwords["controller"], "main", size=9)
+            f = TableFeed(broker, passwords["controller"], "main", size=9, table_kw=CHIPS)
             feeds.append(f)
             f.seat({1: "Ann", 2: "Bob", 4: "Chen", 5: "Dara", 7: "Eli", 8: "Fern"})
             f.submit(SetButton(2))
@@ -77,13 +78,14 @@ def main() -> int:
             page.close()
 
             # -- the action tracker, preflop, a seat to act
-            k = TableFeed(broker, passwords["controller"], "tracker", size=9)
+            k = TableFeed(broker, passwords["controller"], "tracker", size=9, table_kw=CHIPS)
             feeds.append(k)
             k.seat({1: "Ann", 3: "Bob", 4: "Chen", 6: "Dara"})
             k.submit(SetButton(1))
             k.submit(NewHand())
             for card in ("Ah", "7c", "Qd", "2s", "9h", "9c", "Kd", "Ks"):
                 k.submit(Deal(k.hand["next_seat"], Card.parse(card)))
+            k.submit(Act(k.hand["to_act"], "raise", amount=600))  # a raise to 600: pot, bets, last action
             tracker = browser.new_page()
             tracker.set_viewport_size({"width": 1024, "height": 768})
             tracker.goto(web.page_url("tracker", table="tracker", user="console", **{"pass": passwords["console"]}))
@@ -91,18 +93,29 @@ def main() -> int:
             save_screenshot(tracker, "tracker.png", DOCS / "tracker.png")
             tracker.close()
 
-            # -- the overlay at a showdown
-            hand = showdown_holdem()
-            o = TableFeed(broker, passwords["controller"], "booth", size=10, broadcast_delay=0.2)
+            # -- the overlay on the flop: stacks, bets, pot, the seat to act, the last action, equities
+            o = TableFeed(broker, passwords["controller"], "booth", size=9, broadcast_delay=0.2, table_kw=CHIPS)
             feeds.append(o)
-            o.seat(dict(zip(hand["seats"], NAMES, strict=False)))
+            o.seat({1: "Ann", 3: "Bob", 5: "Chen", 7: "Dara"})
+            o.submit(SetButton(7))
             overlay = browser.new_page()
             overlay.set_viewport_size({"width": 1920, "height": 1080})
             overlay.goto(web.page_url("overlay", table="booth"))
             overlay.wait_for_selector('body[data-conn="online"]', timeout=TIMEOUT_MS)
-            play_scenario(o, hand)
-            overlay.wait_for_selector('body[data-phase="done"]', timeout=TIMEOUT_MS)
-            overlay.wait_for_selector("#winner:not([hidden])", timeout=TIMEOUT_MS)
+            o.submit(NewHand())
+            for card in ("Ah", "Qs", "7c", "Td", "Kh", "Jc", "7d", "9s"):
+                o.submit(Deal(o.hand["next_seat"], Card.parse(card)))
+            raised = False
+            while o.hand["street"] == "preflop":  # a raise to 600, everyone calls
+                seat, owed = o.hand["to_act"], o.hand["chips"]["to_call"]
+                o.submit(Act(seat, "raise", amount=600) if not raised else Act(seat, "call" if owed else "check"))
+                raised = True
+            o.submit(Burn(Card.parse("2c")))
+            o.submit(BoardCards(tuple(Card.parse(c) for c in ("Ks", "8h", "7s"))))
+            o.submit(Act(o.hand["to_act"], "bet", amount=1200))
+            o.submit(Act(o.hand["to_act"], "fold"))
+            overlay.wait_for_function("() => document.querySelector('#last-action').textContent.includes('folds')",
+                                      timeout=TIMEOUT_MS)
             overlay.wait_for_function("() => [...document.querySelectorAll('.player[data-folded=\"false\"] .hand')]"
                                       ".every((e) => e.textContent.trim())", timeout=TIMEOUT_MS)  # the server's names
             overlay.add_style_tag(content="html { background: linear-gradient(160deg, #23313f, #0b1118) !important; }")

@@ -79,15 +79,21 @@ class Table:
 
     def state(self, payload: dict[str, Any], topic: str | None = None) -> None:
         payload = dict(payload, table_id=self.t.table_id)
+        validate("broadcast_state" if topic and topic.endswith("broadcast/state") else "state", payload)
         self.rec.c.publish(topic or self.t.state, json.dumps(payload), qos=1, retain=True).wait_for_publish(5)
 
     def publish(self, topic: str, payload: Any, retain: bool = False) -> None:
+        if not isinstance(payload, bytes):  # contract-shaped: it fits its schema
+            validate("broadcast_" + topic.rsplit("/", 1)[-1], payload)
         data = payload if isinstance(payload, bytes) else json.dumps(payload)
         self.rec.c.publish(topic, data, qos=1, retain=retain).wait_for_publish(5)
 
     def requests(self, name: str, n: int = 1) -> list[dict[str, Any]]:
         wait_until(lambda: len(self.rec.on(f"{self.t.root}/request/{name}")) >= n, 5, f"request/{name} x{n}")
-        return [json.loads(m.payload) for m in self.rec.on(f"{self.t.root}/request/{name}")]
+        bodies = [json.loads(m.payload) for m in self.rec.on(f"{self.t.root}/request/{name}")]
+        for body in bodies:  # every request a page sends fits the contract's schema
+            validate(f"request_{name}", body)
+        return bodies
 
     def answer(self, name: str, ok: bool, error: str | None = None) -> None:
         msg = self.rec.on(f"{self.t.root}/request/{name}")[-1]

@@ -51,7 +51,7 @@ def rig():
     passwords = {r: secrets.token_urlsafe(9) for r in ("controller", "display", "console", "overlay")}
     work = Path(tempfile.mkdtemp(prefix="tablectl-e2e-"))
     with Broker.start(users=passwords, acl_text=ACL, websockets_port=0, config_template=CONF) as broker:
-        settings = {"table": {"id": "e2e", "size": 6, "game": "holdem"},
+        settings = {"table": {"id": "e2e", "size": 6, "game": "holdem", "rules": "tda"},
                     "stakes": {"small_blind": 100, "big_blind": 200, "ante": 0},
                     "mqtt": {"url": f"mqtt://127.0.0.1:{broker.port}"},
                     "journal": {"path": str(work / "journal.sqlite")},
@@ -147,7 +147,7 @@ def test_a_hand_entered_on_the_tracker_shows_on_the_display_and_the_overlay(rig)
     tracker.wait_for_selector(".pad .pad-range[data-to-call]", timeout=TIMEOUT_MS)
 
     def act(quick: str, amount: str | None = None) -> None:
-        seat = daemon.service.engine.to_act if hasattr(daemon.service.engine, "to_act") else None
+        seat = daemon.service.public_state()["hand"]["to_act"]
         before = daemon.service.seq
         if amount is not None:
             for key in amount:
@@ -181,10 +181,13 @@ def test_a_hand_entered_on_the_tracker_shows_on_the_display_and_the_overlay(rig)
     assert "1,000" in overlay.inner_text("#last-action")
 
     # A silent push of 1,400 (1,000 + 400) facing the 1,000 bet, entered chip by chip on the display.
-    facing = daemon.service.engine.to_act if hasattr(daemon.service.engine, "to_act") else None
+    facing = daemon.service.public_state()["hand"]["to_act"]
     display.click("#btn-action")
     for chip in ("1000", "100", "100", "100", "100"):
         display.click(f'.put [data-chip="{chip}"]')
     display.click('.put [data-quick="put"]')
     display.wait_for_selector("#alert:not([hidden])", timeout=TIMEOUT_MS)
-    assert "TDA 42" in display.inner_text("#alert-citations"), (facing, display.inner_text("#alert"))
+    # TDA 42-A: 400 over the call is less than half the 1,000 raise a full raise needs: a call.
+    assert display.get_attribute("#alert", "data-reason") == "short_raise"
+    assert "TDA 42-A" in display.inner_text("#alert-citations").split(" \u00b7 "), display.inner_text("#alert")
+    assert f"seat {facing}" in display.inner_text("#alert-title").lower()
