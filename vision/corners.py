@@ -43,7 +43,7 @@ SUIT_AT = (PATCH_W / 2, 16.0 + PX)
 JUNK = "x"
 RANK_LABELS = RANK_CLASSES + JUNK
 SUIT_LABELS = SUIT_CLASSES + JUNK
-INDEX_VERSION = "i3"
+INDEX_VERSION = "i4"
 
 
 @dataclass(frozen=True)
@@ -206,8 +206,9 @@ def describe(m: Marks, pairs: np.ndarray, keep_patches: bool = False) -> Hypothe
                              borderMode=cv2.BORDER_REPLICATE)
         red = _redness(img, rm | sm)
         geo[-1] = red
-        rg = _glyph(rm)
-        sg = _glyph(sm)
+        ink = _ink(img, rm | sm)
+        rg = _glyph(rm, ink)
+        sg = _glyph(sm, ink)
         rfs.append(np.concatenate([glyph_features(rg, RANK_SIZE, rg.shape[1] / rg.shape[0]), 0.3 * geo]))
         sfs.append(np.concatenate([glyph_features(sg, SUIT_SIZE, sg.shape[1] / sg.shape[0]), 0.3 * geo]))
         origins.append(ca)
@@ -224,10 +225,25 @@ def describe(m: Marks, pairs: np.ndarray, keep_patches: bool = False) -> Hypothe
                       np.array(rfs, np.float32), np.array(sfs, np.float32), np.array(reds, np.float32), patches)
 
 
-def _glyph(mask: np.ndarray) -> np.ndarray:
+def _ink(img: np.ndarray, marks: np.ndarray) -> np.ndarray:
+    """How dark each pixel of an upright patch is against its paper (0 paper .. 1 ink): the
+    glyphs' grey edges carry their shape at sizes where a binary mask is only a blob."""
+    b, g, r = cv2.split(img)
+    v = cv2.min(cv2.min(b, g), r).astype(np.float32)
+    near = cv2.dilate(marks.astype(np.uint8), np.ones((5, 5), np.uint8)).astype(bool) & ~marks
+    paper = float(np.percentile(v[near], 75)) if near.any() else float(v.max())
+    dark = float(np.percentile(v[marks], 10)) if marks.any() else float(v.min())
+    return np.clip((paper - v) / max(paper - dark, 8.0), 0, 1)
+
+
+def _glyph(mask: np.ndarray, ink: np.ndarray | None = None) -> np.ndarray:
+    """The glyph's crop: its ink (within a pixel of its own mark: neighbours stay out), or its mask."""
     ys, xs = np.nonzero(mask)
-    g = mask[ys.min():ys.max() + 1, xs.min():xs.max() + 1].astype(np.float32)
-    return np.ascontiguousarray(g)
+    y0, y1, x0, x1 = ys.min(), ys.max() + 1, xs.min(), xs.max() + 1
+    if ink is None:
+        return np.ascontiguousarray(mask[y0:y1, x0:x1].astype(np.float32))
+    own = cv2.dilate(mask.astype(np.uint8), np.ones((3, 3), np.uint8))[y0:y1, x0:x1].astype(np.float32)
+    return np.ascontiguousarray(ink[y0:y1, x0:x1] * own)
 
 
 def _redness(img: np.ndarray, ink: np.ndarray) -> float:
