@@ -423,15 +423,17 @@ class IndexRead:
 
 
 COLOUR_MARGIN = 0.06
+DECK_BLEND = 0.5  # weight of the deck in play's examples in a read's confidence (geometric blend)
 
 
 class DeckExamples:
     """Labelled index examples of the deck in play (few-shot memory over the glyph features).
 
     A read's rank and suit are compared with the stored examples (cosine similarity of the
-    feature vectors, the best example per class); the similarities, as log-odds, are added
-    to the trained model's: the deck's own glyph shapes pull its indices towards the right
-    class.  Classes with no examples stay neutral.
+    feature vectors, the best example per class, a softmax over the classes): a read whose
+    rank and suit look like the deck's own examples of them gains confidence, one that looks
+    like another class loses it.  The read itself stays the trained model's, so a few
+    examples cannot pull a read to a wrong class.  Classes with no examples stay neutral.
     """
 
     def __init__(self, weight: float = 1.0, temperature: float = 0.05) -> None:
@@ -488,12 +490,9 @@ def read_indices(frame: np.ndarray, model: IndexModel, p: IndexParams = IndexPar
         return []
     pr, ps = model.probabilities(hyp)
     jr, js = RANK_LABELS.index(JUNK), SUIT_LABELS.index(JUNK)
-    if deck is not None and len(deck):
-        pr, ps = pr.copy(), ps.copy()
-        for P, j, odds in ((pr, jr, deck.rank_log_odds(hyp.rank_f)), (ps, js, deck.suit_log_odds(hyp.suit_f))):
-            z = np.log(P[:, :j] + 1e-9) + odds
-            q = np.exp(z - z.max(1, keepdims=True))
-            P[:, :j] = q / q.sum(1, keepdims=True) * (1 - P[:, j:j + 1])
+    qr = qs = None
+    if deck is not None and len(deck):  # the deck in play's own glyphs: how much they agree with each class
+        qr, qs = np.exp(deck.rank_log_odds(hyp.rank_f)), np.exp(deck.suit_log_odds(hyp.suit_f))
     ri = np.argmax(pr[:, :jr], 1)
     red = hyp.red - model.red_split
     out: list[IndexRead] = []
@@ -507,6 +506,10 @@ def read_indices(frame: np.ndarray, model: IndexModel, p: IndexParams = IndexPar
         colour = min(1.0, abs(float(red[k])) / COLOUR_MARGIN)
         conf = float(pr[k, ri[k]] * ps[k, sj] / max(float(ps[k, :js].sum()), 1e-6)) * p_index ** 0.5
         conf *= 0.5 + 0.5 * colour
+        if qr is not None and qs is not None:
+            # the read stays the trained model's; the deck's examples only vouch for it or doubt it
+            agree = float(qr[k, ri[k]] * qs[k, sj])
+            conf = conf ** (1 - DECK_BLEND) * agree ** DECK_BLEND
         if conf < min_conf:
             continue
         face = RANK_CLASSES[ri[k]] + SUIT_LABELS[sj]
