@@ -43,7 +43,7 @@ SUIT_AT = (PATCH_W / 2, 16.0 + PX)
 JUNK = "x"
 RANK_LABELS = RANK_CLASSES + JUNK
 SUIT_LABELS = SUIT_CLASSES + JUNK
-INDEX_VERSION = "i3"
+INDEX_VERSION = "i4"
 
 
 @dataclass(frozen=True)
@@ -206,8 +206,9 @@ def describe(m: Marks, pairs: np.ndarray, keep_patches: bool = False) -> Hypothe
                              borderMode=cv2.BORDER_REPLICATE)
         red = _redness(img, rm | sm)
         geo[-1] = red
-        rg = _glyph(rm)
-        sg = _glyph(sm)
+        ink = _ink(img, rm | sm)
+        rg = _glyph(rm, ink)
+        sg = _glyph(sm, ink)
         rfs.append(np.concatenate([glyph_features(rg, RANK_SIZE, rg.shape[1] / rg.shape[0]), 0.3 * geo]))
         sfs.append(np.concatenate([glyph_features(sg, SUIT_SIZE, sg.shape[1] / sg.shape[0]), 0.3 * geo]))
         origins.append(ca)
@@ -224,10 +225,25 @@ def describe(m: Marks, pairs: np.ndarray, keep_patches: bool = False) -> Hypothe
                       np.array(rfs, np.float32), np.array(sfs, np.float32), np.array(reds, np.float32), patches)
 
 
-def _glyph(mask: np.ndarray) -> np.ndarray:
+def _ink(img: np.ndarray, marks: np.ndarray) -> np.ndarray:
+    """How dark each pixel of an upright patch is against its paper (0 paper .. 1 ink): the
+    glyphs' grey edges carry their shape at sizes where a binary mask is only a blob."""
+    b, g, r = cv2.split(img)
+    v = cv2.min(cv2.min(b, g), r).astype(np.float32)
+    near = cv2.dilate(marks.astype(np.uint8), np.ones((5, 5), np.uint8)).astype(bool) & ~marks
+    paper = float(np.percentile(v[near], 75)) if near.any() else float(v.max())
+    dark = float(np.percentile(v[marks], 10)) if marks.any() else float(v.min())
+    return np.clip((paper - v) / max(paper - dark, 8.0), 0, 1)
+
+
+def _glyph(mask: np.ndarray, ink: np.ndarray | None = None) -> np.ndarray:
+    """The glyph's crop: its ink (within a pixel of its own mark: neighbours stay out), or its mask."""
     ys, xs = np.nonzero(mask)
-    g = mask[ys.min():ys.max() + 1, xs.min():xs.max() + 1].astype(np.float32)
-    return np.ascontiguousarray(g)
+    y0, y1, x0, x1 = ys.min(), ys.max() + 1, xs.min(), xs.max() + 1
+    if ink is None:
+        return np.ascontiguousarray(mask[y0:y1, x0:x1].astype(np.float32))
+    own = cv2.dilate(mask.astype(np.uint8), np.ones((3, 3), np.uint8))[y0:y1, x0:x1].astype(np.float32)
+    return np.ascontiguousarray(ink[y0:y1, x0:x1] * own)
 
 
 def _redness(img: np.ndarray, ink: np.ndarray) -> float:
@@ -407,15 +423,17 @@ class IndexRead:
 
 
 COLOUR_MARGIN = 0.06
+DECK_BLEND = 0.5  # weight of the deck in play's examples in a read's confidence (geometric blend)
 
 
 class DeckExamples:
     """Labelled index examples of the deck in play (few-shot memory over the glyph features).
 
     A read's rank and suit are compared with the stored examples (cosine similarity of the
-    feature vectors, the best example per class); the similarities, as log-odds, are added
-    to the trained model's: the deck's own glyph shapes pull its indices towards the right
-    class.  Classes with no examples stay neutral.
+    feature vectors, the best example per class, a softmax over the classes): a read whose
+    rank and suit look like the deck's own examples of them gains confidence, one that looks
+    like another class loses it.  The read itself stays the trained model's, so a few
+    examples cannot pull a read to a wrong class.  Classes with no examples stay neutral.
     """
 
     def __init__(self, weight: float = 1.0, temperature: float = 0.05) -> None:
@@ -472,12 +490,9 @@ def read_indices(frame: np.ndarray, model: IndexModel, p: IndexParams = IndexPar
         return []
     pr, ps = model.probabilities(hyp)
     jr, js = RANK_LABELS.index(JUNK), SUIT_LABELS.index(JUNK)
-    if deck is not None and len(deck):
-        pr, ps = pr.copy(), ps.copy()
-        for P, j, odds in ((pr, jr, deck.rank_log_odds(hyp.rank_f)), (ps, js, deck.suit_log_odds(hyp.suit_f))):
-            z = np.log(P[:, :j] + 1e-9) + odds
-            q = np.exp(z - z.max(1, keepdims=True))
-            P[:, :j] = q / q.sum(1, keepdims=True) * (1 - P[:, j:j + 1])
+    qr = qs = None
+    if deck is not None and len(deck):  # the deck in play's own glyphs: how much they agree with each class
+        qr, qs = np.exp(deck.rank_log_odds(hyp.rank_f)), np.exp(deck.suit_log_odds(hyp.suit_f))
     ri = np.argmax(pr[:, :jr], 1)
     red = hyp.red - model.red_split
     out: list[IndexRead] = []
@@ -491,6 +506,10 @@ def read_indices(frame: np.ndarray, model: IndexModel, p: IndexParams = IndexPar
         colour = min(1.0, abs(float(red[k])) / COLOUR_MARGIN)
         conf = float(pr[k, ri[k]] * ps[k, sj] / max(float(ps[k, :js].sum()), 1e-6)) * p_index ** 0.5
         conf *= 0.5 + 0.5 * colour
+        if qr is not None and qs is not None:
+            # the read stays the trained model's; the deck's examples only vouch for it or doubt it
+            agree = float(qr[k, ri[k]] * qs[k, sj])
+            conf = conf ** (1 - DECK_BLEND) * agree ** DECK_BLEND
         if conf < min_conf:
             continue
         face = RANK_CLASSES[ri[k]] + SUIT_LABELS[sj]

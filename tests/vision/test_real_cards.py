@@ -86,8 +86,9 @@ def test_real_photos_valid_and_test() -> None:
 
     res = run_real_bench(DATASET)
     assert res["cards"] == 389
-    assert res["right_rate"] >= 0.7, res
-    assert res["wrong_rate"] <= 0.02, res
+    # issue 16's targets (valid + test: the thresholds were chosen on train/ only)
+    assert res["right_rate"] >= 0.8, res
+    assert res["wrong_rate"] <= 0.01, res
 
 
 @needs_photos
