@@ -226,6 +226,9 @@ class BridgeLink:
         # device replays its ring to order a snapshot's arrivals; the ring's arrivals, in order.
         self._order_replay: tuple[int, float, list, set] | None = None
         self._ring_order: dict[tuple[int, str, bool], int] = {}
+        # Changes made while a snapshot's differences wait for that replay: the model already holds
+        # the snapshot, so they must follow its differences, or a leave could precede its arrival.
+        self._held: list[PresenceChange] = []
         self._expect_wanted: tuple[int, ...] = ()
         self._expect_sent: tuple[int, ...] | None = None
         self._expect_at = 0.0
@@ -414,6 +417,8 @@ class BridgeLink:
             self._unsynced_since = self._clock()
         self._state = "waiting_for_device"
         self._pending.clear()
+        if self._order_replay is not None:
+            self._order_replay_done(self._clock())  # its ACK will not come on a closed port
         self._schedule_reopen(self._clock(), reason)
 
     def _read(self) -> bytes | None:
@@ -721,6 +726,9 @@ class BridgeLink:
         _, _, ordered, unexplained = self._order_replay
         self._order_replay = None
         self._emit_reconciled(ordered, unexplained, self._ring_order, now)
+        held, self._held = self._held, []
+        for change in held:  # what happened after the snapshot, in the order the model saw it
+            self._emit(change)
 
     def _reconcile_order(
         self, gone: list[tuple[int, str]], new: list[tuple[int, str]], first: int
@@ -770,6 +778,12 @@ class BridgeLink:
         self._send(p.RequestInventory(), now)
 
     def _emit(self, change: PresenceChange) -> None:
+        if self._order_replay is not None:
+            # A snapshot's differences are not out yet (the ring is ordering its arrivals) but the
+            # model already includes them: this change comes after them, so it waits its turn.
+            self.counters["held_changes"] += 1
+            self._held.append(change)
+            return
         self.counters["changes"] += 1
         log.debug(
             "presence change",

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import os
 import random
+import select
 import threading
 import time
+import tty
 from collections.abc import Callable
 from dataclasses import replace
 
@@ -209,6 +212,64 @@ def test_bursts_under_heavy_faults_converge_without_phantoms() -> None:
     for antenna, uid, arrived in rec.triples():
         assert state.get((antenna, uid), False) != arrived, (antenna, uid, arrived)
         state[(antenna, uid)] = arrived
+
+
+class ScriptedDevice:
+    """The device end of a pty, played frame by frame by the test: nothing is timed."""
+
+    def __init__(self) -> None:
+        self.master, self._slave = os.openpty()
+        tty.setraw(self._slave)
+        self.url = os.ttyname(self._slave)
+        self._decoder = p.FrameDecoder()
+
+    def send(self, *msgs: p.Message) -> None:
+        os.write(self.master, b"".join(p.encode(m) for m in msgs))
+
+    def receive(self, kind: type[p.Message], timeout: float = 5.0) -> p.Message:
+        """The next host command of type ``kind`` (others are skipped)."""
+        deadline = time.monotonic() + timeout
+        while (left := deadline - time.monotonic()) > 0:
+            if select.select([self.master], [], [], left)[0]:
+                for msg in self._decoder.feed(os.read(self.master, 4096)):
+                    if isinstance(msg, kind):
+                        return msg
+        raise AssertionError(f"the host sent no {kind.__name__}")
+
+    def close(self) -> None:
+        os.close(self.master)
+        os.close(self._slave)
+
+
+def test_a_leave_during_a_snapshot_order_replay_follows_the_arrival() -> None:
+    """Regression (CI, heavy faults under load): a snapshot with several new cards holds its
+    arrivals back while the device replays its ring to order them.  A TAG_LEAVE for one of them
+    that arrived before the replay's ACK used to go out at once, before its own arrival: the
+    change stream said "left" for a card it never reported present."""
+    a, x = uid_of(1), uid_of(0)
+    slow = replace(FAST, ack_timeout=30.0, heartbeat_timeout=30.0, handshake_timeout=30.0,
+                   inventory_timeout=30.0)  # no timer may fire: the frames alone decide
+    boot = 0xB007
+    device = ScriptedDevice()
+    rec = Recorder()
+    try:
+        with BridgeLink(device.url, slow, on_change=rec) as link:
+            device.receive(p.HelloAck)  # "who are you?"
+            device.send(p.Hello((1, 1, 0), 12, boot, seq=0),  # a host starting with two cards down
+                        p.Inventory(boot, 0, 1, 1, ((3, bytes.fromhex(a)), (7, bytes.fromhex(x))), seq=1))
+            replay = device.receive(p.Replay)  # the link asks the ring in which order they came
+            device.send(p.TagLeave(7, bytes.fromhex(x), seq=2))  # one is picked up meanwhile
+            assert wait_for(lambda: link.health().counters["frames"] >= 3)
+            device.send(p.Ack(replay.seq, p.MessageType.REPLAY, p.AckStatus.NOT_READY, seq=3))
+            assert rec.wait_count(3)
+            assert wait_for(lambda: link.presence() == {3: frozenset({a})})
+            time.sleep(0.05)  # nothing more may appear
+    finally:
+        device.close()
+    triples = rec.triples()
+    assert sorted(triples[:2]) == [(3, a, True), (7, x, True)], triples
+    assert triples[2:] == [(7, x, False)], triples
+    assert [c.source for c in rec.changes] == ["inventory", "inventory", "event"]
 
 
 def test_text_script_drives_the_emulator() -> None:
