@@ -415,8 +415,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
         stats = run_console_demo(hands=args.hands, seed=args.seed, delay=args.delay, mistake_rate=args.mistakes)
     else:
         stats = run_table_demo(hands=args.hands, seed=args.seed, pace=args.pace, mistake_rate=args.mistakes,
-                               ws_port=args.ws_port, http_port=args.http_port, broadcast_delay=args.broadcast_delay)
-    return 0 if stats.caught == stats.mistakes else 1
+                               ws_port=args.ws_port, http_port=args.http_port, broadcast_delay=args.broadcast_delay,
+                               dead_tags=args.dead_tags)
+    return 0 if stats.ok else 1
 
 
 def _antenna_reads(link, antenna: int):
@@ -511,6 +512,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--http-port", type=int, default=8080,
                    help="the display page's port; the overlay's is the next one (0: any)")
     p.add_argument("--broadcast-delay", type=int, default=5, help="seconds before the overlay may show a hand")
+    p.add_argument("--dead-tags", type=float, default=0.1,
+                   help="share of board cards whose tag does not read (the camera fills them in)")
     p.add_argument("--console", action="store_true", help="terminal only: the engine without broker or pages")
     p.add_argument("--delay", type=float, default=0.15, help="--console: seconds between events")
     p.set_defaults(func=cmd_demo)

@@ -133,6 +133,8 @@ class _Track:
     faces: deque[str] = field(default_factory=lambda: deque(maxlen=8))  # recent frames, newest last
     crop: np.ndarray | None = None
     tag: Card | None = None
+    tag_at: float = 0.0  # when the tag was read
+    tentative: bool = False  # the tag was given before the camera could name the card
     sent: Card | None = None  # what the camera reported for it (CameraCard / exposure deal)
     resolved: bool = False
     mismatch: bool = False
@@ -207,25 +209,20 @@ class CameraFallback:
                     track.conf[card] = max(track.conf.get(card, 0.0), float(d.confidence))
                 if d.face == "up" and d.crop is not None:
                     track.crop = d.crop
-                out += self._check(track, now)
+            out += self._settle(zone, now)
         self._tracks = [t for t in self._tracks if now - t.last_seen <= self.lost_after]
         return out + self.poll(now)
 
     def tag_read(self, zone: Zone | str, card: Card, now: float | None = None) -> list[FallbackOutput]:
-        """A tag reported ``card`` in ``zone``."""
+        """A tag reported ``card`` in ``zone``.  The tag goes to the card the camera names the
+        same; failing that, for now, to a card the camera cannot name yet; failing that, it
+        waits (the camera may not have seen its card yet: see :meth:`poll`)."""
         now = self._clock() if now is None else now
         zone = Zone.parse(zone) if isinstance(zone, str) else zone
         if zone not in self.zones:
             return []
-        cands = [t for t in self._tracks if t.zone == zone and t.tag is None]
-        track = next((t for t in cands if self._identity(t) == card.face), None)
-        if track is None and cands:
-            track = min(cands, key=lambda t: t.first_seen)
-        if track is None:
-            self._pending.setdefault(zone, []).append((card, now))
-            return self.poll(now)
-        track.tag = card
-        return self._check(track, now) + self.poll(now)
+        self._pending.setdefault(zone, []).append((card, now))
+        return self._settle(zone, now) + self.poll(now)
 
     def note_events(self, events: Iterable[Any], now: float | None = None) -> list[FallbackOutput]:
         """Fusion outputs from RFID: each card's arrival becomes a ``tag_read``."""
@@ -245,19 +242,21 @@ class CameraFallback:
         return out
 
     def poll(self, now: float | None = None) -> list[FallbackOutput]:
-        """Time-outs: cards that waited ``tag_timeout`` for a tag in vain."""
+        """Time-outs.  A card that waited ``tag_timeout`` for a tag in vain is the camera's to
+        report (or unreadable, after twice that) -- unless a tag of its zone waits unplaced:
+        then the tag and the camera disagree about that card.  A tag that waited
+        ``tag_timeout`` for its card is placed on an untagged card the camera named otherwise
+        (a mismatch), or dropped when there is none (the camera does not see the card)."""
         now = self._clock() if now is None else now
-        for zone in list(self._pending):
-            self._pending[zone] = [(c, t) for c, t in self._pending[zone] if now - t <= self.tag_timeout]
-            if not self._pending[zone]:
-                del self._pending[zone]
         out: list[FallbackOutput] = []
         for t in self._tracks:
             if t.tag is not None or t.resolved or now - t.first_seen < self.tag_timeout:
                 continue
             ident = self._identity(t)
             face = self._face(t)
-            if ident is not None:
+            if ident is not None and self._pending.get(t.zone):
+                out += self._mismatch(t, self._take_oldest(t.zone), now)
+            elif ident is not None:
                 card = Card.parse(ident, self.deck)
                 t.resolved, t.sent = True, card
                 if face == "up" and self._down_zone(t.zone):
@@ -269,6 +268,19 @@ class CameraFallback:
             elif now - t.first_seen >= 2 * self.tag_timeout:
                 t.resolved = True
                 out.append(UnreadCard(t.zone, face or "up", now))
+        for zone in list(self._pending):
+            waiting = []
+            for card, at in self._pending[zone]:
+                if now - at <= self.tag_timeout:
+                    waiting.append((card, at))
+                    continue
+                named = [t for t in self._tracks if t.zone == zone and t.tag is None and self._identity(t)]
+                if named:
+                    out += self._mismatch(min(named, key=lambda t: t.first_seen), (card, at), now)
+            if waiting:
+                self._pending[zone] = waiting
+            else:
+                del self._pending[zone]
         return out
 
     def new_hand(self) -> None:
@@ -288,9 +300,6 @@ class CameraFallback:
     def _new_track(self, zone: Zone, center: tuple[float, float], now: float) -> _Track:
         t = _Track(self._next_id, zone, center, now, now)
         self._next_id += 1
-        pend = self._pending.get(zone)
-        if pend:
-            t.tag = pend.pop(0)[0]
         self._tracks.append(t)
         return t
 
@@ -312,11 +321,78 @@ class CameraFallback:
     def _down_zone(self, zone: Zone) -> bool:
         return zone.kind == "seat" and self.expect_face.get(zone) == "down"
 
+    def _settle(self, zone: Zone, now: float) -> list[FallbackOutput]:
+        """Place the zone's waiting tags on its cards, then check every card of the zone.
+
+        A zone can hold several cards (the board, a seat's hole cards, the muck), so which tag
+        belongs to which card is decided by the camera where it can name the card: a tag given
+        to a card before the camera named it is *tentative*, and goes back to wait when the
+        camera names that card otherwise (the tag's own card may simply not have been seen
+        yet: cards come down together, the camera lags the tags).  A disagreement is only
+        called when a tag and a named card have waited for each other in vain (:meth:`poll`).
+        """
+        tracks = [t for t in self._tracks if t.zone == zone]
+        pend = self._pending.setdefault(zone, [])
+        for t in tracks:  # tentative tags the camera now contradicts go back to wait
+            ident = self._identity(t)
+            if t.tag is not None and ident is not None:
+                if ident == t.tag.face:
+                    t.tentative = False
+                elif t.tentative:
+                    pend.append((t.tag, t.tag_at))
+                    t.tag, t.tentative = None, False
+        pend.sort(key=lambda p: p[1])
+        for t in tracks:  # named cards take the tag that names them, even from an unnamed card
+            ident = self._identity(t)
+            if t.tag is not None or ident is None:
+                continue
+            i = next((i for i, (c, _) in enumerate(pend) if c.face == ident), None)
+            if i is not None:
+                self._give(t, *pend.pop(i), tentative=False)
+                continue
+            holder = next((o for o in tracks if o.tentative and o.tag is not None and o.tag.face == ident), None)
+            if holder is not None:
+                assert holder.tag is not None
+                self._give(t, holder.tag, holder.tag_at, tentative=False)
+                holder.tag, holder.tentative = None, False
+        for t in sorted(tracks, key=lambda t: t.first_seen):  # the rest, oldest first, to unnamed cards
+            if not pend:
+                break
+            if t.tag is None and self._identity(t) is None:
+                self._give(t, *pend.pop(0), tentative=True)
+        if not pend:
+            del self._pending[zone]
+        out: list[FallbackOutput] = []
+        for t in tracks:
+            out += self._check(t, now)
+        return out
+
+    @staticmethod
+    def _give(t: _Track, card: Card, at: float, tentative: bool) -> None:
+        t.tag, t.tag_at, t.tentative = card, at, tentative
+
+    def _take_oldest(self, zone: Zone) -> tuple[Card, float]:
+        pend = self._pending[zone]
+        card_at = pend.pop(0)
+        if not pend:
+            del self._pending[zone]
+        return card_at
+
+    def _mismatch(self, t: _Track, card_at: tuple[Card, float], now: float) -> list[FallbackOutput]:
+        """The tag ``card_at`` and the card the camera names on ``t`` disagree: one alert."""
+        self._give(t, *card_at, tentative=False)
+        ident = self._identity(t)
+        assert t.tag is not None and ident is not None
+        t.mismatch = True
+        cam = Card.parse(ident, self.deck)
+        return [CameraMismatch(t.zone, t.tag, cam, t.conf.get(cam, 0.0), now)]
+
     def _check(self, t: _Track, now: float) -> list[FallbackOutput]:
         out: list[FallbackOutput] = []
         ident = self._identity(t)
         known = t.tag or t.sent
-        if t.tag is not None and ident is not None and ident != t.tag.face and not t.mismatch:
+        if (t.tag is not None and ident is not None and ident != t.tag.face and not t.tentative
+                and not t.mismatch):  # a firm tag whose card the camera now names otherwise
             t.mismatch = True
             cam = Card.parse(ident, self.deck)
             out.append(CameraMismatch(t.zone, t.tag, cam, t.conf.get(cam, 0.0), now))

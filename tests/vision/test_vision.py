@@ -197,7 +197,12 @@ def test_rfid_and_camera_disagree_raise_an_alert() -> None:
     fb.observe({BOARD: [det("Kd", BOARD)]})
     clock.advance(0.1)
     fb.observe({BOARD: [det("Kd", BOARD)]})
-    (alert,) = fb.tag_read(BOARD, Card.parse("Qs@B"))
+    assert fb.tag_read(BOARD, Card.parse("Qs@B")) == []  # the Qs may not be in the camera's view yet
+    clock.advance(1.0)
+    fb.observe({BOARD: [det("Kd", BOARD)]})
+    assert fb.poll() == []
+    clock.advance(0.5)  # the tag and the Kd waited for each other in vain
+    (alert,) = fb.poll()
     assert isinstance(alert, CameraMismatch) and alert.rfid == Card.parse("Qs@B") and alert.camera.face == "Kd"
     assert alert.to_dict()["kind"] == "camera_mismatch"
     clock.advance(0.1)
@@ -350,3 +355,37 @@ def test_capture_reference_from_a_camera() -> None:
     report = capture_reference(grab, store, cards, prompt=shown.append, shots=2)
     assert report == {"captured": {"Ah": 2, "7d": 2, "Qs": 2}, "missing": []}
     assert store.counts() == {"7d": 2, "Ah": 2, "Qs": 2}
+
+
+def test_a_tag_waits_for_its_own_card_on_a_board_with_a_dead_tag() -> None:
+    """The flop comes down together: the dead-tag card is named first, the tag of another card
+    arrives before the camera sees that card.  No disagreement; the dead one is the camera's."""
+    clock = Clock()
+    fb = CameraFallback([BOARD], clock=clock)
+    fb.observe({BOARD: [det(None, BOARD, x=300)]})  # the 8d (dead tag), not yet named
+    assert fb.tag_read(BOARD, C("4c")) == []  # tentatively on the only card the camera sees
+    clock.advance(0.1)
+    assert fb.observe({BOARD: [det("8d", BOARD, x=300), det(None, BOARD, x=600)]}) == []
+    clock.advance(0.1)
+    assert fb.observe({BOARD: [det("8d", BOARD, x=300), det("4c", BOARD, x=600)]}) == []
+    clock.advance(0.1)
+    assert fb.observe({BOARD: [det("8d", BOARD, x=300), det("4c", BOARD, x=600)]}) == []
+    clock.advance(2)
+    (only,) = fb.poll()
+    assert isinstance(only, CameraCard) and only.card == C("8d")
+
+
+def test_hole_cards_swap_tentative_tags_when_the_camera_names_one() -> None:
+    """Two face-down cards get the seat's two tags in turn; when one is turned up and named, the
+    tags follow the names, and nothing is alerted."""
+    clock = Clock()
+    fb = CameraFallback([SEAT1], clock=clock)
+    fb.observe({SEAT1: [det(None, face="down", x=200), det(None, face="down", x=500)]})
+    fb.tag_read(SEAT1, C("Ts"))
+    fb.tag_read(SEAT1, C("9h"))
+    for _ in range(3):
+        clock.advance(0.1)
+        assert fb.observe({SEAT1: [det("9h", x=200), det(None, face="down", x=500)]}) == []
+    clock.advance(5)
+    assert fb.poll() == []
+    assert sorted((t.tag.face, t.tentative) for t in fb._tracks if t.tag) == [("9h", False), ("Ts", True)]
