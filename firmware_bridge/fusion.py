@@ -35,7 +35,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from controller.geometry import Slot, Zone
+from controller.geometry import MAX_SLOTS, Slot, Zone
 from controller.rules.cards import Card
 from controller.rules.decks import DeckRegistry
 from controller.rules.events import BoardCards, Burn, Deal, Event, Muck, Stub
@@ -269,8 +269,9 @@ class RfidPipeline:
             zone_map = self.zones.zone_map
             out: list[int | None] = []
             seat = engine.next_seat
-            if seat is not None:
-                out.append(zone_map.antenna_of(Slot(Zone("seat", seat), len(engine.hands.get(seat, ())))))
+            held = len(engine.hands.get(seat, ())) if seat is not None else 0
+            if seat is not None and held < MAX_SLOTS["seat"]:  # a draw's replacements can outnumber the slots
+                out.append(zone_map.antenna_of(Slot(Zone("seat", seat), held)))
             if str(getattr(engine.phase, "value", engine.phase)) == "board":
                 out.append(zone_map.antenna_of(Slot(Zone("burn"), 0)))
                 have = len(engine.board)

@@ -255,6 +255,22 @@ def run_table_demo(hands: int = 0, seed: int | None = None, pace: float = 0.4, m
                         return
                     time.sleep(0.05)
 
+            kind_of = {a: s.zone.kind for a, s in layout.zone_map.antennas.items()}
+
+            def camera_caught_up(timeout: float) -> None:
+                """Before the next street's burn: wait until the board cards whose tags are dead
+                reached the engine through the camera (in a run-out with no betting between
+                streets, the dealer still waits while the display says a board card is missing)."""
+                deadline = time.monotonic() + timeout
+                while time.monotonic() < deadline:
+                    engine = daemon.service.engine if daemon.service else None
+                    if engine is None or engine.over:
+                        return
+                    have = {c.face for c in engine.board}
+                    if all(card.face in have for card in dead.values()):
+                        return
+                    time.sleep(0.05)
+
             n = 0
             seated: set[int] = set()
             while hands == 0 or n < hands:
@@ -293,6 +309,8 @@ def run_table_demo(hands: int = 0, seed: int | None = None, pace: float = 0.4, m
                 for action in plan.actions:
                     time.sleep(pace)
                     if isinstance(action, Movement):
+                        if any(kind_of.get(a) == "burn" for a, _ in action.places):
+                            camera_caught_up(timeout=5.0)
                         for antenna, uid in action.removes:
                             emulator.remove(antenna, uid)
                             dead.pop(antenna, None)

@@ -430,6 +430,11 @@ class HandEngine:
             self._advance()  # nobody left to bet against: the cards come without betting
         elif not need:
             self._advance()
+        elif len(need) == 1 and self.chips is not None and self._chips_matched(next(iter(need))):
+            # The forced bets put every other player all in and the last one has already put in as
+            # much: no decision is left to him (a short blind plays for what it is, RRoP s15
+            # Tournaments 19; PokerKit agrees), so the cards come without betting.
+            self._advance()
 
     def _boards(self) -> dict[int, list[Card]]:
         """Each live seat's upcards, with a stud common card (RRoP s8 15: it plays in every hand)."""

@@ -338,7 +338,7 @@ class TurnModel:
         if kind == "pre" and t.big_blind is not None:
             self.level = 1
             self.matched = {straddle or t.big_blind: 1}
-        if len(eligible) < 2:
+        if len(eligible) < 2 and not self._owes_alone(eligible):
             return False
         self.pending = set(eligible)
         first: int | None
@@ -370,6 +370,15 @@ class TurnModel:
             first = _clockwise_after(t.button, eligible, t.table_size)  # type: ignore[arg-type]
         self.to_act = first
         return True
+
+    def _owes_alone(self, eligible: set[int]) -> bool:
+        """The one player who can still bet faces more than he has in (a blind put all in by the
+        forced bets, for one): he must still call or fold -- the posted big blind is the round's
+        opening bet (TDA 38-B), and the engine and PokerKit both wait for his action."""
+        if len(eligible) != 1 or self.chips is None:
+            return False
+        (seat,) = eligible
+        return seat in self.chips.bets and self.chips.bets[seat] < self.chips.top
 
     def _start_draw(self) -> None:
         self.draw_order = self.table.deal_order(self.active)
@@ -566,7 +575,10 @@ class TurnModel:
         if len(eligible) == 1:
             # Everyone else is all in: a player with nothing to call has no decision left.
             (last,) = eligible
-            if self.matched.get(last, 0) >= self.level:
+            if self.chips is not None and last in self.chips.bets:
+                if self.chips.bets[last] >= self.chips.top:  # what the engine counts: the chips
+                    self.pending.discard(last)
+            elif self.matched.get(last, 0) >= self.level:
                 self.pending.discard(last)
         if len(self.active) <= 1:
             self.over = True

@@ -236,3 +236,19 @@ def test_a_card_slid_to_another_seat_is_no_new_deal() -> None:
     assert f.feed(zc("0400", "muck")) == [Muck(Card.parse("Ah"), source="rfid")]  # folded into the muck
     f.new_hand()
     assert f.feed(zc("0400", "seat:3")) == [Deal(seat=3, card=Card.parse("Ah"), face=None, source="rfid")]
+
+
+def test_expected_antennas_is_a_hint_even_past_the_seat_slots() -> None:
+    """A draw game's replacements can give a seat more cards than it has slots: the hint then
+    leaves the seat out instead of raising (it once failed the pipeline's poll on every tick)."""
+    from types import SimpleNamespace
+
+    from controller.geometry import MAX_SLOTS
+
+    zone_map = ZoneMap.standard(seats=2, hole_slots=MAX_SLOTS["seat"])
+    pipe = RfidPipeline(ZoneTracker(zone_map), Fusion(DeckRegistry([])), lambda item: None)
+    engine = SimpleNamespace(over=False, next_seat=1, hands={1: [object()] * (MAX_SLOTS["seat"] + 1)},
+                             phase="bet", board=[])
+    assert pipe.expected_antennas(engine) == ()
+    engine.hands = {1: [object()]}
+    assert pipe.expected_antennas(engine) == (zone_map.antenna_of(Slot(Zone("seat", 1), 1)),)
