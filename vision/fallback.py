@@ -13,8 +13,9 @@ Outputs:
 =====================  ==============================================================
 :class:`CameraCard`     a card lay in a zone for ``tag_timeout`` with no tag read and the
                         camera read it: call ``Fusion.camera_identified(zone, card)``
-:class:`CameraMismatch` RFID and camera disagree about one card: alert (a mis-enrolled
-                        tag, or a card of another deck whose tag reads as ours)
+:class:`CameraMismatch` RFID and camera disagree about one card (a tag and a card the camera
+                        names otherwise waited ``tag_timeout`` for each other in vain): alert
+                        (a mis-enrolled tag, or a card of another deck whose tag reads as ours)
 :class:`ExposedCard`    a face-up card where a face-down one belongs: ``to_event()`` gives
                         ``Expose(seat, card)`` (the card was dealt) or ``Deal(face="up")``
 :class:`UnreadCard`     a card lay in a zone with no tag read and the camera cannot read it

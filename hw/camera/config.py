@@ -11,7 +11,8 @@ class CameraSection(Section):
     enabled: StrictBool = False
     device: str = "0"  # camera index or /dev/videoN
     fps: float = Field(8.0, gt=0, le=60)
-    tag_timeout: float = Field(1.5, gt=0, le=30, description="seconds a card may wait for its tag")
+    tag_timeout: float = Field(1.5, gt=0, le=30,
+                               description="seconds a card may wait for its tag (and a tag for its card)")
     # Regions of interest: slot name ("board/0", "seat:3") -> [x, y, w, h] in the frame; empty:
     # the synthetic camera's layout (board slots, seats 1 and 2).
     rois: dict[str, list[int]] = Field(default_factory=dict)
