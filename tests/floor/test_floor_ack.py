@@ -1,0 +1,115 @@
+"""The end-to-end acknowledgement's two halves without servers: the floor's reports of what its
+store holds (:class:`StoredTracker`, on a real SQLite store) and the table's :class:`Resender`."""
+
+from __future__ import annotations
+
+import json
+
+from controller.floor.sim import TableScript
+from controller.floor.sources import Ingestor
+from controller.floor.store import Store
+from controller.floor.stored import StoredTracker
+from controller.mqtt.resend import StoredReport
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class Capture:
+    def __init__(self) -> None:
+        self.msgs: list[tuple[str, bytes]] = []
+
+    def publish(self, topic, payload, **kw) -> None:
+        data = json.dumps(payload, separators=(",", ":")).encode() if isinstance(payload, dict) else (payload or b"")
+        self.msgs.append((topic, data))
+
+
+def session(hands: int = 6, seed: int = 4) -> list[tuple[str, bytes]]:
+    cap = Capture()
+    script = TableScript("t1", cap, seed=seed, mistakes=0.3)
+    for _ in range(hands):
+        for event in script.steps():
+            script.submit(event)
+    return [m for m in cap.msgs if "/event/" in m[0]]
+
+
+def table_and_floor(grace: float = 5.0):
+    from controller.mqtt.resend import Resender
+
+    clock = Clock()
+    sent: list[tuple[str, bytes]] = []
+    resender = Resender(lambda t, d: sent.append((t, d)), grace=grace, clock=clock)
+    store = Store.open(":memory:")
+    tracker = StoredTracker(store, every=0, heartbeat=0, clock=clock)
+    return clock, sent, resender, Ingestor(store, stored=tracker), tracker
+
+
+def test_a_message_lost_in_the_middle_is_resent_once_and_then_confirmed() -> None:
+    clock, sent, resender, floor, tracker = table_and_floor()
+    msgs = session()
+    lost = msgs[len(msgs) // 2]
+    for m in msgs:
+        resender.record(*m)
+    floor.handle([m for m in msgs if m is not lost])
+    (report,) = tracker.due()
+    assert resender.on_report(report.payload(), "t1") == 0, "nothing is resent inside the grace period"
+    clock.now += 6
+    assert resender.on_report(report.payload(), "t1") >= 1
+    assert lost in sent and len({json.loads(d)["seq"] for _, d in sent}) <= 16, "at most its chunk is resent"
+    floor.handle(sent)
+    (report,) = tracker.due()
+    clock.now += 100
+    sent.clear()
+    assert resender.on_report(report.payload(), "t1") == 0 and not sent
+    rows = floor.store.query("SELECT COUNT(*) AS n FROM events")[0]["n"]
+    assert rows == len({(json.loads(d)["seq"], t) for t, d in msgs}), "every event once"
+
+
+def test_a_lost_last_message_is_resent_only_once_the_floor_is_caught_up() -> None:
+    clock, sent, resender, floor, tracker = table_and_floor()
+    msgs = session(hands=2)
+    for m in msgs:
+        resender.record(*m)
+    top = max(json.loads(d)["seq"] for _, d in msgs)
+    lost = [m for m in msgs if json.loads(m[1])["seq"] == top]  # the last move's events
+    floor.handle([m for m in msgs if m not in lost])
+    clock.now += 6
+    assert resender.on_report(tracker.due(pending=5)[0].payload(), "t1") == 0, "the floor may not have read it yet"
+    assert resender.on_report(tracker.due(pending=0)[0].payload(), "t1") == len(lost) and sent == lost
+    # Sent again only after a doubling back-off, however often the floor reports.
+    assert resender.on_report(tracker.due(pending=0)[0].payload(), "t1") == 0
+    clock.now += 11
+    assert resender.on_report(tracker.due(pending=0)[0].payload(), "t1") == len(lost)
+
+
+def test_a_restarted_floor_reports_what_its_store_held_and_reports_are_checked() -> None:
+    clock, sent, resender, floor, _ = table_and_floor()
+    msgs = session(hands=3)
+    floor.handle(msgs)
+    again = StoredTracker(floor.store, every=0, heartbeat=0, clock=clock)
+    again.load_known()
+    (report,) = again.due()
+    top = max(json.loads(d)["seq"] for _, d in msgs)
+    assert report.through == top and sum(report.counts) == len(msgs)
+    for m in msgs:
+        resender.record(*m)
+    clock.now += 60
+    assert resender.on_report(report.payload(), "t1") == 0
+    assert resender.on_report(report.payload(), "t2") == 0, "another table's report is ignored"
+    for bad in (b"", b"[]", b'{"table_id": "t1"}', json.dumps({"table_id": "t1", "through": 9, "from": 0,
+                                                                 "counts": [1, 2]}).encode()):
+        assert StoredReport.parse(bad) is None
+
+
+def test_without_a_floor_nothing_is_resent_and_what_is_kept_is_bounded() -> None:
+    clock, sent, resender, _, _ = table_and_floor()
+    resender.limit = 50
+    for m in session(hands=4):
+        resender.record(*m)
+    clock.now += 1000
+    assert resender.unconfirmed <= 50 + 2 and not sent
