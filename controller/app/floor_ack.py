@@ -56,7 +56,7 @@ class FloorAck:
 
         s = self.settings
         client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2,
-                             client_id=f"{s.client_id or 'ctl'}-floor-ack-{secrets.token_hex(3)}",
+                             client_id=f"floor-ack-{self.table_id}-{secrets.token_hex(3)}",
                              protocol=mqtt.MQTTv311)
         if s.username:
             client.username_pw_set(s.username, s.password)

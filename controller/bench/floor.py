@@ -11,8 +11,9 @@ restarted) and the floor service is ``kill -9``-ed and restarted.
 Reports: hands and events per second ingested (steady and while catching up after the floor's
 restart), table-to-floor-page alert latency (the alert's timestamp at the table to the moment the
 page in Chromium receives it) p50/p99, the memory of the cluster, the floor service, PostgreSQL and
-the simulated tables, what reaches the room per table (messages/s, bytes/s) and the storage per
-hand, and what the node kill and the floor restart cost: hands/events lost or doubled (must be 0).
+the simulated tables, what reaches the room per table (messages/s, bytes/s; apart, the floor's
+``floor.stored`` reports back to it) and the storage per hand, and what the node kill and the floor
+restart cost: hands/events lost or doubled (must be 0) and how many events the tables resent.
 All figures are measured on simulated tables (the daemon's publishing path, dealer_sim's hands).
 """
 
@@ -57,11 +58,14 @@ def _pg_rss_kb(pg: Postgres) -> int:
 
 
 class RoomTap:
-    """A core NATS subscription to everything the tables send the room: messages and bytes per table."""
+    """A core NATS subscription to everything the tables send the room: messages and bytes per table;
+    apart, the floor's ``floor.stored`` reports back to the tables."""
 
     def __init__(self, cluster: NatsCluster) -> None:
         self.msgs: dict[str, int] = defaultdict(int)
         self.bytes: dict[str, int] = defaultdict(int)
+        self.reports = 0
+        self.report_bytes = 0
         self._stop = threading.Event()
         self.stream: dict[str, Any] = {}
         self.cluster = cluster
@@ -76,6 +80,10 @@ class RoomTap:
         nc = await connect_nats(self._settings(), name="bench-tap")
 
         async def cb(m: Any) -> None:
+            if m.subject.endswith(".floor.stored"):
+                self.reports += 1
+                self.report_bytes += len(m.data) + len(m.subject)
+                return
             table = m.subject.split(".")[1]
             self.msgs[table] += 1
             self.bytes[table] += len(m.data) + len(m.subject)
@@ -225,14 +233,19 @@ def run_bench(tables: int = 50, full: int = 3, pace: float = 1.5, gap: float = 5
                     totals[k] += v
                 elif v:
                     result.setdefault("missing_sample", {})[r.table_id] = v
+        # Resent: events a table sent again because the floor's report lacked them (lost with the
+        # node, or only late); the store's idempotence keeps the copies out.
+        resent = sum((r.ack.resender if isinstance(r, BridgedTable) else r.link.resender).resent for r in rigs)
         result["node_kill_and_floor_restart"] = dict(totals, lost=totals["missing"],
-                                                     doubled=totals["doubled"] + totals["extra"])
+                                                     doubled=totals["doubled"] + totals["extra"], resent=resent)
         run_s = timeline["stop"] - t0
         hands = totals["hands_published"]
         db_bytes = int(floor_rows(pg.url, "SELECT pg_database_size(current_database()) AS n")[0]["n"])
         result["per_table"] = {
             "messages_per_s": round(sum(room.msgs.values()) / tables / run_s, 2),
             "bytes_per_s": round(sum(room.bytes.values()) / tables / run_s, 1),
+            "floor_reports_per_s": round(room.reports / tables / run_s, 2),
+            "floor_report_bytes_per_s": round(room.report_bytes / tables / run_s, 1),
             "hands_per_hour": round(hands / tables / run_s * 3600, 1),
             "events_per_hand": round(totals["published"] / max(1, hands), 1),
             "room_bytes_per_hand": round(sum(room.bytes.values()) / max(1, hands)),

@@ -11,8 +11,9 @@ daemon publishes; where it goes depends on the link:
 * a lightweight table (:class:`RoomLink`): straight to a NATS node's MQTT listener with the
   table's credentials, only the topics the bridge would forward (:data:`BRIDGED`), QoS 1 in a
   persistent session, failing over to the next node when one is lost; it reads the floor's
-  ``floor/stored`` reports itself and resends what the floor lacks
-  (:class:`~controller.mqtt.resend.Resender`), as a full table's :class:`~controller.app.floor_ack.FloorAck` does.
+  ``floor/stored`` reports itself and resends what the floor lacks of the events the room
+  acknowledged (:class:`~controller.mqtt.resend.Resender`), as a full table's
+  :class:`~controller.app.floor_ack.FloorAck` does.
 """
 
 from __future__ import annotations
@@ -121,6 +122,8 @@ class RoomLink:
         self.table_id = table_id
         self.prefix = f"{base}/{table_id}/"
         self.resender = Resender(self._resend, grace=grace)
+        self._unacked: dict[int, tuple[str, bytes | str]] = {}
+        self._lock = threading.Lock()
         self.addresses = list(addresses)
         self._i = 0
         self.connected = threading.Event()
@@ -153,8 +156,12 @@ class RoomLink:
         self.client.publish(topic, data, qos=1)
         self.published += 1
 
-    def _on_publish(self, *args: Any) -> None:
+    def _on_publish(self, client: Any, userdata: Any, mid: int, *args: Any) -> None:
         self.acked += 1
+        with self._lock:
+            msg = self._unacked.pop(mid, None)
+        if msg is not None:
+            self.resender.record(*msg)
 
     def _on_disconnect(self, client: Any, userdata: Any, flags: Any, rc: Any, properties: Any = None) -> None:
         self.connected.clear()
@@ -169,9 +176,11 @@ class RoomLink:
             return
         if isinstance(payload, dict):
             payload = json.dumps(payload, separators=(",", ":"))
-        self.client.publish(topic, payload or b"", qos=1, retain=retain)
+        info = self.client.publish(topic, payload or b"", qos=1, retain=retain)
         self.published += 1
-        self.resender.record(topic, payload or b"")
+        if "/event/" in topic:
+            with self._lock:  # kept once the room acknowledged it: only then can the room lose it
+                self._unacked[info.mid] = (topic, payload or b"")
 
     def online(self) -> None:
         self.client.publish(self.prefix + "availability", "online", qos=1, retain=True)

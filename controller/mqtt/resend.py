@@ -8,11 +8,12 @@ resend of something it had after all changes nothing.
 
 The report (:class:`StoredReport`, JSON)::
 
-    {"schema": 1, "table_id": "t1", "ts": 1700000000.0, "through": 1234, "from": 210,
+    {"schema": 1, "table_id": "t1", "ts": 1700000000.0, "through": 1234, "last": 2, "from": 210,
      "chunk": 16, "counts": [16, 19, ...], "pending": 0}
 
-* ``through``: the highest sequence the floor holds an event of; ``from``: where its window
-  starts (sequences ``<= from`` are outside the report);
+* ``through``: the highest sequence the floor holds an event of, and ``last`` how many events it
+  holds at that sequence (the rest of that sequence's events may simply not be read yet);
+  ``from``: where its window starts (sequences ``<= from`` are outside the report);
 * ``counts[i]``: how many distinct events (kind, and the alert id of a ruling) the floor holds
   with a sequence in ``from + 1 + i*chunk .. from + (i+1)*chunk``: one sequence can carry several
   events (an action and the street it closes), so a count, not a set of sequences;
@@ -22,8 +23,11 @@ The report (:class:`StoredReport`, JSON)::
 :class:`Resender` is the table's side: it keeps the event messages the table published (topic,
 payload, when), compares them with each report, and resends, through the ``send`` callable it is
 given, those the floor lacks once they are older than ``grace`` seconds (each again only after a
-doubling back-off).  It does nothing until a report arrives: a table without a room (or whose floor
-is down) resends nothing.
+doubling back-off).  A message above the floor's newest sequence waits, besides, until the floor is
+caught up (``pending`` 0) and has stored nothing newer of this table for ``grace`` seconds: while
+that sequence still moves, the table's own queue (a bridge flushing what it held during a
+reconnection) is still draining, and a resend would only repeat what is on its way.  It does
+nothing until a report arrives: a table without a room (or whose floor is down) resends nothing.
 """
 
 from __future__ import annotations
@@ -65,6 +69,7 @@ class StoredReport:
     through: int
     start: int  # "from": the window covers start+1 .. through
     counts: tuple[int, ...]
+    last: int = 0
     pending: int = 0
     ts: float = 0.0
     chunk: int = CHUNK
@@ -79,11 +84,12 @@ class StoredReport:
         for seq, n in held.items():
             if seq > start:
                 counts[(seq - start - 1) // chunk] += n
-        return cls(table_id, through, start, tuple(counts), pending, time.time() if ts is None else ts, chunk)
+        return cls(table_id, through, start, tuple(counts), held.get(through, 0), pending,
+                   time.time() if ts is None else ts, chunk)
 
     def payload(self) -> bytes:
         return json.dumps({"schema": 1, "table_id": self.table_id, "ts": round(self.ts, 3), "through": self.through,
-                           "from": self.start, "chunk": self.chunk, "counts": list(self.counts),
+                           "last": self.last, "from": self.start, "chunk": self.chunk, "counts": list(self.counts),
                            "pending": self.pending}, separators=(",", ":")).encode()
 
     @classmethod
@@ -92,7 +98,8 @@ class StoredReport:
         try:
             p = json.loads(data)
             report = cls(str(p["table_id"]), int(p["through"]), int(p["from"]),
-                         tuple(int(n) for n in p["counts"]), int(p.get("pending", 0)), float(p.get("ts", 0)),
+                         tuple(int(n) for n in p["counts"]), int(p.get("last", 0)), int(p.get("pending", 0)),
+                         float(p.get("ts", 0)),
                          int(p.get("chunk", CHUNK)))
         except (ValueError, TypeError, KeyError, UnicodeDecodeError):
             return None
@@ -128,6 +135,8 @@ class Resender:
     clock: Callable[[], float] = time.monotonic
     resent: int = 0
     reports: int = 0
+    _through: int = -1
+    _through_since: float = 0.0
     _by_seq: dict[int, dict[tuple[str, str], _Sent]] = field(default_factory=dict)
     _order: deque[int] = field(default_factory=deque)
     _count: int = 0
@@ -174,11 +183,19 @@ class Resender:
         out: list[_Sent] = []
         with self._lock:
             self.reports += 1
+            if report.through != self._through:
+                self._through, self._through_since = report.through, now
+            # Above what the floor holds: resent only once it is caught up and this table's newest
+            # stored sequence has stood still for the grace period (nothing more is on its way).
+            tail_due = not report.pending and now - self._through_since >= self.grace
             mine: dict[int, int] = {}
             for seq, slot in self._by_seq.items():
                 i = report.chunk_of(seq)
-                if i is not None:
+                if i is not None and seq != report.through:
                     mine[i] = mine.get(i, 0) + len(slot)
+            counts = list(report.counts)
+            if counts:
+                counts[-1] -= report.last  # the floor's newest sequence is judged on its own
             keep: deque[int] = deque()
             for seq in self._order:
                 slot = self._by_seq[seq]
@@ -190,12 +207,17 @@ class Resender:
                     self._count -= len(slot)
                     continue
                 keep.append(seq)
-                if i is not None and report.counts[i] >= mine.get(i, 0):
+                if seq == report.through:
+                    # The floor may have read only part of its newest sequence so far: judged like the tail.
+                    confirmed, i = report.last >= len(slot), None
+                else:
+                    confirmed = i is not None and counts[i] >= mine.get(i, 0)
+                if confirmed:
                     for s in slot.values():
                         s.tries = -1  # confirmed (kept for the counts while its chunk is in the window)
                     continue
-                if i is None and report.pending:
-                    continue  # above what the floor holds, and the floor is still reading: wait
+                if i is None and not tail_due:
+                    continue  # above what the floor holds, and more may be on its way: wait
                 out.extend(s for s in slot.values() if s.tries >= 0 and self._due(s, now))
             self._order = keep
             for s in out:

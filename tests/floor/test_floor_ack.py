@@ -70,7 +70,7 @@ def test_a_message_lost_in_the_middle_is_resent_once_and_then_confirmed() -> Non
     assert rows == len({(json.loads(d)["seq"], t) for t, d in msgs}), "every event once"
 
 
-def test_a_lost_last_message_is_resent_only_once_the_floor_is_caught_up() -> None:
+def test_a_lost_last_message_is_resent_once_the_floor_is_caught_up_and_has_stood_still() -> None:
     clock, sent, resender, floor, tracker = table_and_floor()
     msgs = session(hands=2)
     for m in msgs:
@@ -80,6 +80,8 @@ def test_a_lost_last_message_is_resent_only_once_the_floor_is_caught_up() -> Non
     floor.handle([m for m in msgs if m not in lost])
     clock.now += 6
     assert resender.on_report(tracker.due(pending=5)[0].payload(), "t1") == 0, "the floor may not have read it yet"
+    assert resender.on_report(tracker.due(pending=0)[0].payload(), "t1") == 0, "the floor's newest just moved"
+    clock.now += 6
     assert resender.on_report(tracker.due(pending=0)[0].payload(), "t1") == len(lost) and sent == lost
     # Sent again only after a doubling back-off, however often the floor reports.
     assert resender.on_report(tracker.due(pending=0)[0].payload(), "t1") == 0
@@ -113,3 +115,17 @@ def test_without_a_floor_nothing_is_resent_and_what_is_kept_is_bounded() -> None
         resender.record(*m)
     clock.now += 1000
     assert resender.unconfirmed <= 50 + 2 and not sent
+
+
+def test_a_batch_that_ends_inside_a_sequence_is_not_a_loss_while_the_floor_reads_on() -> None:
+    clock, sent, resender, floor, tracker = table_and_floor()
+    msgs = session(hands=3)
+    seqs = [json.loads(d)["seq"] for _, d in msgs]
+    cut = next(i for i in range(1, len(msgs)) if seqs[i] == seqs[i - 1])  # the 2nd event of a sequence
+    for m in msgs:
+        resender.record(*m)
+    floor.handle(msgs[:cut])
+    clock.now += 60
+    assert resender.on_report(tracker.due(pending=7)[0].payload(), "t1") == 0
+    floor.handle(msgs[cut:])
+    assert resender.on_report(tracker.due(pending=0)[0].payload(), "t1") == 0 and not sent
