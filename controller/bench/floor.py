@@ -170,11 +170,11 @@ def run_bench(tables: int = 50, full: int = 3, pace: float = 1.5, gap: float = 5
                     floor.kill()
                 elif what == "restart_floor":
                     before = events_stored()
+                    marks["restart"] = (time.time(), before, hands_stored())
                     floor.start()
                     page.wait_for_function("() => document.querySelector('#live').classList.contains('up')",
                                            timeout=30000)
                     timeline["floor_up"] = time.time()
-                    marks["restart"] = (time.time(), before, hands_stored())
             say("stopping the tables and waiting for the floor to settle")
             for r in rigs:
                 r.dealer.stop()
@@ -194,11 +194,13 @@ def run_bench(tables: int = 50, full: int = 3, pace: float = 1.5, gap: float = 5
         steady = b_t - a_t
         result["ingest"] = {"events_per_s": round((b_e - a_e) / steady, 1),
                             "hands_per_s": round((b_h - a_h) / steady, 2), "window_s": round(steady, 1)}
-        # Catch-up: the backlog the floor's absence left, drained after its restart.
+        # Catch-up: the backlog the floor's absence left, drained after its restart (the rate from the
+        # first event the restarted floor stored to the last of the backlog).
         r_t, r_e, _ = marks["restart"]
         backlog_end = _drained_at(pg.url, r_t)
-        if backlog_end is not None and backlog_end[0] > r_t:
-            result["ingest"]["catch_up_events_per_s"] = round((backlog_end[1] - r_e) / (backlog_end[0] - r_t), 1)
+        if backlog_end is not None and backlog_end[0] > backlog_end[2]:
+            drained_at, held, first = backlog_end
+            result["ingest"]["catch_up_events_per_s"] = round((held - r_e) / (drained_at - first), 1)
             result["ingest"]["catch_up_s"] = round(backlog_end[0] - timeline["restart_floor"], 1)
         rulings = floor_rows(pg.url, "SELECT table_id, alert_id, ts, ruling FROM rulings")
         # Steady state, and the two outages apart: a table's reconnection to another node (the entry node
@@ -268,15 +270,17 @@ def run_bench(tables: int = 50, full: int = 3, pace: float = 1.5, gap: float = 5
         pg.stop()
 
 
-def _drained_at(db: str, since: float) -> tuple[float, int] | None:
-    """When the floor caught up after its restart: the newest ``received`` of the events that were
-    published before the restart (their backlog), and how many events it held then."""
+def _drained_at(db: str, since: float) -> tuple[float, int, float] | None:
+    """When the floor caught up after its restart (``since``: just before it): the newest ``received``
+    of the events that were published before the restart (their backlog), how many events it held
+    then, and when the restarted floor stored its first event."""
     rows = floor_rows(db, "SELECT MAX(received) AS r FROM events WHERE ts < ? AND received >= ?", (since, since))
     if not rows or rows[0]["r"] is None:
         return None
     at = float(rows[0]["r"])
     n = floor_rows(db, "SELECT COUNT(*) AS n FROM events WHERE received <= ?", (at,))[0]["n"]
-    return at, int(n)
+    first = floor_rows(db, "SELECT MIN(received) AS r FROM events WHERE received >= ?", (since,))[0]["r"]
+    return at, int(n), float(first)
 
 
 __all__ = ["run_bench"]

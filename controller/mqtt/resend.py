@@ -131,7 +131,7 @@ class Resender:
     send: Callable[[str, bytes], None]
     grace: float = 5.0
     max_backoff: float = 60.0
-    limit: int = 50_000  # messages kept while no report confirms them; the oldest go first
+    limit: int = 20_000  # messages kept while no report confirms them (hours of a floor outage); the oldest go first
     clock: Callable[[], float] = time.monotonic
     resent: int = 0
     reports: int = 0

@@ -4,6 +4,7 @@ store holds (:class:`StoredTracker`, on a real SQLite store) and the table's :cl
 from __future__ import annotations
 
 import json
+import time
 
 from controller.floor.sim import TableScript
 from controller.floor.sources import Ingestor
@@ -129,3 +130,55 @@ def test_a_batch_that_ends_inside_a_sequence_is_not_a_loss_while_the_floor_reads
     assert resender.on_report(tracker.due(pending=7)[0].payload(), "t1") == 0
     floor.handle(msgs[cut:])
     assert resender.on_report(tracker.due(pending=0)[0].payload(), "t1") == 0 and not sent
+
+
+def test_the_daemon_resends_on_its_bridge_topic_what_the_floors_report_lacks(tmp_path) -> None:
+    """The daemon's own wiring on a real Mosquitto with the shipped ACL: a report that holds nothing
+    of the table (written by a stand-in for the room's bridge, the only writer the ACL has in a
+    room) makes it resend its events on ``resend/event/<kind>``, byte for byte."""
+    import secrets
+
+    from controller.app.daemon import Daemon
+    from controller.demo.config import demo_config
+    from controller.mqtt.broker import Broker
+    from controller.mqtt.contract import Topics
+    from controller.rules.events import NewHand, SeatPlayer, SetButton
+    from tests.conftest import REPO
+    from tests.mqtt_util import Client, require_mosquitto, wait_until
+
+    require_mosquitto()
+    acl = (REPO / "systemd" / "mosquitto" / "acl").read_text() + "\nuser bridge\ntopic write floor/+/stored\n"
+    conf = (REPO / "systemd" / "mosquitto" / "poker-table.conf").read_text()
+    pw = {u: secrets.token_urlsafe(8) for u in ("controller", "admin", "bridge")}
+    t = Topics("poker", "t1")
+    with Broker.start(users=pw, acl_text=acl, config_template=conf) as broker:
+        d = Daemon(demo_config("t1", size=6, journal=tmp_path / "journal.sqlite",
+                               mqtt_url=f"mqtt://127.0.0.1:{broker.port}", broadcast_delay=0),
+                   mqtt_username="controller", mqtt_password=pw["controller"])
+        d.start()
+        try:
+            assert d.floor_ack is not None
+            d.floor_ack.resender.grace = 0.2
+            admin = Client(broker, "admin", pw["admin"], name="admin-ack")
+            bridge = Client(broker, "bridge", pw["bridge"], name="bridge-ack")
+            wait_until(lambda: bool(admin.connacks) and bool(bridge.connacks), what="connected")
+            admin.subscribe(t.root + "/#")
+            for seat in (1, 2, 3):
+                d.submit(SeatPlayer(seat, f"p{seat}"))
+            d.submit(SetButton(3))
+            d.submit(NewHand())
+            wait_until(lambda: admin.got(t.event("hand_start")), what="the hand's start")
+            nothing = StoredReport.build("t1", {}, pending=0).payload()
+            wait_until(lambda: d.floor_ack.client is not None and d.floor_ack.client.is_connected(), what="ack client")
+            time.sleep(0.3)
+            bridge.publish("floor/t1/stored", nothing)
+            time.sleep(0.3)
+            bridge.publish("floor/t1/stored", nothing)  # the floor's newest has stood still: resend
+            resent_topic = t.root + "/resend/event/hand_start"
+            wait_until(lambda: admin.got(resent_topic), what="the resent hand start")
+            with admin.lock:
+                first = [m.payload for m in admin.messages if m.topic == t.event("hand_start")]
+                again = [m.payload for m in admin.messages if m.topic == resent_topic]
+            assert again[:1] == first[:1]
+        finally:
+            d.stop()
