@@ -119,10 +119,13 @@ def test_node_and_floor_killed_mid_session_nothing_lost_nothing_doubled(postgres
     db = new_database(postgres)
     with NatsCluster(passwords) as cluster:
         floor = FloorProcess(cluster, db, tmp_path).start()
-        bridged = [BridgedTable(t, cluster, passwords[t], seed=i).start() for i, t in enumerate(("b1", "b2"))]
-        light = [LightTable(t, cluster, passwords[t], seed=10 + i).start() for i, t in enumerate(("s1", "s2"))]
-        tables = bridged + light
+        tables: list = []  # stopped in `finally`, however far the start got
         try:
+            for i, t in enumerate(("b1", "b2")):
+                tables.append(BridgedTable(t, cluster, passwords[t], seed=i).start())
+            for i, t in enumerate(("s1", "s2")):
+                tables.append(LightTable(t, cluster, passwords[t], seed=10 + i).start())
+            bridged, light = tables[:2], tables[2:]
             for t in tables:
                 t.deal()
             time.sleep(4)
