@@ -12,6 +12,9 @@
   same lock.
 * A restart replays the journal (even after ``kill -9``) and republishes whatever the
   broker never acknowledged (the journal keeps the delivered cursor).
+* In a room, the floor's reports of what it stored reach the table over its Mosquitto bridge;
+  :class:`~controller.app.floor_ack.FloorAck` resends the events a dying room node lost
+  (docs/scale.md).
 * systemd: READY once serving, WATCHDOG only while the owner, MQTT and every source's loops
   are alive, STOPPING on SIGTERM.
 
@@ -33,6 +36,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from controller.app.config import CoreConfig
+from controller.app.floor_ack import FloorAck
 from controller.app.publisher import Publisher
 from controller.app.sdnotify import Notifier, watchdog_interval
 from controller.journal import Journal
@@ -187,6 +191,7 @@ class Daemon:
         self.service: TableService | None = None
         self.link: MqttLink | None = None
         self.publisher: Publisher | None = None
+        self.floor_ack: FloorAck | None = None
         self._threads: list[threading.Thread] = []
         self._stop = threading.Event()
         self._owner: threading.Thread | None = None
@@ -220,13 +225,18 @@ class Daemon:
         )
         self.link = MqttLink(settings, self.topics.availability, request_filter=self.topics.requests,
                              on_request=self._on_request, on_delivered=self._delivered, manual_ack=True)
-        self.publisher = Publisher(self.link, self.topics, cfg.table.id, cfg.broadcast.delay, clock=self.clock)
+        # A room's floor reports what it stored (floor/<table>/stored, bridged in); what it lacks is
+        # resent.  Inert on a table without a room: no report ever comes.
+        self.floor_ack = FloorAck(self.link, settings, self.topics.root)
+        self.publisher = Publisher(self.floor_ack, self.topics, cfg.table.id, cfg.broadcast.delay,
+                                   clock=self.clock)
         published = self.journal.published_seq
         unsent = [o for o in replayed if o.seq > published]
         if unsent:
             log.info("republishing what the broker never acknowledged", extra={"outputs": len(unsent)})
         self.publisher.publish(unsent, self.service)
         self.link.start()
+        self.floor_ack.start()
         if cfg.mqtt.discovery:
             for topic, payload in discovery_messages(cfg, self.topics):
                 self.link.publish(topic, payload, retain=True)
@@ -270,6 +280,8 @@ class Daemon:
             t.join(2)
         if self.publisher is not None:
             self.publisher.close()
+        if self.floor_ack is not None:
+            self.floor_ack.stop()
         if self.link is not None:
             self.link.stop()
         self._write_cursor()

@@ -11,8 +11,9 @@ restarted) and the floor service is ``kill -9``-ed and restarted.
 Reports: hands and events per second ingested (steady and while catching up after the floor's
 restart), table-to-floor-page alert latency (the alert's timestamp at the table to the moment the
 page in Chromium receives it) p50/p99, the memory of the cluster, the floor service, PostgreSQL and
-the simulated tables, what reaches the room per table (messages/s, bytes/s) and the storage per
-hand, and what the node kill and the floor restart cost: hands/events lost or doubled (must be 0).
+the simulated tables, what reaches the room per table (messages/s, bytes/s; apart, the floor's
+``floor.stored`` reports back to it) and the storage per hand, and what the node kill and the floor
+restart cost: hands/events lost or doubled (must be 0) and how many events the tables resent.
 All figures are measured on simulated tables (the daemon's publishing path, dealer_sim's hands).
 """
 
@@ -57,11 +58,14 @@ def _pg_rss_kb(pg: Postgres) -> int:
 
 
 class RoomTap:
-    """A core NATS subscription to everything the tables send the room: messages and bytes per table."""
+    """A core NATS subscription to everything the tables send the room: messages and bytes per table;
+    apart, the floor's ``floor.stored`` reports back to the tables."""
 
     def __init__(self, cluster: NatsCluster) -> None:
         self.msgs: dict[str, int] = defaultdict(int)
         self.bytes: dict[str, int] = defaultdict(int)
+        self.reports = 0
+        self.report_bytes = 0
         self._stop = threading.Event()
         self.stream: dict[str, Any] = {}
         self.cluster = cluster
@@ -76,6 +80,10 @@ class RoomTap:
         nc = await connect_nats(self._settings(), name="bench-tap")
 
         async def cb(m: Any) -> None:
+            if m.subject.endswith(".floor.stored"):
+                self.reports += 1
+                self.report_bytes += len(m.data) + len(m.subject)
+                return
             table = m.subject.split(".")[1]
             self.msgs[table] += 1
             self.bytes[table] += len(m.data) + len(m.subject)
@@ -162,11 +170,11 @@ def run_bench(tables: int = 50, full: int = 3, pace: float = 1.5, gap: float = 5
                     floor.kill()
                 elif what == "restart_floor":
                     before = events_stored()
+                    marks["restart"] = (time.time(), before, hands_stored())
                     floor.start()
                     page.wait_for_function("() => document.querySelector('#live').classList.contains('up')",
                                            timeout=30000)
                     timeline["floor_up"] = time.time()
-                    marks["restart"] = (time.time(), before, hands_stored())
             say("stopping the tables and waiting for the floor to settle")
             for r in rigs:
                 r.dealer.stop()
@@ -186,11 +194,13 @@ def run_bench(tables: int = 50, full: int = 3, pace: float = 1.5, gap: float = 5
         steady = b_t - a_t
         result["ingest"] = {"events_per_s": round((b_e - a_e) / steady, 1),
                             "hands_per_s": round((b_h - a_h) / steady, 2), "window_s": round(steady, 1)}
-        # Catch-up: the backlog the floor's absence left, drained after its restart.
+        # Catch-up: the backlog the floor's absence left, drained after its restart (the rate from the
+        # first event the restarted floor stored to the last of the backlog).
         r_t, r_e, _ = marks["restart"]
         backlog_end = _drained_at(pg.url, r_t)
-        if backlog_end is not None and backlog_end[0] > r_t:
-            result["ingest"]["catch_up_events_per_s"] = round((backlog_end[1] - r_e) / (backlog_end[0] - r_t), 1)
+        if backlog_end is not None and backlog_end[0] > backlog_end[2]:
+            drained_at, held, first = backlog_end
+            result["ingest"]["catch_up_events_per_s"] = round((held - r_e) / (drained_at - first), 1)
             result["ingest"]["catch_up_s"] = round(backlog_end[0] - timeline["restart_floor"], 1)
         rulings = floor_rows(pg.url, "SELECT table_id, alert_id, ts, ruling FROM rulings")
         # Steady state, and the two outages apart: a table's reconnection to another node (the entry node
@@ -225,14 +235,19 @@ def run_bench(tables: int = 50, full: int = 3, pace: float = 1.5, gap: float = 5
                     totals[k] += v
                 elif v:
                     result.setdefault("missing_sample", {})[r.table_id] = v
+        # Resent: events a table sent again because the floor's report lacked them (lost with the
+        # node, or only late); the store's idempotence keeps the copies out.
+        resent = sum((r.ack.resender if isinstance(r, BridgedTable) else r.link.resender).resent for r in rigs)
         result["node_kill_and_floor_restart"] = dict(totals, lost=totals["missing"],
-                                                     doubled=totals["doubled"] + totals["extra"])
+                                                     doubled=totals["doubled"] + totals["extra"], resent=resent)
         run_s = timeline["stop"] - t0
         hands = totals["hands_published"]
         db_bytes = int(floor_rows(pg.url, "SELECT pg_database_size(current_database()) AS n")[0]["n"])
         result["per_table"] = {
             "messages_per_s": round(sum(room.msgs.values()) / tables / run_s, 2),
             "bytes_per_s": round(sum(room.bytes.values()) / tables / run_s, 1),
+            "floor_reports_per_s": round(room.reports / tables / run_s, 2),
+            "floor_report_bytes_per_s": round(room.report_bytes / tables / run_s, 1),
             "hands_per_hour": round(hands / tables / run_s * 3600, 1),
             "events_per_hand": round(totals["published"] / max(1, hands), 1),
             "room_bytes_per_hand": round(sum(room.bytes.values()) / max(1, hands)),
@@ -255,15 +270,17 @@ def run_bench(tables: int = 50, full: int = 3, pace: float = 1.5, gap: float = 5
         pg.stop()
 
 
-def _drained_at(db: str, since: float) -> tuple[float, int] | None:
-    """When the floor caught up after its restart: the newest ``received`` of the events that were
-    published before the restart (their backlog), and how many events it held then."""
+def _drained_at(db: str, since: float) -> tuple[float, int, float] | None:
+    """When the floor caught up after its restart (``since``: just before it): the newest ``received``
+    of the events that were published before the restart (their backlog), how many events it held
+    then, and when the restarted floor stored its first event."""
     rows = floor_rows(db, "SELECT MAX(received) AS r FROM events WHERE ts < ? AND received >= ?", (since, since))
     if not rows or rows[0]["r"] is None:
         return None
     at = float(rows[0]["r"])
     n = floor_rows(db, "SELECT COUNT(*) AS n FROM events WHERE received <= ?", (at,))[0]["n"]
-    return at, int(n)
+    first = floor_rows(db, "SELECT MIN(received) AS r FROM events WHERE received >= ?", (since,))[0]["r"]
+    return at, int(n), float(first)
 
 
 __all__ = ["run_bench"]

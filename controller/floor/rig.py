@@ -18,6 +18,7 @@ from typing import Any
 
 import paho.mqtt.client as mqtt
 
+from controller.app.floor_ack import FloorAck
 from controller.floor.room import NatsCluster, table_broker
 from controller.floor.sim import Dealer, RoomLink, TableScript
 from controller.mqtt.broker import Broker, free_port
@@ -114,9 +115,14 @@ class BridgedTable(_Table):
                              availability_topic=Topics("poker", self.table_id).availability)
         self.link.start()
         assert self.link.connected_event.wait(5)
+        # The daemon's half of the floor's end-to-end acknowledgement: resends what the floor lacks.
+        self.ack = FloorAck(self.link, MqttSettings(url=self.broker.url, username="controller",
+                                                    password=self.users["controller"],
+                                                    client_id=f"ctl-{self.table_id}"),
+                            Topics("poker", self.table_id).root).start()
         self.truth = Recorder(self.broker, "admin", self.users["admin"], [f"poker/{self.table_id}/#"])
         self.display = Recorder(self.broker, "display", self.users["display"], [f"poker/{self.table_id}/#"])
-        self.script = TableScript(self.table_id, self.link, seed=self.seed, mistakes=0.2,
+        self.script = TableScript(self.table_id, self.ack, seed=self.seed, mistakes=0.2,
                                   broadcast_delay=self.broadcast_delay)
         self.dealer = Dealer(self.script, pace=self.pace, gap=self.pace * 4)
         return self
@@ -128,6 +134,7 @@ class BridgedTable(_Table):
         self.dealer.stop()
         for r in (self.truth, self.display):
             r.close()
+        self.ack.stop()
         self.link.stop()
         self.broker.stop()
 

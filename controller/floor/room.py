@@ -67,18 +67,21 @@ def table_user(table_id: str) -> str:
 
 
 def users_conf(tables: dict[str, str], floor_password: str, base: str = "poker") -> str:
-    """The cluster's ``authorization``: the floor (JetStream API, its acks, inboxes) and one user per
-    table that may only publish ``<base>.<table>.>`` and only over MQTT (MQTT's own JetStream
-    bookkeeping runs inside the server, not under the table's permissions)."""
+    """The cluster's ``authorization``: the floor (JetStream API, its acks, inboxes, and the
+    ``<base>.<table>.floor.stored`` reports) and one user per table that may only publish
+    ``<base>.<table>.>`` except its ``floor.>`` (only the floor says what it stored), may only read
+    its own ``floor.stored``, and only over MQTT (MQTT's own JetStream bookkeeping runs inside the
+    server, not under the table's permissions)."""
     b = base.replace("/", ".")
     users = [
         f'{{user: "floor", password: "{floor_password}", permissions: {{'
-        f'publish: {{allow: ["$JS.API.>", "$JS.ACK.>", "_INBOX.>"]}}, '
+        f'publish: {{allow: ["$JS.API.>", "$JS.ACK.>", "_INBOX.>", "{b}.*.floor.stored"]}}, '
         f'subscribe: {{allow: ["_INBOX.>", "{b}.>"]}}}}}}'
     ]
     for table_id, password in sorted(tables.items()):
         users.append(f'{{user: "{table_user(table_id)}", password: "{password}", permissions: {{'
-                     f'publish: {{allow: ["{b}.{table_id}.>"]}}, subscribe: {{deny: [">"]}}}}, '
+                     f'publish: {{allow: ["{b}.{table_id}.>"], deny: ["{b}.{table_id}.floor.>"]}}, '
+                     f'subscribe: {{allow: ["{b}.{table_id}.floor.stored"]}}}}, '
                      f'allowed_connection_types: ["MQTT"]}}')
     return "authorization {\n  users: [\n    " + "\n    ".join(users) + "\n  ]\n}\n"
 

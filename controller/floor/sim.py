@@ -10,7 +10,10 @@ daemon publishes; where it goes depends on the link:
   Mosquitto, bridged to the room by Mosquitto (``systemd/room/mosquitto-bridge.conf``);
 * a lightweight table (:class:`RoomLink`): straight to a NATS node's MQTT listener with the
   table's credentials, only the topics the bridge would forward (:data:`BRIDGED`), QoS 1 in a
-  persistent session, failing over to the next node when one is lost.
+  persistent session, failing over to the next node when one is lost; it reads the floor's
+  ``floor/stored`` reports itself and resends what the floor lacks of the events the room
+  acknowledged (:class:`~controller.mqtt.resend.Resender`), as a full table's
+  :class:`~controller.app.floor_ack.FloorAck` does.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from typing import Any
 
 from controller.app.publisher import END_OF_HAND, Publisher
 from controller.mqtt.contract import Topics
+from controller.mqtt.resend import STORED_TOPIC, Resender
 from controller.rules.events import DealerSignIn, Event, StartHand
 from controller.rules.table import Table
 from controller.service import Rejected, TableService
@@ -112,10 +116,14 @@ class RoomLink:
     """A lightweight table's link: the bridged topics, straight to the room's MQTT listeners."""
 
     def __init__(self, table_id: str, password: str, addresses: Sequence[tuple[str, int]], ca: str | Path | None,
-                 base: str = "poker", username: str | None = None) -> None:
+                 base: str = "poker", username: str | None = None, grace: float = 5.0) -> None:
         import paho.mqtt.client as mqtt
 
+        self.table_id = table_id
         self.prefix = f"{base}/{table_id}/"
+        self.resender = Resender(self._resend, grace=grace)
+        self._unacked: dict[int, tuple[str, bytes | str]] = {}
+        self._lock = threading.Lock()
         self.addresses = list(addresses)
         self._i = 0
         self.connected = threading.Event()
@@ -129,7 +137,8 @@ class RoomLink:
         self.client.max_queued_messages_set(0)
         self.client.max_inflight_messages_set(100)
         self.client.reconnect_delay_set(0.25, 2)
-        self.client.on_connect = lambda c, u, f, rc, p=None: self.connected.set() if not rc.is_failure else None
+        self.client.on_connect = self._on_connect
+        self.client.on_message = lambda c, u, m: self.resender.on_report(bytes(m.payload), self.table_id)
         self.client.on_disconnect = self._on_disconnect
         self.client.on_publish = self._on_publish
         self.client.will_set(self.prefix + "availability", "offline", qos=1, retain=True)
@@ -137,8 +146,22 @@ class RoomLink:
         self.client.connect_async(host, port, keepalive=10)
         self.client.loop_start()
 
-    def _on_publish(self, *args: Any) -> None:
+    def _on_connect(self, client: Any, userdata: Any, flags: Any, rc: Any, properties: Any = None) -> None:
+        if rc.is_failure:
+            return
+        client.subscribe(self.prefix + STORED_TOPIC, qos=0)  # QoS 1 would need $MQTT.sub.> rights
+        self.connected.set()
+
+    def _resend(self, topic: str, data: bytes) -> None:
+        self.client.publish(topic, data, qos=1)
+        self.published += 1
+
+    def _on_publish(self, client: Any, userdata: Any, mid: int, *args: Any) -> None:
         self.acked += 1
+        with self._lock:
+            msg = self._unacked.pop(mid, None)
+        if msg is not None:
+            self.resender.record(*msg)
 
     def _on_disconnect(self, client: Any, userdata: Any, flags: Any, rc: Any, properties: Any = None) -> None:
         self.connected.clear()
@@ -153,8 +176,11 @@ class RoomLink:
             return
         if isinstance(payload, dict):
             payload = json.dumps(payload, separators=(",", ":"))
-        self.client.publish(topic, payload or b"", qos=1, retain=retain)
+        info = self.client.publish(topic, payload or b"", qos=1, retain=retain)
         self.published += 1
+        if "/event/" in topic:
+            with self._lock:  # kept once the room acknowledged it: only then can the room lose it
+                self._unacked[info.mid] = (topic, payload or b"")
 
     def online(self) -> None:
         self.client.publish(self.prefix + "availability", "online", qos=1, retain=True)

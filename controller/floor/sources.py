@@ -9,7 +9,9 @@ store is idempotent (exactly-once rows):
 * :class:`NatsSource` (a room): a durable JetStream pull consumer (``nats-py``) on the
   room's stream; each fetched batch is one transaction, then acknowledged (ack-all).
   The consumer's position lives in the cluster (replicated like the stream), so a floor
-  restart or a node's loss resumes where the last acknowledgement left off.
+  restart or a node's loss resumes where the last acknowledgement left off.  It also tells
+  each table what the store holds (``<base>.<table>.floor.stored``, :mod:`.stored`), so the
+  table resends what a dying node lost before the stream stored it.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from typing import Any
 
 from controller.floor.ingest import FLOOR_TOPICS, Counters, live_notes, parse, rows_for
 from controller.floor.store import Store
+from controller.floor.stored import StoredTracker
 
 log = logging.getLogger("controller.floor")
 
@@ -75,6 +78,8 @@ class Ingestor:
     base: str = "poker"
     hub: Hub = field(default_factory=Hub)
     counters: Counters = field(default_factory=Counters)
+    #: What the store holds per table, for the end-to-end acknowledgement (a room's floor only).
+    stored: StoredTracker | None = None
 
     def handle(self, batch: Sequence[tuple[str, bytes]]) -> int:
         rows, spans, parsed = [], [], []
@@ -91,6 +96,8 @@ class Ingestor:
             parsed.append(msg)
             rows.extend(made)
         flags = self.store.write(rows) if rows else []
+        if self.stored is not None:
+            self.stored.add(rows)  # committed: new or already there, the store holds them
         new = sum(flags)
         self.counters.rows_new += new
         for msg, (start, count) in zip(parsed, spans, strict=True):
@@ -200,10 +207,15 @@ async def connect_nats(settings: NatsSettings, name: str = "tablectl-floor") -> 
 class NatsSource:
     """A durable JetStream pull consumer feeding the store; runs its own asyncio loop in a thread."""
 
-    def __init__(self, ingestor: Ingestor, settings: NatsSettings, *, batch: int = 256) -> None:
+    def __init__(self, ingestor: Ingestor, settings: NatsSettings, *, batch: int = 256,
+                 reports: bool = True) -> None:
         self.ingestor = ingestor
         self.settings = settings
         self.batch = batch
+        if reports and ingestor.stored is None:
+            ingestor.stored = StoredTracker(ingestor.store)
+        self.reports_sent = 0
+        self._pending = 0
         self.connected = threading.Event()
         self.errors = 0
         self._stop = threading.Event()
@@ -233,8 +245,10 @@ class NatsSource:
                     config=ConsumerConfig(ack_policy=AckPolicy.ALL, deliver_policy=DeliverPolicy.ALL,
                                           ack_wait=30, max_ack_pending=20000,
                                           num_replicas=self.settings.replicas))
+                if self.ingestor.stored is not None:
+                    await asyncio.get_running_loop().run_in_executor(None, self.ingestor.stored.load_known)
                 self.connected.set()
-                await self._consume(sub)
+                await self._consume(sub, nc)
             except Exception as exc:  # a node lost mid-call, a leader election: try again
                 self.errors += 1
                 log.warning("floor: JetStream consumer: %s: %s; retrying", type(exc).__name__, exc)
@@ -247,7 +261,7 @@ class NatsSource:
                         pass
                     nc = None
 
-    async def _consume(self, sub: Any) -> None:
+    async def _consume(self, sub: Any, nc: Any) -> None:
         import nats.errors
 
         loop = asyncio.get_running_loop()
@@ -255,11 +269,29 @@ class NatsSource:
             try:
                 msgs = await sub.fetch(self.batch, timeout=0.5)
             except (TimeoutError, nats.errors.TimeoutError):
+                msgs = []
+            if not msgs:  # (nats-py also returns an empty batch when only a status came back)
+                self._pending = 0  # nothing left to read: caught up
+                await self._report(nc)
                 continue
             batch = [(m.subject, m.data) for m in msgs]
             # The database write blocks: off the event loop, so heartbeats and pings keep flowing.
             await loop.run_in_executor(None, self.ingestor.handle, batch)
             await msgs[-1].ack_sync(timeout=5)  # ack-all: the whole batch, after its commit
+            try:
+                self._pending = int(msgs[-1].metadata.num_pending)
+            except (AttributeError, TypeError, ValueError):
+                self._pending = 1  # unknown: the tables then resend only what lies below a gap
+            await self._report(nc)
+
+    async def _report(self, nc: Any) -> None:
+        """Publish the due ``floor.stored`` reports (core NATS: the tables' MQTT subscriptions get them)."""
+        if self.ingestor.stored is None:
+            return
+        base = self.settings.base.replace("/", ".")
+        for report in self.ingestor.stored.due(self._pending):
+            await nc.publish(f"{base}.{report.table_id}.floor.stored", report.payload())
+            self.reports_sent += 1
 
 
 def wait_for(cond: Any, timeout: float, what: str = "condition") -> None:

@@ -208,3 +208,17 @@ def test_broker_reports_a_missing_binary(monkeypatch) -> None:
     monkeypatch.setattr(broker_mod, "_SBIN", ())
     with pytest.raises(broker_mod.BrokerError, match="apt-get install"):
         Broker.start()
+
+
+def test_no_local_login_may_write_the_room_floors_report(clients) -> None:
+    """``floor/<table>/stored`` comes only over the room's bridge (what the floor stored: a table
+    resends the rest); a local login that could write it could make the daemon skip a resend."""
+    ctl = clients("controller").connected()
+    ctl.subscribe("floor/t1/stored")
+    ctl.subscribe(T.event("street"))
+    for role in ROLES:
+        rc = clients(role).connected().publish("floor/t1/stored", f'{{"table_id": "t1", "by": "{role}"}}')
+        assert rc.is_failure, f"{role} wrote the floor's report: {rc}"
+    ctl.publish(T.event("street"), "END3")
+    ctl.wait_for(T.event("street"), b"END3")
+    assert not ctl.got("floor/t1/stored")

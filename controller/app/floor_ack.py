@@ -1,0 +1,88 @@
+"""The table's half of the end-to-end acknowledgement with a room's floor (docs/scale.md).
+
+:class:`FloorAck` sits between the publisher and the table's :class:`~controller.mqtt.link.MqttLink`:
+everything goes through to the link unchanged, and each ``event/<kind>`` message is also kept by a
+:class:`~controller.mqtt.resend.Resender`.  A small MQTT client of its own (the controller's login,
+its own client id) reads ``floor/<table>/stored``, where the table's Mosquitto bridge puts the room's
+``<base>/<table>/floor/stored`` (the controller may read it, no local login may write it); what the
+floor lacks is published again on ``<base>/<table>/resend/event/<kind>``, a topic no display reads
+and that the bridge forwards to the room as ``event/<kind>``.  The floor's store is idempotent, so a
+resend of something it had after all changes nothing.
+
+Without a room (no bridge, no floor) no report ever arrives and nothing is resent; the messages it
+keeps meanwhile are bounded (:attr:`Resender.limit`).
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import ssl
+from typing import Any
+
+from controller.mqtt.link import MqttSettings
+from controller.mqtt.resend import Resender, local_stored_topic
+
+log = logging.getLogger("controller.floor_ack")
+
+
+class FloorAck:
+    """A link wrapper (``publish`` as :meth:`MqttLink.publish`) plus the report's subscriber."""
+
+    def __init__(self, link: Any, settings: MqttSettings, root: str, *, grace: float = 5.0) -> None:
+        self.link = link
+        self.root = root  # <base>/<table>
+        self.table_id = root.rsplit("/", 1)[-1]
+        self.resender = Resender(self._resend, grace=grace)
+        self.settings = settings
+        self.client: Any = None
+
+    # ------------------------------------------------------------------ the publisher's side
+    def publish(self, topic: str, payload: Any, **kw: Any) -> None:
+        self.link.publish(topic, payload, **kw)
+        if topic.startswith(self.root + "/event/") and not kw.get("delay"):
+            self.resender.record(topic, payload)
+
+    def __getattr__(self, name: str) -> Any:  # everything else is the link's
+        return getattr(self.link, name)
+
+    def _resend(self, topic: str, payload: bytes) -> None:
+        suffix = topic[len(self.root) + 1:]
+        self.link.publish(f"{self.root}/resend/{suffix}", payload, qos=1)
+
+    # ------------------------------------------------------------------ the report's subscriber
+    def start(self) -> FloorAck:
+        import paho.mqtt.client as mqtt
+
+        s = self.settings
+        client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2,
+                             client_id=f"floor-ack-{self.table_id}-{secrets.token_hex(3)}",
+                             protocol=mqtt.MQTTv311)
+        if s.username:
+            client.username_pw_set(s.username, s.password)
+        host, port, tls = s.host_port
+        if tls:
+            client.tls_set(ca_certs=s.ca_file, certfile=s.certfile, keyfile=s.keyfile, cert_reqs=ssl.CERT_REQUIRED)
+        topic = local_stored_topic(self.table_id)
+        client.on_connect = lambda c, u, f, rc, p=None: None if rc.is_failure else c.subscribe(topic, qos=1)
+        client.on_message = self._on_message
+        client.reconnect_delay_set(0.5, 10)
+        client.connect_async(host, port, keepalive=30)
+        client.loop_start()
+        self.client = client
+        return self
+
+    def _on_message(self, client: Any, userdata: Any, message: Any) -> None:
+        try:
+            n = self.resender.on_report(bytes(message.payload), self.table_id)
+        except Exception:  # a report must never stop the subscriber
+            log.exception("floor report not understood")
+            return
+        if n:
+            log.info("resending what the floor lacks", extra={"messages": n})
+
+    def stop(self) -> None:
+        if self.client is not None:
+            self.client.disconnect()
+            self.client.loop_stop()
+            self.client = None
