@@ -253,7 +253,10 @@ class RfidPipeline:
 
     def new_hand(self) -> None:
         with self._lock:
-            self._deliver(self.fusion.new_hand())
+            outs: list[FusionOutput] = []
+            for zc in self.zones.new_hand():  # the cleared tags' leaves, settled now
+                outs += self.fusion.feed(zc)
+            self._deliver(outs + self.fusion.new_hand())
 
     def remember(self, placements: dict[Card, str]) -> None:
         with self._lock:

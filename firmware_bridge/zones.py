@@ -10,7 +10,12 @@ tag's zone only after its raw presence has been stable for ``debounce`` seconds:
 * a flicker (leave + arrive within the window) changes nothing;
 * a card slid across antennas of different zones yields one "left A" + "entered B";
 * moving between slots of the *same* zone (seat 3 slot 0 -> slot 1) is not a change;
-* a tag seen in two different zones at once is ambiguous and waits until it settles.
+* a tag seen in two different zones at once is ambiguous and waits until it settles, except
+  that a tag already committed to one zone and then reported arriving in another has moved
+  there: the move commits within the *arrival* window, so a card moved (a fold to the muck,
+  the last hand's card dealt again) keeps its place in the order of the cards around it;
+* :meth:`ZoneTracker.new_hand` settles at once the tags that have left the table, so a card
+  cleared from a zone and dealt back to it in the next hand is a new arrival, not a flicker.
 
 Time comes from an injectable clock so tests are exact.
 """
@@ -63,6 +68,7 @@ class ZoneTracker:
         self._committed: dict[str, Slot] = {}
         self._due: dict[str, float] = {}
         self._unordered: set[str] = set()
+        self._moved: dict[str, int] = {}  # uid -> the antenna of another zone it arrived on
         self.unmapped = 0
 
     def feed(self, change: PresenceChange) -> list[ZoneChange]:
@@ -77,8 +83,29 @@ class ZoneTracker:
             self._unordered.add(change.uid)
         antennas = self._raw.setdefault(change.uid, set())
         (antennas.add if change.arrived else antennas.discard)(change.antenna)
-        first = change.arrived and len(antennas) == 1 and change.uid not in self._committed
-        self._due[change.uid] = now + (self.arrive_debounce if first else self.debounce)
+        old = self._committed.get(change.uid)
+        slot = self.zone_map.slot(change.antenna)
+        moved = change.arrived and old is not None and slot is not None and slot.zone != old.zone
+        if moved:
+            # The tag is reported arriving in another zone than the one it is committed to (its
+            # leave from there may not even be reported yet): it moved.  Commit the move within the
+            # arrival window, like a fresh arrival: held back by the leave window, a card moved
+            # before another card was placed would reach the engine after it (a late muck splitting
+            # a flop, the first card of a hand arriving after the second).
+            self._moved[change.uid] = change.antenna
+        elif not change.arrived and self._moved.get(change.uid) == change.antenna:
+            del self._moved[change.uid]
+        first = change.arrived and len(antennas) == 1 and old is None
+        self._due[change.uid] = now + (self.arrive_debounce if first or moved else self.debounce)
+        return self.poll(now)
+
+    def new_hand(self) -> list[ZoneChange]:
+        """A new hand starts: the tags no antenna reads any more have left the table, now.  Their
+        leave does not wait out the window (which is for flickers within a hand): a card cleared
+        from a zone and dealt back to the same zone in the new hand is a new arrival."""
+        now = self._clock()
+        for uid in [u for u in self._due if not self._raw.get(u)]:
+            self._due[uid] = now
         return self.poll(now)
 
     def poll(self, now: float | None = None) -> list[ZoneChange]:
@@ -106,6 +133,8 @@ class ZoneTracker:
                 self._committed[uid] = target
             if not self._raw.get(uid):
                 self._raw.pop(uid, None)
+            if target is None or len(self._raw.get(uid, ())) <= 1:
+                self._moved.pop(uid, None)
         return out
 
     def where(self, uid: str) -> Zone | None:
@@ -126,5 +155,8 @@ class ZoneTracker:
         if not slots:
             return None
         if len({s.zone for s in slots}) > 1:
+            moved = self._moved.get(uid)
+            if moved is not None and moved in self._raw.get(uid, ()):
+                return self.zone_map.slot(moved)  # reported arriving there last: it moved there
             return _AMBIGUOUS
         return min(slots, key=lambda s: s.index)
