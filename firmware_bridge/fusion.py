@@ -163,6 +163,13 @@ class Fusion:
                                                       "cards": [f"{z.name}:{c.label()}" for z, c in batch]})
         return [OrderUnknown(tuple(batch), now)]
 
+    def hold(self, now: float | None = None) -> None:
+        """The link is out of sync (unplugged, a reset, a ring replay pending): cards of a pending
+        board/stub group may still be on their way, so its window starts again now.  Closed during
+        an outage, a flop would reach the engine short and its last card alone after the replay."""
+        if self._group:
+            self._group_last = self._clock() if now is None else now
+
     def flush(self) -> list[FusionOutput]:
         if not self._group:
             return []
@@ -246,6 +253,11 @@ class RfidPipeline:
                 outs += self.fusion.feed(zc)
             outs += self.fusion.poll()
             self._deliver(outs)
+
+    def hold(self) -> None:
+        """The link is out of sync: keep a pending board/stub group open (:meth:`Fusion.hold`)."""
+        with self._lock:
+            self.fusion.hold()
 
     def camera_identified(self, zone: Zone | str, card: Card) -> None:
         with self._lock:

@@ -64,6 +64,10 @@ class RfidSource:
     def _poll(self) -> None:
         while not self.ctx.stopping.wait(0.02):
             try:
+                if self.bridge is not None:
+                    health = self.bridge.health()
+                    if not health.synced and not health.down:  # cards may still come (a replay)
+                        self.pipeline.hold()
                 self.pipeline.poll()
                 if self.bridge is not None:  # where the next cards should land: the board reads there first
                     self.bridge.expect(self.pipeline.expected_antennas(self.ctx.engine()))

@@ -133,3 +133,31 @@ def test_a_fold_mucked_before_the_flop_does_not_split_the_flop() -> None:
         Burn(card("3d"), source="rfid"),
         BoardCards((card("Ah"), card("Kd"), card("7c")), source="rfid"),
     ]
+
+
+def test_a_flop_pending_while_the_link_is_out_of_sync_is_not_closed_short() -> None:
+    """Unplugged after two flop cards: the board window must not close the flop while the device's
+    ring replay may still bring the third (a short flop, then the third card alone: the dealer's
+    flop actions refused, the turn ruled premature, a hand nobody could end)."""
+    pipe, out, clock = daemon_pipeline()
+    arrive(pipe, BURN, "3d")
+    arrive(pipe, BOARD, "Ah")
+    arrive(pipe, BOARD + 1, "Kd")
+    step(pipe, clock, 0.1)
+    for _ in range(20):  # the link is down for 2 s: the source holds the group on every tick
+        pipe.hold()
+        step(pipe, clock, 0.1)
+    assert out == [Burn(card("3d"), source="rfid")]
+    arrive(pipe, BOARD + 2, "7c")  # replayed from the device's ring after the reconnect
+    assert out[1:] == [BoardCards((card("Ah"), card("Kd"), card("7c")), source="rfid")]
+
+
+def test_a_short_flop_still_closes_after_the_window_once_the_link_is_back() -> None:
+    pipe, out, clock = daemon_pipeline()
+    arrive(pipe, BOARD, "Ah")
+    arrive(pipe, BOARD + 1, "Kd")
+    pipe.hold()
+    step(pipe, clock, 0.9)
+    assert out == []
+    step(pipe, clock, 0.2)
+    assert out == [BoardCards((card("Ah"), card("Kd")), source="rfid")]
