@@ -430,10 +430,10 @@ class HandEngine:
             self._advance()  # nobody left to bet against: the cards come without betting
         elif not need:
             self._advance()
-        elif len(need) == 1 and self.chips is not None and self._chips_matched(next(iter(need))):
+        elif len(need) == 1 and self.chips is not None and self._nothing_to_decide(next(iter(need))):
             # The forced bets put every other player all in and the last one has already put in as
-            # much: no decision is left to him (a short blind plays for what it is, RRoP s15
-            # Tournaments 19; PokerKit agrees), so the cards come without betting.
+            # much (a short blind plays for what it is, RRoP s15 Tournaments 19; PokerKit agrees):
+            # the cards come without betting.
             self._advance()
 
     def _boards(self) -> dict[int, list[Card]]:
@@ -517,7 +517,7 @@ class HandEngine:
         if len(able) == 1:
             # Everyone else is all in: a player with nothing to call has no decision left.
             (last,) = able
-            if self._chips_matched(last) if self.chips is not None else bet.matched.get(last, 0) >= bet.level:
+            if self._nothing_to_decide(last):
                 bet.need.discard(last)
         if len(self.active) <= 1:
             self._finish()
@@ -604,6 +604,13 @@ class HandEngine:
             self._rule(IRREGULARITY, d.reason, d.remedy, seat=ev.seat, **words)
         self.chips.apply(d)
         return d
+
+    def _nothing_to_decide(self, last: int) -> bool:
+        """The one player still able to bet has put in as much as anyone: nothing is left for
+        him to decide (counted in chips when the hand has them, else in bet levels)."""
+        if self.chips is not None:
+            return self._chips_matched(last)
+        return self.bet.matched.get(last, 0) >= self.bet.level
 
     def _chips_matched(self, seat: int) -> bool:
         assert self.chips is not None
