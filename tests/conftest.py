@@ -31,10 +31,38 @@ def repo() -> Path:
     return REPO
 
 
-def scenario_params(paths: list[Path], *_needs: str) -> list:
+# Shared scenarios the engine does not pass yet, each a strict expected failure naming the issue that
+# implements it (the developers' guide): a case that starts passing fails the suite, so its mark is
+# removed as the part lands. Keyed by file stem; the set says which uses of the file fail ("run": the
+# scenario's own check; "load": parsing it; "session": the session tests' own reading).
+EXPECTED_FAILURES: dict[str, tuple[str, frozenset[str]]] = {
+    "holdem_order_of_show_river_bet": ("issue 22: to_show, who tables first (TDA 15-A, RRoP s3 Showdown 7)",
+                                       frozenset({"run"})),
+    "holdem_button_draw_high_card": ("issue 22: the draw for the button (RRoP s2 Seating 6, s3 Ties 1-2)",
+                                     frozenset({"run", "load", "session"})),
+    "stud_two_burns_corrected": ("issue 22: corrections after correct_positions (RRoP s8 Seven-Card Stud 13)",
+                                 frozenset({"run"})),
+}
+
+
+def scenario_params(paths: list[Path], *needs: str) -> list:
     """One ``pytest.param`` per scenario, named by its file.
 
-    While a part of the shared contract is being built, its scenarios get a strict ``xfail`` here
-    naming the issue (the developers' guide); today every part has landed, so none has one.
+    A scenario listed in ``EXPECTED_FAILURES`` for one of ``needs`` (``run`` when none is given) gets
+    a strict ``xfail`` naming its issue.
     """
-    return [pytest.param(p, id=p.stem) for p in paths]
+    wanted = set(needs) or {"run"}
+    live = shared_conformance()
+    params = []
+    for p in paths:
+        marks = []
+        known = EXPECTED_FAILURES.get(p.stem) if live and p.is_relative_to(live) else None
+        if known and known[1] & wanted:
+            marks.append(pytest.mark.xfail(reason=known[0], strict=True))
+        params.append(pytest.param(p, id=p.stem, marks=marks))
+    return params
+
+
+def shared_all_pass_expected() -> bool:
+    """True when no shared scenario is marked as an expected failure for its own check."""
+    return not any("run" in needs for _, needs in EXPECTED_FAILURES.values())

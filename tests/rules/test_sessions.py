@@ -26,7 +26,7 @@ from controller.rules.profiles import get_profile
 from controller.rules.scenario import Session, apply_change, check_file, run_session
 from controller.rules.table import Table
 from controller.sim.dealer import PROFILES, legal_session
-from tests.conftest import conformance_files
+from tests.conftest import conformance_files, scenario_params
 
 SEEDS = st.integers(min_value=0, max_value=2**63 - 1)
 
@@ -158,7 +158,7 @@ def test_sessions_cover_the_changes() -> None:
 SESSIONS = [p for p in conformance_files() if "sessions" in p.parts]
 
 
-@pytest.mark.parametrize("path", SESSIONS, ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", scenario_params(SESSIONS, "session"))
 def test_shared_sessions_follow_the_blind_rules(path) -> None:
     """The shared sessions pass, and (those without a game change) meet this file's reading too."""
     import yaml
