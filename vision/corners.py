@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import json
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -420,6 +420,8 @@ class IndexRead:
     origin: np.ndarray  # the rank's centre
     down: np.ndarray  # one unit towards the suit
     p_index: float  # probability that the pair is an index at all
+    corners: int = 1  # corner indices of the card read alike (2: both of its corners)
+    disputed: bool = False  # another reading of the same index, or of the card's other corner, disagrees
 
 
 COLOUR_MARGIN = 0.06
@@ -533,9 +535,13 @@ def merge_reads(reads: list[IndexRead], pairs: np.ndarray | None = None) -> list
         unit = float(np.hypot(*r.down))
         dup = None
         for i, k in enumerate(kept):
-            if k.face == r.face and _opposite_corners(k, r):  # both indices of one card: one read, its quad
-                c = 1 - (1 - k.confidence) * (1 - r.confidence)
-                kept[i] = IndexRead(k.face, c, _quad_from_corners(k, r), k.origin, k.down, max(k.p_index, r.p_index))
+            if _opposite_corners(k, r) and (k.face == r.face or _iou(r.quad, k.quad) > 0.5):  # one card's two indices
+                if k.face == r.face:  # they agree: one read, its quad from both
+                    c = 1 - (1 - k.confidence) * (1 - r.confidence)
+                    kept[i] = replace(k, confidence=c, quad=_quad_from_corners(k, r), p_index=max(k.p_index, r.p_index),
+                                      corners=2)
+                else:  # they disagree: the card is not named from either
+                    kept[i] = replace(k, disputed=True)
                 dup = i
                 break
             same_index = float(np.hypot(*(r.origin - k.origin))) < 0.8 * unit
@@ -543,11 +549,10 @@ def merge_reads(reads: list[IndexRead], pairs: np.ndarray | None = None) -> list
                 dup = i
                 if k.face != r.face and same_index:
                     # one index, two readings: trust neither fully
-                    kept[i] = IndexRead(k.face, k.confidence * (1 - r.confidence), k.quad, k.origin, k.down,
-                                        k.p_index)
+                    kept[i] = replace(k, confidence=k.confidence * (1 - r.confidence))
                 elif k.face == r.face and not same_index:  # the card's other corner agrees
                     c = 1 - (1 - k.confidence) * (1 - r.confidence)
-                    kept[i] = IndexRead(k.face, c, k.quad, k.origin, k.down, max(k.p_index, r.p_index))
+                    kept[i] = replace(k, confidence=c, p_index=max(k.p_index, r.p_index), corners=2)
                 elif k.face != r.face:
                     dup = None  # two cards lying close: keep both
                     continue

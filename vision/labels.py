@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -209,8 +209,9 @@ def capture_reference(
 
 def import_yolo(folder: Path | str, store: LabelStore, per_rank: int = 5, seed: int = 0,
                 recognizer: Recognizer | None = None, unstretch: float | None = 4 / 3,
-                margin: float = 0.08) -> dict[str, Any]:
-    """Labelled crops of a deck from photos labelled in YOLO format (a ``train/`` split, say):
+                margin: float = 0.08, only: Collection[str] | None = None) -> dict[str, Any]:
+    """Labelled crops of a deck from photos labelled in YOLO format (a ``train/`` split, say;
+    ``only``: these image file names of it):
     up to ``per_rank`` cards of each rank, photos taken in a seeded order, each crop the
     card's box grown by ``margin``.  Mirrored copies are turned back first (by which way
     the recogniser reads better, labels unseen).  Returns what was stored."""
@@ -224,7 +225,8 @@ def import_yolo(folder: Path | str, store: LabelStore, per_rank: int = 5, seed: 
             return 0.0
         return sum(r.confidence for r in read_indices(img, rec.index, rec.index_params))
 
-    photos = sorted(p for p in Path(folder).rglob("*") if p.parent.name == "images")
+    photos = sorted(p for p in Path(folder).rglob("*")
+                    if p.parent.name == "images" and (only is None or p.name in only))
     order = np.random.default_rng(seed).permutation(len(photos))
     wanted = {p.parent.parent: [] for p in photos}
     for i in order:

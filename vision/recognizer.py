@@ -30,10 +30,11 @@ renderer (:mod:`vision.decks`): those are for training, tests, the demo and benc
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -49,11 +50,11 @@ from .corners import (
     DeckExamples,
     IndexModel,
     IndexParams,
-    IndexRead,
     labelled_examples,
     read_indices,
 )
 from .detect import WARP_H, WARP_W, DetectParams, box_of, find_quads, max_channel, min_channel, warp
+from .evidence import ACE_PIP_WIDTH, COURT_MAX_PIPS, NUMBER_RANKS, Centre, centre_of, centre_verdict
 from .glyphs import (
     RANK_CLASSES,
     RED_SPLIT,
@@ -66,13 +67,12 @@ from .glyphs import (
     corner_regions,
     log_softmax,
     read_corner,
-    read_pips,
 )
 
 log = logging.getLogger(__name__)
 
 MODEL_VERSION = "v1"  # bump when features change (the shipped weights must be rebuilt)
-DEFAULT_THRESHOLD = 0.7  # whole cards; with INDEX_THRESHOLD, calibrated on real photos (see below)
+DEFAULT_THRESHOLD = 0.7  # whole cards, when vision/data/thresholds.json is missing (see shipped_thresholds)
 COLOUR_MARGIN = 0.12  # redness beyond the split that counts as a sure colour
 ONE_CORNER = 0.9  # a card read from one corner only is trusted a little less
 ONE_CORNER_COURT = 0.9  # (kept equal: making it stricter cost 2 % unknowns on the dev set for no gain)
@@ -80,8 +80,6 @@ PIP_EXCESS = 0.3  # more pips than the rank read has: covers hide pips, nothing 
 PIP_WEIGHT = 4.0  # the pips (bigger than the index suit) count as much as four index corners
 PIP_COUNT_LOGIT = 2.0  # log-odds a pip count adds to the number rank it matches
 SUIT_MASS = 0.05  # below this probability mass on the colour's two suits, confidence fades
-ACE_PIP_WIDTH = 0.16  # a lone centre pip at least this wide (of the card) makes an ace
-COURT_MAX_PIPS = 4  # this many pips of one size in a card's centre: not a court picture
 
 
 def cache_dir() -> Path:
@@ -105,6 +103,7 @@ class Detection:
     zone: Zone | None = None
     slot: int | None = None
     index: tuple[float, float] | None = None  # where the corner index it was read from lies (index reads)
+    evidence: Evidence | None = field(default=None, repr=False, compare=False)  # why it is named, or not
 
     @property
     def box(self) -> tuple[int, int, int, int]:
@@ -270,18 +269,26 @@ def _card_glyphs(card_img: np.ndarray) -> list[CornerGlyphs]:
     return out
 
 
-NUMBER_RANKS = {"A": 1, "2": 2, "3": 3, "4": 4, "5": 5, "6": 6, "7": 7, "8": 8, "9": 9, "T": 10}
-
 STOCK_FILE = Path(__file__).with_name("data") / "stock.npz"  # shipped weights (about 40 kB)
 
 
-# Calibrated with vision.bench.calibrate_real on poker-cards-4's train/ split only (811 photos,
-# mirrored copies turned back, 3,587 cards); valid/ and test/ are only measured.  With the
-# previous index model, (0.7, 0.6) read the most right of the pairs with at most 0.75 % wrong
-# there (74.6 %, 0.75 %).  The retrained model (ink features) gives 74.1 % right, 0.89 % wrong at
-# the same pair; the sweep's tighter pairs need an index threshold of 0.4-0.5 with whole cards at
-# 0.9, which drops the synthetic held-back set to 97 %, so the pair stayed.
-INDEX_THRESHOLD = 0.6
+THRESHOLDS_FILE = Path(__file__).with_name("data") / "thresholds.json"
+
+
+def shipped_thresholds(path: Path | None = None) -> dict[str, Any]:
+    """The confidence thresholds as calibrated (``vision.bench.calibrate_real`` on the train side
+    of the scene split of real photos only, by the rule it states; ``python -m vision.bench
+    calibrate DIR --write`` rewrites the file), or the defaults when the file is missing."""
+    try:
+        data = json.loads((path or THRESHOLDS_FILE).read_text())
+        return {"threshold": float(data["threshold"]), "index_threshold": float(data["index_threshold"]),
+                **{k: v for k, v in data.items() if k not in ("threshold", "index_threshold")}}
+    except (OSError, ValueError, KeyError, TypeError):
+        return {"threshold": DEFAULT_THRESHOLD, "index_threshold": 0.6}
+
+
+INDEX_THRESHOLD = float(shipped_thresholds()["index_threshold"])
+WHOLE_THRESHOLD = float(shipped_thresholds()["threshold"])
 
 
 class VisionModelError(PokerTableError, RuntimeError):
@@ -315,19 +322,44 @@ def _quad_iou(a: np.ndarray, b: np.ndarray) -> float:
 # ----------------------------------------------------------------------------- recogniser
 
 @dataclass(frozen=True)
+class Evidence:
+    """The independent evidence behind a card's best guess (:mod:`vision.evidence`)."""
+
+    corners: int  # corner indices that read this rank and colour on their own
+    disputed: bool  # two readings of the card's indices disagree
+    centre: Centre | None  # what the card's centre shows (None: not looked at)
+
+    def verdict(self, rank: str) -> tuple[bool, str]:
+        """``(named, reason)``: named only when nothing contradicts the rank and a second piece of
+        evidence supports it."""
+        if self.disputed:
+            return False, "corners disagree"
+        contradicts, supports = centre_verdict(rank, self.centre) if self.centre is not None else (False, False)
+        if contradicts:
+            return False, "centre contradicts"
+        if self.corners >= 2:
+            return True, "both corners"
+        if supports:
+            return True, "corner and centre"
+        return False, "one piece of evidence"
+
+
+@dataclass(frozen=True)
 class Reading:
     card: Card | None
     confidence: float
     face: str
     best: Card | None = None  # the best guess even when below the threshold
+    evidence: Evidence | None = None
 
 
 class Recognizer:
     """Cards in frames.  ``threshold``: below it a card is reported unknown (``card`` None)."""
 
-    def __init__(self, model: CardModel | None = None, threshold: float = DEFAULT_THRESHOLD,
+    def __init__(self, model: CardModel | None = None, threshold: float = WHOLE_THRESHOLD,
                  detect: DetectParams | None = None, deck: str = "A", index: IndexModel | bool | None = True,
-                 index_threshold: float = INDEX_THRESHOLD, index_params: IndexParams | None = None) -> None:
+                 index_threshold: float = INDEX_THRESHOLD, index_params: IndexParams | None = None,
+                 agree: bool = True) -> None:
         self.model = model if model is not None else stock_model()
         self.threshold = threshold
         self.detect_params = detect or DetectParams()
@@ -336,6 +368,7 @@ class Recognizer:
         self.index_threshold = index_threshold
         self.index_params = index_params or IndexParams()
         self.deck_examples = DeckExamples()  # the deck in play's indices (refine)
+        self.agree = agree  # name a card only when independent evidence agrees (vision.evidence)
 
     @classmethod
     def stock(cls, **kw: Any) -> Recognizer:
@@ -362,8 +395,24 @@ class Recognizer:
         if face == "down":
             return Reading(None, float(min(1.0, (0.5 - frac) * 4)), "down")
         glyphs = _card_glyphs(card_img)
-        card, conf = self.decide(glyphs, read_pips(card_img) if glyphs else None)
-        return Reading(card if conf >= self.threshold else None, conf, "up", card)
+        if not glyphs:
+            return Reading(None, 0.0, "up")
+        centre = centre_of(card_img)
+        card, conf = self.decide(glyphs, centre.pips)
+        ev = self._whole_evidence(glyphs, card, centre)
+        named = card is not None and conf >= self.threshold and (not self.agree or ev.verdict(card.face[0])[0])
+        return Reading(card if named else None, conf, "up", card, ev)
+
+    def _whole_evidence(self, glyphs: Sequence[CornerGlyphs], card: Card | None, centre: Centre) -> Evidence:
+        """Each corner read on its own: how many name the card's rank and colour; do two disagree."""
+        if card is None:
+            return Evidence(0, False, centre)
+        alone = []
+        for g in glyphs:
+            rank = RANK_CLASSES[int(np.argmax(self.model.rank.logits(g.rank[None])[0]))]
+            alone.append((rank, g.redness > RED_SPLIT))
+        mine = (card.face[0], card.face[1] in SUITS_RED)
+        return Evidence(sum(a == mine for a in alone), len(alone) == 2 and alone[0] != alone[1], centre)
 
     def decide(self, glyphs: Sequence[CornerGlyphs], pips: Pips | None = None) -> tuple[Card | None, float]:
         """Pool the corners' evidence: the best card and its confidence (0..1).
@@ -424,7 +473,8 @@ class Recognizer:
         for quad in find_quads(img, self.detect_params):
             crop = warp(img, quad)
             rd = self.read(crop)
-            out.append(Detection(rd.card, rd.confidence, quad + off, rd.face, crop if keep_crops else None))
+            out.append(Detection(rd.card, rd.confidence, quad + off, rd.face, crop if keep_crops else None,
+                                 evidence=rd.evidence))
         if self.index is not None:
             out += self._index_detections(img, out, off)
         return out
@@ -439,8 +489,9 @@ class Recognizer:
             for d in sure:
                 cv2.fillConvexPoly(img, (d.quad - off).astype(np.int32), (255, 255, 255))
         for r in read_indices(img, self.index, self.index_params, deck=self.deck_examples):
-            r = self._cross_check(img, r)
-            card = Card.parse(r.face, self.deck) if r.confidence >= self.index_threshold else None
+            ev = Evidence(r.corners, r.disputed, centre_of(warp(img, r.quad)))
+            named = r.confidence >= self.index_threshold and (not self.agree or ev.verdict(r.face[0])[0])
+            card = Card.parse(r.face, self.deck) if named else None
             if card is None and r.p_index < 0.5:
                 continue  # probably no index at all
             origin = (float(r.origin[0] + off[0]), float(r.origin[1] + off[1]))
@@ -449,12 +500,12 @@ class Recognizer:
             if host is not None:
                 d = found[host]
                 if d.face == "up" and d.card is None and card is not None:  # the outline's card did not read
-                    found[host] = Detection(card, r.confidence, d.quad, "up", d.crop)
+                    found[host] = Detection(card, r.confidence, d.quad, "up", d.crop, evidence=ev)
                 if d.card is None or card is None or d.card == card:
                     continue
                 if _quad_iou(d.quad, r.quad + off) > 0.3:
                     continue  # the index of the card read whole, read less well alone: the whole read wins
-            extra.append(Detection(card, r.confidence, r.quad + off, "up", index=origin))
+            extra.append(Detection(card, r.confidence, r.quad + off, "up", index=origin, evidence=ev))
         return extra
 
     def recognize_crop(self, image: np.ndarray) -> Detection | None:
@@ -464,18 +515,6 @@ class Recognizer:
             return None
         h, w = image.shape[:2]
         return min(dets, key=lambda d: (d.center[0] - w / 2) ** 2 + (d.center[1] - h / 2) ** 2)
-
-    def _cross_check(self, img: np.ndarray, r: IndexRead) -> IndexRead:
-        """The centre of the card an index places must not contradict the rank: no more pips than
-        a number card has (covers hide pips, nothing adds them), no pips in rows on a court card."""
-        rank = r.face[0]
-        pips = read_pips(warp(img, r.quad))
-        if pips.count < 2:
-            return r
-        if (rank in NUMBER_RANKS and pips.count > NUMBER_RANKS[rank]) or (rank not in NUMBER_RANKS
-                                                                          and pips.count >= COURT_MAX_PIPS):
-            return replace(r, confidence=r.confidence * PIP_EXCESS)
-        return r
 
     def read_crop(self, image: np.ndarray) -> Detection | None:
         """The card an image was cut around: a warped card (read whole), or a crop of a photo
@@ -501,7 +540,7 @@ class Recognizer:
             roi = layout.locate(*(d.index or d.center))  # a card read from its index lies where the index is
             if roi is not None:
                 out[roi.zone].append(Detection(d.card, d.confidence, d.quad, d.face, d.crop, roi.zone, roi.slot,
-                                               d.index))
+                                               d.index, d.evidence))
         return out
 
     # -- the deck in play

@@ -95,31 +95,40 @@ def iter_folder(folder: Path | str, unstretch: float | None = None,
         for img_path in sorted((split / "images").iterdir()):
             if img_path.suffix.lower() not in IMAGE_SUFFIXES or (only is not None and img_path.name not in only):
                 continue
-            img = cv2.imread(str(img_path), cv2.IMREAD_COLOR)
-            if img is None:
+            photo = load_photo(img_path, names, unstretch, unmirror)
+            if photo is not None:
+                yield photo
+
+
+def load_photo(img_path: Path, names: Sequence[str | None], unstretch: float | None = None,
+               unmirror: Callable[[np.ndarray], float] | None = None) -> LabelledPhoto | None:
+    """One labelled photo (its labels in ``../labels/<stem>.txt``; see :func:`iter_folder`), None
+    if the image does not read."""
+    img = cv2.imread(str(img_path), cv2.IMREAD_COLOR)
+    if img is None:
+        return None
+    h, w = img.shape[:2]
+    if unstretch and abs(w / h - unstretch) > 0.02:
+        w = int(round(h * unstretch))
+        img = cv2.resize(img, (w, h), interpolation=cv2.INTER_CUBIC)
+    cards = []
+    lab = img_path.parent.parent / "labels" / (img_path.stem + ".txt")
+    if lab.is_file():
+        for line in lab.read_text().splitlines():
+            parts = line.split()
+            if len(parts) < 5:
                 continue
-            h, w = img.shape[:2]
-            if unstretch and abs(w / h - unstretch) > 0.02:
-                w = int(round(h * unstretch))
-                img = cv2.resize(img, (w, h), interpolation=cv2.INTER_CUBIC)
-            cards = []
-            lab = split / "labels" / (img_path.stem + ".txt")
-            if lab.is_file():
-                for line in lab.read_text().splitlines():
-                    parts = line.split()
-                    if len(parts) < 5:
-                        continue
-                    face = names[int(parts[0])] if int(parts[0]) < len(names) else None
-                    if face is None:
-                        continue
-                    cx, cy, bw, bh = (float(v) for v in parts[1:5])
-                    cards.append(LabelledCard(face, ((cx - bw / 2) * w, (cy - bh / 2) * h, bw * w, bh * h)))
-            if unmirror is not None:
-                flipped = cv2.flip(img, 1)
-                if unmirror(flipped) > unmirror(img):
-                    img = flipped
-                    cards = [LabelledCard(c.face, (w - c.box[0] - c.box[2], *c.box[1:])) for c in cards]
-            yield LabelledPhoto(img_path, img, tuple(cards))
+            face = names[int(parts[0])] if int(parts[0]) < len(names) else None
+            if face is None:
+                continue
+            cx, cy, bw, bh = (float(v) for v in parts[1:5])
+            cards.append(LabelledCard(face, ((cx - bw / 2) * w, (cy - bh / 2) * h, bw * w, bh * h)))
+    if unmirror is not None:
+        flipped = cv2.flip(img, 1)
+        if unmirror(flipped) > unmirror(img):
+            img = flipped
+            cards = [LabelledCard(c.face, (w - c.box[0] - c.box[2], *c.box[1:])) for c in cards]
+    return LabelledPhoto(img_path, img, tuple(cards))
 
 
 def _iou(a: Sequence[float], b: Sequence[float]) -> float:
