@@ -237,20 +237,20 @@ def scene_photos(folder: str | Path, rec: Recognizer, unstretch: float | None = 
 
 
 def run_real_bench(folder: str | Path, recognizer: Recognizer | None = None, unstretch: float | None = REAL_UNSTRETCH,
-                   progress: Any = None) -> dict[str, Any]:
+                   progress: Any = None, sides: tuple[str, ...] = ("train", "dev")) -> dict[str, Any]:
     """Right / unknown / wrong per labelled card on real photos labelled in YOLO format.
 
     A parent of split folders (``train/``, ``valid/``, ``test/``) is re-split by scene
     (:mod:`vision.scenes`): one copy of each source photo, scenes alternating between
     ``train`` (where thresholds may be calibrated) and ``dev`` (only measured); each side is
-    reported, with its confusions, and the top-level figures are the dev side's.  A single
+    reported (``sides``), with its confusions, and the top-level figures are the dev side's.  A single
     folder (``images/`` + ``labels/``) is scored as it is.
     """
     rec = recognizer or Recognizer.stock()
     folder = Path(folder)
     t = time.perf_counter()
-    base = {"dataset": str(folder), "unstretch": unstretch, "index_threshold": rec.index_threshold,
-            "threshold": rec.threshold}
+    base = {"dataset": str(folder), "unstretch": unstretch, "threshold": rec.threshold,
+            "index_threshold": rec.index_threshold, "lone_threshold": rec.lone_threshold, "agree": rec.agree}
     if (folder / "images").is_dir():
         from .yolo import score_folder
 
@@ -261,16 +261,16 @@ def run_real_bench(folder: str | Path, recognizer: Recognizer | None = None, uns
     from .yolo import score_photo
 
     read = _reader(rec)
-    verdicts: dict[str, list[tuple[str, str | None]]] = {"train": [], "dev": []}
+    verdicts: dict[str, list[tuple[str, str | None]]] = {side: [] for side in sides}
     photos: Counter[str] = Counter()
     stray: Counter[str] = Counter()
-    for scene, ph in scene_photos(folder, rec, unstretch, progress=progress):
+    for scene, ph in scene_photos(folder, rec, unstretch, sides, progress=progress):
         v, s = score_photo(ph.cards, read(ph.image))
         verdicts[scene.side] += v
         photos[scene.side] += 1
         stray[scene.side] += s
     per = {side: _score_reads(v, photos[side], stray[side]) for side, v in verdicts.items()}
-    return {**base, "split": "scene", **per["dev"], "per_split": per,
+    return {**base, "split": "scene", **per.get("dev", {}), "per_split": per,
             "scenes": [s.to_dict() for s in scene_split(folder)],
             "seconds": round(time.perf_counter() - t, 1),
             "note": "scenes (the same cards in sequence) alternate in time order between train and dev, so "
@@ -280,49 +280,70 @@ def run_real_bench(folder: str | Path, recognizer: Recognizer | None = None, uns
 MAX_WRONG_CALIBRATION = 0.001  # a third of the 0.3 % target: the margin for scenes the thresholds never saw
 WHOLE_SWEEP = (0.5, 0.6, 0.7, 0.8, 0.9, 0.95)
 INDEX_SWEEP = tuple(float(t) for t in np.round(np.arange(0.2, 0.96, 0.05), 2))
+LONE_SWEEP = (0.8, 0.9, 0.95, 0.98, 0.99, 1.01)  # 1.01: a card with one piece of evidence is never named
+
+
+def calibration_reads(folder: str | Path, recognizer: Recognizer | None = None,
+                      unstretch: float | None = REAL_UNSTRETCH, progress: Any = None) -> list[tuple[Any, list]]:
+    """Every read of the train side's photos with its confidence and evidence, thresholds off:
+    ``[(labelled cards, [(face, confidence, box, index anchor, supported)])]``."""
+    rec = recognizer or Recognizer.stock()
+    keep = rec.threshold, rec.index_threshold, rec.lone_threshold
+    rec.threshold = rec.index_threshold = rec.lone_threshold = 0.0
+    photos = []
+    try:
+        for _, ph in scene_photos(folder, rec, unstretch, sides=("train",), progress=progress):
+            found = []
+            for d in rec.recognize(ph.image):
+                ok = d.card is not None and d.evidence is not None
+                supported = ok and d.evidence.verdict(d.card.face)[1]  # type: ignore[union-attr]
+                found.append((d.card.face if ok else None, d.confidence, d.box, d.index, supported))  # type: ignore[union-attr]
+            photos.append((ph.cards, found))
+    finally:
+        rec.threshold, rec.index_threshold, rec.lone_threshold = keep
+    return photos
+
+
+def sweep_thresholds(photos: list[tuple[Any, list]], max_wrong: float = MAX_WRONG_CALIBRATION) -> dict[str, Any]:
+    """The rule: of the (whole-card, index, lone) threshold triples of the sweeps whose wrong rate
+    on ``photos`` is at most ``max_wrong``, the one that reads the most cards right; a tie goes to
+    the higher thresholds (lone, then index, then whole)."""
+    from .yolo import score_photo
+
+    sweep = []
+    for whole in WHOLE_SWEEP:
+        for thr in INDEX_SWEEP:
+            for lone in LONE_SWEEP:
+                right = wrong = n = 0
+                for cards, found in photos:
+                    v, _ = score_photo(cards, [
+                        (f if c >= (thr if a is not None else whole) and (s or c >= lone) else None, b, a)
+                        for f, c, b, a, s in found])
+                    n += len(v)
+                    right += sum(1 for t_, r in v if r == t_)
+                    wrong += sum(1 for t_, r in v if r is not None and r != t_)
+                sweep.append({"threshold": whole, "index_threshold": thr, "lone_threshold": lone, "cards": n,
+                              "right": right, "wrong": wrong, "right_rate": round(right / max(n, 1), 4),
+                              "wrong_rate": round(wrong / max(n, 1), 4)})
+    ok = [row for row in sweep if row["wrong"] <= max_wrong * row["cards"]]
+    best = max(ok, key=lambda r: (r["right"], r["lone_threshold"], r["index_threshold"], r["threshold"])) if ok else {}
+    return {"best": best, "sweep": sweep}
 
 
 def calibrate_real(folder: str | Path, recognizer: Recognizer | None = None, max_wrong: float = MAX_WRONG_CALIBRATION,
                    unstretch: float | None = REAL_UNSTRETCH, progress: Any = None) -> dict[str, Any]:
-    """Confidence thresholds for real photos, by a stated rule on the *train* side of the scene
-    split only (:mod:`vision.scenes`; the dev scenes are never looked at):
-
-    of the (whole-card, index) threshold pairs of ``WHOLE_SWEEP`` x ``INDEX_SWEEP`` whose wrong
-    rate there is at most ``max_wrong``, the one that reads the most cards right; a tie goes to
-    the higher thresholds (index first).  The recogniser (evidence agreement on) reads each
-    photo once with both thresholds at zero and the sweep filters its reads.  Returns the
-    choice, its figures and the sweep.
-    """
-    from .yolo import score_photo
-
-    rec = recognizer or Recognizer.stock()
-    keep = rec.threshold, rec.index_threshold
-    rec.threshold = rec.index_threshold = 0.0
-    photos = []
-    try:
-        for _, ph in scene_photos(folder, rec, unstretch, sides=("train",), progress=progress):
-            photos.append((ph.cards, [(d.card.face if d.card else None, d.confidence, d.box, d.index)
-                                      for d in rec.recognize(ph.image)]))
-    finally:
-        rec.threshold, rec.index_threshold = keep
-    sweep = []
-    for whole in WHOLE_SWEEP:
-        for thr in INDEX_SWEEP:
-            right = wrong = n = 0
-            for cards, found in photos:
-                v, _ = score_photo(cards, [(f if c >= (thr if a is not None else whole) else None, b, a)
-                                           for f, c, b, a in found])
-                n += len(v)
-                right += sum(1 for t_, r in v if r == t_)
-                wrong += sum(1 for t_, r in v if r is not None and r != t_)
-            sweep.append({"threshold": whole, "index_threshold": thr, "cards": n, "right": right, "wrong": wrong,
-                          "right_rate": round(right / max(n, 1), 4), "wrong_rate": round(wrong / max(n, 1), 4)})
-    ok = [row for row in sweep if row["wrong"] <= max_wrong * row["cards"]]
-    best = max(ok, key=lambda r: (r["right"], r["index_threshold"], r["threshold"])) if ok else {}
+    """Confidence thresholds for real photos, by a stated rule (:func:`sweep_thresholds`) on the
+    *train* side of the scene split only (:mod:`vision.scenes`; dev scenes are never looked
+    at).  The recogniser (evidence gate on) reads each photo once with every threshold at zero
+    and the sweep filters its reads.  Returns the choice, its figures and the sweep."""
+    photos = calibration_reads(folder, recognizer, unstretch, progress)
+    res = sweep_thresholds(photos, max_wrong)
+    best = res["best"]
     return {"folder": str(folder), "side": "train", "photos": len(photos), "max_wrong": max_wrong,
-            "rule": "most right among pairs with wrong <= max_wrong on train scenes; ties to higher thresholds",
-            "threshold": best.get("threshold"), "index_threshold": best.get("index_threshold"),
-            "right_rate": best.get("right_rate"), "wrong_rate": best.get("wrong_rate"), "sweep": sweep}
+            "rule": "most right among (whole, index, lone) threshold triples with wrong <= max_wrong on the "
+                    "train scenes; ties to the higher thresholds",
+            **{k: best.get(k) for k in ("threshold", "index_threshold", "lone_threshold", "right_rate", "wrong_rate")},
+            "sweep": res["sweep"]}
 
 
 def write_thresholds(res: dict[str, Any], path: Path | None = None) -> Path:
@@ -332,7 +353,8 @@ def write_thresholds(res: dict[str, Any], path: Path | None = None) -> Path:
     from .recognizer import THRESHOLDS_FILE
 
     path = path or THRESHOLDS_FILE
-    keep = ("threshold", "index_threshold", "rule", "max_wrong", "side", "photos", "right_rate", "wrong_rate")
+    keep = ("threshold", "index_threshold", "lone_threshold", "rule", "max_wrong", "side", "photos", "right_rate",
+            "wrong_rate")
     data = {k: res[k] for k in keep} | {"dataset": Path(res["folder"]).name,
                                         "command": "python -m vision.bench calibrate DIR --write"}
     path.write_text(json.dumps(data, indent=1) + "\n")
@@ -340,12 +362,13 @@ def write_thresholds(res: dict[str, Any], path: Path | None = None) -> Path:
 
 
 def deck_in_play(dataset: str | Path, per_rank: int = 5, seed: int = 0, recognizer: Recognizer | None = None,
-                 ) -> dict[str, Any]:
+                 before: dict[str, Any] | None = None) -> dict[str, Any]:
     """How much a few labelled cards of the deck in play raise accuracy on other scenes of it.
 
     Crops of ``per_rank`` cards of each rank are taken from the ``train/`` photos of the
     scene split's train side (:func:`vision.labels.import_yolo`); the recogniser is scored on
-    the dev scenes before and after :meth:`Recognizer.refine` with them.
+    the dev scenes before and after :meth:`Recognizer.refine` with them (``before``: a dev-side
+    :func:`run_real_bench` of the same recogniser already run).
     """
     from .labels import LabelStore, import_yolo
     from .scenes import scene_split
@@ -355,9 +378,9 @@ def deck_in_play(dataset: str | Path, per_rank: int = 5, seed: int = 0, recogniz
     train_files = {p.name for s in scene_split(dataset) if s.side == "train" for ph in s.photos for _, p in ph.files}
     store = LabelStore(None)
     imported = import_yolo(dataset / "train", store, per_rank=per_rank, seed=seed, recognizer=rec, only=train_files)
-    before = run_real_bench(dataset, rec)
+    before = before or run_real_bench(dataset, rec, sides=("dev",))
     added = rec.refine(store.items())
-    after = run_real_bench(dataset, rec)
+    after = run_real_bench(dataset, rec, sides=("dev",))
     keys = ("cards", "right", "unknown", "wrong", "right_rate", "unknown_rate", "wrong_rate")
     return {"labelled": imported, "examples_added": added,
             "before": {k: before[k] for k in keys}, "after": {k: after[k] for k in keys},

@@ -56,6 +56,8 @@ from .corners import (
 from .detect import WARP_H, WARP_W, DetectParams, box_of, find_quads, max_channel, min_channel, warp
 from .evidence import ACE_PIP_WIDTH, COURT_MAX_PIPS, NUMBER_RANKS, Centre, centre_of, centre_verdict
 from .glyphs import (
+    CORNER_H,
+    CORNER_W,
     RANK_CLASSES,
     RED_SPLIT,
     SUIT_CLASSES,
@@ -273,6 +275,8 @@ STOCK_FILE = Path(__file__).with_name("data") / "stock.npz"  # shipped weights (
 
 
 THRESHOLDS_FILE = Path(__file__).with_name("data") / "thresholds.json"
+NEVER = 1.01  # a threshold no confidence reaches
+DISPUTE = 0.5  # the other reader names another card this confidently: the readings disagree
 
 
 def shipped_thresholds(path: Path | None = None) -> dict[str, Any]:
@@ -284,10 +288,11 @@ def shipped_thresholds(path: Path | None = None) -> dict[str, Any]:
         return {"threshold": float(data["threshold"]), "index_threshold": float(data["index_threshold"]),
                 **{k: v for k, v in data.items() if k not in ("threshold", "index_threshold")}}
     except (OSError, ValueError, KeyError, TypeError):
-        return {"threshold": DEFAULT_THRESHOLD, "index_threshold": 0.6}
+        return {"threshold": DEFAULT_THRESHOLD, "index_threshold": 0.6, "lone_threshold": NEVER}
 
 
 INDEX_THRESHOLD = float(shipped_thresholds()["index_threshold"])
+LONE_THRESHOLD = float(shipped_thresholds().get("lone_threshold", NEVER))
 WHOLE_THRESHOLD = float(shipped_thresholds()["threshold"])
 
 
@@ -325,23 +330,27 @@ def _quad_iou(a: np.ndarray, b: np.ndarray) -> float:
 class Evidence:
     """The independent evidence behind a card's best guess (:mod:`vision.evidence`)."""
 
-    corners: int  # corner indices that read this rank and colour on their own
-    disputed: bool  # two readings of the card's indices disagree
+    corners: int  # corner indices that read this rank and colour
+    disputed: bool  # a reading of the card's indices (another corner, the other reader) names another card
     centre: Centre | None  # what the card's centre shows (None: not looked at)
+    readers: int = 1  # independent readers that name this rank and colour (whole card: glyphs, index model)
 
-    def verdict(self, rank: str) -> tuple[bool, str]:
-        """``(named, reason)``: named only when nothing contradicts the rank and a second piece of
-        evidence supports it."""
+    def verdict(self, face: str) -> tuple[bool, bool, str]:
+        """``(allowed, supported, reason)``: nothing contradicts the card's rank or colour; a second
+        piece of evidence (the other corner, the other reader, or a centre that matches) supports it."""
         if self.disputed:
-            return False, "corners disagree"
-        contradicts, supports = centre_verdict(rank, self.centre) if self.centre is not None else (False, False)
+            return False, False, "readings disagree"
+        contradicts, supports = (centre_verdict(face[0], self.centre, face[1:2] in ("d", "h"))
+                                 if self.centre is not None else (False, False))
         if contradicts:
-            return False, "centre contradicts"
+            return False, False, "centre contradicts"
         if self.corners >= 2:
-            return True, "both corners"
+            return True, True, "both corners"
+        if self.readers >= 2:
+            return True, True, "both readers"
         if supports:
-            return True, "corner and centre"
-        return False, "one piece of evidence"
+            return True, True, "corner and centre"
+        return True, False, "one piece of evidence"
 
 
 @dataclass(frozen=True)
@@ -359,7 +368,7 @@ class Recognizer:
     def __init__(self, model: CardModel | None = None, threshold: float = WHOLE_THRESHOLD,
                  detect: DetectParams | None = None, deck: str = "A", index: IndexModel | bool | None = True,
                  index_threshold: float = INDEX_THRESHOLD, index_params: IndexParams | None = None,
-                 agree: bool = True) -> None:
+                 agree: bool = True, lone_threshold: float = LONE_THRESHOLD) -> None:
         self.model = model if model is not None else stock_model()
         self.threshold = threshold
         self.detect_params = detect or DetectParams()
@@ -369,6 +378,7 @@ class Recognizer:
         self.index_params = index_params or IndexParams()
         self.deck_examples = DeckExamples()  # the deck in play's indices (refine)
         self.agree = agree  # name a card only when independent evidence agrees (vision.evidence)
+        self.lone_threshold = lone_threshold  # a card with one piece of evidence only needs this much
 
     @classmethod
     def stock(cls, **kw: Any) -> Recognizer:
@@ -399,20 +409,44 @@ class Recognizer:
             return Reading(None, 0.0, "up")
         centre = centre_of(card_img)
         card, conf = self.decide(glyphs, centre.pips)
-        ev = self._whole_evidence(glyphs, card, centre)
-        named = card is not None and conf >= self.threshold and (not self.agree or ev.verdict(card.face[0])[0])
+        ev = self._whole_evidence(card_img, glyphs, card, centre)
+        named = card is not None and self._named(conf, self.threshold, ev, card.face)
         return Reading(card if named else None, conf, "up", card, ev)
 
-    def _whole_evidence(self, glyphs: Sequence[CornerGlyphs], card: Card | None, centre: Centre) -> Evidence:
-        """Each corner read on its own: how many name the card's rank and colour; do two disagree."""
+    def _named(self, conf: float, threshold: float, ev: Evidence, face: str) -> bool:
+        """Confident enough, nothing contradicts, and supported (or, alone, above ``lone_threshold``)."""
+        if conf < threshold:
+            return False
+        if not self.agree:
+            return True
+        allowed, supported, _ = ev.verdict(face)
+        return allowed and (supported or conf >= self.lone_threshold)
+
+    def _whole_evidence(self, card_img: np.ndarray, glyphs: Sequence[CornerGlyphs], card: Card | None,
+                        centre: Centre) -> Evidence:
+        """Each corner read on its own by the glyph model, and the card's indices read by the other,
+        independently trained reader (the corner-index model): do they name the same rank and
+        colour, does any reading name another?"""
         if card is None:
             return Evidence(0, False, centre)
+        mine = (card.face[0], card.face[1] in SUITS_RED)
         alone = []
         for g in glyphs:
             rank = RANK_CLASSES[int(np.argmax(self.model.rank.logits(g.rank[None])[0]))]
             alone.append((rank, g.redness > RED_SPLIT))
-        mine = (card.face[0], card.face[1] in SUITS_RED)
-        return Evidence(sum(a == mine for a in alone), len(alone) == 2 and alone[0] != alone[1], centre)
+        disputed = len(alone) == 2 and alone[0] != alone[1]
+        readers = 1
+        if self.index is not None:
+            h, w = card_img.shape[:2]
+            for r in read_indices(card_img, self.index, self.index_params):
+                x, y = float(r.origin[0]), float(r.origin[1])
+                if not ((x < CORNER_W * w and y < CORNER_H * h) or (x > (1 - CORNER_W) * w and y > (1 - CORNER_H) * h)):
+                    continue  # not where an index is printed (a pip, the picture)
+                if (r.face[0], r.face[1] in SUITS_RED) == mine:
+                    readers = 2
+                elif r.confidence >= DISPUTE and r.p_index >= 0.5:
+                    disputed = True
+        return Evidence(sum(a == mine for a in alone), disputed, centre, readers)
 
     def decide(self, glyphs: Sequence[CornerGlyphs], pips: Pips | None = None) -> tuple[Card | None, float]:
         """Pool the corners' evidence: the best card and its confidence (0..1).
@@ -489,8 +523,8 @@ class Recognizer:
             for d in sure:
                 cv2.fillConvexPoly(img, (d.quad - off).astype(np.int32), (255, 255, 255))
         for r in read_indices(img, self.index, self.index_params, deck=self.deck_examples):
-            ev = Evidence(r.corners, r.disputed, centre_of(warp(img, r.quad)))
-            named = r.confidence >= self.index_threshold and (not self.agree or ev.verdict(r.face[0])[0])
+            ev = Evidence(r.corners, r.disputed, centre_of(warp(img, r.quad), own=False))
+            named = self._named(r.confidence, self.index_threshold, ev, r.face)
             card = Card.parse(r.face, self.deck) if named else None
             if card is None and r.p_index < 0.5:
                 continue  # probably no index at all

@@ -42,20 +42,41 @@ def test_scenes_follow_the_same_cards_in_sequence_and_alternate_sides() -> None:
 
 
 def test_the_gate_names_a_card_only_on_agreeing_evidence() -> None:
-    nine_pips = Centre(Pips([], 9, 0.1), ink=0.15, blob=0.01, red=-0.5)
+    nine_pips = Centre(Pips([], 9, 0.1), ink=0.15, blob=0.01, red=0.02)
+    red_pips = Centre(Pips([], 9, 0.1), ink=0.15, blob=0.01, red=0.6)
     picture = Centre(Pips([], 1, 0.3), ink=0.45, blob=0.3, red=0.1)
-    covered = Centre(Pips([], 3, 0.1), ink=0.05, blob=0.01, red=-0.5)
+    covered = Centre(Pips([], 3, 0.1), ink=0.05, blob=0.01, red=0.0)
+    elsewhere = Centre(Pips([], 1, 0.3), ink=0.45, blob=0.3, red=0.1, own=False)  # a neighbour may lie on it
     assert centre_verdict("9", nine_pips) == (False, True)
     assert centre_verdict("Q", nine_pips) == (True, False)  # rows of pips where a picture should be
     assert centre_verdict("9", picture) == (True, False)  # a picture on a number card
+    assert centre_verdict("9", elsewhere) == (False, False)  # ... unless the centre may be another card's
     assert centre_verdict("T", nine_pips) == (False, False)  # a pip may be covered: no support, no veto
     assert centre_verdict("8", nine_pips) == (True, False)  # nothing adds pips
     assert centre_verdict("Q", picture) == (False, True)
-    assert Evidence(1, False, nine_pips).verdict("9") == (True, "corner and centre")
-    assert Evidence(2, False, covered).verdict("9") == (True, "both corners")
-    assert Evidence(1, False, covered).verdict("9")[0] is False  # one corner alone is not enough
-    assert Evidence(2, True, nine_pips).verdict("9")[0] is False  # the corners disagree
-    assert Evidence(2, False, picture).verdict("9")[0] is False
+    assert centre_verdict("Q", covered) == (True, False)  # the card's own centre and no picture
+    assert centre_verdict("9", nine_pips, red=True) == (True, False)  # black pips on a red nine
+    assert centre_verdict("9", red_pips, red=True) == (False, True)
+    assert centre_verdict("9", red_pips, red=False) == (True, False)
+    assert Evidence(1, False, nine_pips).verdict("9c") == (True, True, "corner and centre")
+    assert Evidence(2, False, covered).verdict("9c") == (True, True, "both corners")
+    assert Evidence(1, False, covered, readers=2).verdict("9c") == (True, True, "both readers")
+    assert Evidence(1, False, covered).verdict("9c") == (True, False, "one piece of evidence")
+    assert Evidence(2, True, nine_pips).verdict("9c")[0] is False  # two readings disagree
+    assert Evidence(2, False, picture).verdict("9c")[0] is False
+
+
+def test_a_card_with_one_piece_of_evidence_needs_the_lone_threshold() -> None:
+    from vision.recognizer import Recognizer
+
+    rec = Recognizer.stock(threshold=0.5, index_threshold=0.5, lone_threshold=0.95)
+    alone = Evidence(1, False, Centre(Pips([], 3, 0.1), ink=0.05, blob=0.01, red=0.0))
+    both = Evidence(2, False, alone.centre)
+    assert not rec._named(0.9, 0.5, alone, "9c") and rec._named(0.96, 0.5, alone, "9c")
+    assert rec._named(0.6, 0.5, both, "9c") and not rec._named(0.4, 0.5, both, "9c")
+    assert not rec._named(0.99, 0.5, Evidence(2, True, alone.centre), "9c")
+    rec.agree = False  # the gate off: the threshold alone decides
+    assert rec._named(0.6, 0.5, Evidence(2, True, alone.centre), "9c")
 
 
 @needs_photos
