@@ -480,14 +480,34 @@ class DeckExamples:
         return self._log_odds(F, self.suit_f, self.suit_y, len(SUIT_CLASSES))
 
 
+def upright_corner_pairs(m: Marks, pairs: np.ndarray, corner: tuple[float, float] = (0.25, 0.32)) -> np.ndarray:
+    """The pairs of an upright warped card that can be its indices: the rank in the top-left
+    corner with the suit below it, or in the bottom-right corner with the suit above it."""
+    if not len(pairs):
+        return pairs
+    h, w = m.labels.shape
+    a, b = m.cents[pairs[:, 0]], m.cents[pairs[:, 1]]
+    down = b[:, 1] - a[:, 1]
+    side = np.abs(b[:, 0] - a[:, 0])
+    tl = (a[:, 0] < corner[0] * w) & (a[:, 1] < corner[1] * h) & (down > side)
+    br = (a[:, 0] > (1 - corner[0]) * w) & (a[:, 1] > (1 - corner[1]) * h) & (-down > side)
+    # glyph heights an index has on a card of this size (as vision.glyphs.read_corner checks)
+    rh, sh = m.stats[pairs[:, 0], 3] / h, m.stats[pairs[:, 1], 3] / h
+    return pairs[(tl | br) & (rh >= 0.04) & (rh <= 0.16) & (sh >= 0.02) & (sh <= 0.12)]
+
+
 def read_indices(frame: np.ndarray, model: IndexModel, p: IndexParams = IndexParams(),
-                 min_conf: float = 0.05, deck: DeckExamples | None = None) -> list[IndexRead]:
-    """Every corner index in a BGR frame, merged per card (two corners, or the 1 and 0 of a 10)."""
+                 min_conf: float = 0.05, deck: DeckExamples | None = None,
+                 upright_card: bool = False) -> list[IndexRead]:
+    """Every corner index in a BGR frame, merged per card (two corners, or the 1 and 0 of a 10).
+
+    ``upright_card``: the frame is one card warped upright; only its two index corners are read."""
     h, w = frame.shape[:2]
     scale = min(1.0, p.work_width / max(w, 1))
     img = cv2.resize(frame, (int(w * scale), int(h * scale)), interpolation=cv2.INTER_AREA) if scale < 1 else frame
     m = find_marks(img, p)
-    hyp = describe(m, pair_marks(m, p))
+    pairs = pair_marks(m, p)
+    hyp = describe(m, upright_corner_pairs(m, pairs) if upright_card else pairs)
     if not len(hyp):
         return []
     pr, ps = model.probabilities(hyp)

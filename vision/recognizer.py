@@ -18,10 +18,17 @@ Two readers work together:
   fonts: ``python -m vision.train stock``).
 * **Corner indices** (:mod:`vision.corners`): wherever the outline is lost (overlapping cards,
   a light table, a covered corner), indices are found by local contrast anywhere in the
-  frame and each is read on its own; one clear corner names its card.  Weights:
-  ``vision/data/index.onnx`` (real deck artwork: ``python -m vision.train index``).  Its
-  threshold (``INDEX_THRESHOLD``) was calibrated on real photos (``vision.bench.calibrate_real``
-  on a training split only).
+  frame and each is read on its own.  Weights: ``vision/data/index.onnx`` (real deck
+  artwork: ``python -m vision.train index``).
+
+**Evidence that agrees, or unknown** (:class:`Evidence`, :mod:`vision.evidence`): a card is
+named only when nothing contradicts it (the two corners, or the two readers, name different
+cards; the card's own centre shows a picture on a number card, none on a court card, more pips
+than the rank has, or pips of the other colour) and a second piece of evidence supports it
+(its other corner, the other reader, or a centre that matches); a card with one piece of
+evidence only needs ``lone_threshold``.  The three thresholds (whole cards, corner indices,
+lone evidence) live in ``vision/data/thresholds.json``, chosen by the rule of
+``vision.bench.calibrate_real`` on the train scenes of real photos only (:mod:`vision.scenes`).
 
 :meth:`Recognizer.refine` teaches both readers the deck in play from labelled crops.
 The recogniser never imports the synthetic generator (:mod:`vision.synth`) or the deck
@@ -56,8 +63,6 @@ from .corners import (
 from .detect import WARP_H, WARP_W, DetectParams, box_of, find_quads, max_channel, min_channel, warp
 from .evidence import ACE_PIP_WIDTH, COURT_MAX_PIPS, NUMBER_RANKS, Centre, centre_of, centre_verdict
 from .glyphs import (
-    CORNER_H,
-    CORNER_W,
     RANK_CLASSES,
     RED_SPLIT,
     SUIT_CLASSES,
@@ -437,11 +442,7 @@ class Recognizer:
         disputed = len(alone) == 2 and alone[0] != alone[1]
         readers = 1
         if self.index is not None:
-            h, w = card_img.shape[:2]
-            for r in read_indices(card_img, self.index, self.index_params):
-                x, y = float(r.origin[0]), float(r.origin[1])
-                if not ((x < CORNER_W * w and y < CORNER_H * h) or (x > (1 - CORNER_W) * w and y > (1 - CORNER_H) * h)):
-                    continue  # not where an index is printed (a pip, the picture)
+            for r in read_indices(card_img, self.index, self.index_params, upright_card=True):
                 if (r.face[0], r.face[1] in SUITS_RED) == mine:
                     readers = 2
                 elif r.confidence >= DISPUTE and r.p_index >= 0.5:
