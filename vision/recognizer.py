@@ -282,6 +282,7 @@ STOCK_FILE = Path(__file__).with_name("data") / "stock.npz"  # shipped weights (
 THRESHOLDS_FILE = Path(__file__).with_name("data") / "thresholds.json"
 NEVER = 1.01  # a threshold no confidence reaches
 DISPUTE = 0.5  # the other reader names another card this confidently: the readings disagree
+AGREE = 0.5  # the other reader names the same rank and colour this confidently: it supports the read
 
 
 def shipped_thresholds(path: Path | None = None) -> dict[str, Any]:
@@ -339,6 +340,7 @@ class Evidence:
     disputed: bool  # a reading of the card's indices (another corner, the other reader) names another card
     centre: Centre | None  # what the card's centre shows (None: not looked at)
     readers: int = 1  # independent readers that name this rank and colour (whole card: glyphs, index model)
+    pooled: bool = False  # the read pooled its corners already (a card read whole): their agreement is no support
 
     def verdict(self, face: str) -> tuple[bool, bool, str]:
         """``(allowed, supported, reason)``: nothing contradicts the card's rank or colour; a second
@@ -349,11 +351,12 @@ class Evidence:
                                  if self.centre is not None else (False, False))
         if contradicts:
             return False, False, "centre contradicts"
-        if self.corners >= 2:
+        if self.corners >= 2 and not self.pooled:
             return True, True, "both corners"
         if self.readers >= 2:
             return True, True, "both readers"
-        if supports:
+        # a picture inside an outline that may span overlapping cards is no proof of a court card
+        if supports and not (self.pooled and face[0] not in NUMBER_RANKS):
             return True, True, "corner and centre"
         return True, False, "one piece of evidence"
 
@@ -433,7 +436,7 @@ class Recognizer:
         independently trained reader (the corner-index model): do they name the same rank and
         colour, does any reading name another?"""
         if card is None:
-            return Evidence(0, False, centre)
+            return Evidence(0, False, centre, pooled=True)
         mine = (card.face[0], card.face[1] in SUITS_RED)
         alone = []
         for g in glyphs:
@@ -443,11 +446,11 @@ class Recognizer:
         readers = 1
         if self.index is not None:
             for r in read_indices(card_img, self.index, self.index_params, upright_card=True):
-                if (r.face[0], r.face[1] in SUITS_RED) == mine:
+                if (r.face[0], r.face[1] in SUITS_RED) == mine and r.confidence >= AGREE:
                     readers = 2
                 elif r.confidence >= DISPUTE and r.p_index >= 0.5:
                     disputed = True
-        return Evidence(sum(a == mine for a in alone), disputed, centre, readers)
+        return Evidence(sum(a == mine for a in alone), disputed, centre, readers, pooled=True)
 
     def decide(self, glyphs: Sequence[CornerGlyphs], pips: Pips | None = None) -> tuple[Card | None, float]:
         """Pool the corners' evidence: the best card and its confidence (0..1).

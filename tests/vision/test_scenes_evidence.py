@@ -64,6 +64,12 @@ def test_the_gate_names_a_card_only_on_agreeing_evidence() -> None:
     assert Evidence(1, False, covered).verdict("9c") == (True, False, "one piece of evidence")
     assert Evidence(2, True, nine_pips).verdict("9c")[0] is False  # two readings disagree
     assert Evidence(2, False, picture).verdict("9c")[0] is False
+    # a card read whole pooled its two corners: their agreement is no second piece of evidence,
+    # and a picture inside an outline that may span two cards does not make a court card
+    assert Evidence(2, False, covered, pooled=True).verdict("9c") == (True, False, "one piece of evidence")
+    assert Evidence(2, False, picture, pooled=True).verdict("Qd") == (True, False, "one piece of evidence")
+    assert Evidence(2, False, nine_pips, pooled=True).verdict("9c") == (True, True, "corner and centre")
+    assert Evidence(2, False, covered, readers=2, pooled=True).verdict("9c") == (True, True, "both readers")
 
 
 def test_a_card_with_one_piece_of_evidence_needs_the_lone_threshold() -> None:
