@@ -280,7 +280,7 @@ def run_real_bench(folder: str | Path, recognizer: Recognizer | None = None, uns
 MAX_WRONG_CALIBRATION = 0.001  # a third of the 0.3 % target: the margin for scenes the thresholds never saw
 WHOLE_SWEEP = (0.5, 0.6, 0.7, 0.8, 0.9, 0.95)
 INDEX_SWEEP = tuple(float(t) for t in np.round(np.arange(0.2, 0.96, 0.05), 2))
-LONE_SWEEP = (0.8, 0.9, 0.95, 0.98, 0.99, 1.01)  # 1.01: a card with one piece of evidence is never named
+LONE_SWEEP = (0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99, 1.01)  # 1.01: a card with one piece of evidence is never named
 
 
 def calibration_reads(folder: str | Path, recognizer: Recognizer | None = None,
@@ -306,8 +306,8 @@ def calibration_reads(folder: str | Path, recognizer: Recognizer | None = None,
 
 def sweep_thresholds(photos: list[tuple[Any, list]], max_wrong: float = MAX_WRONG_CALIBRATION) -> dict[str, Any]:
     """The rule: of the (whole-card, index, lone) threshold triples of the sweeps whose wrong rate
-    on ``photos`` is at most ``max_wrong``, the one that reads the most cards right; a tie goes to
-    the higher thresholds (lone, then index, then whole)."""
+    on ``photos`` is at most ``max_wrong`` (if none is, those with the fewest wrong), the one that
+    reads the most cards right; a tie goes to the higher thresholds (lone, then index, then whole)."""
     from .yolo import score_photo
 
     sweep = []
@@ -326,7 +326,10 @@ def sweep_thresholds(photos: list[tuple[Any, list]], max_wrong: float = MAX_WRON
                               "right": right, "wrong": wrong, "right_rate": round(right / max(n, 1), 4),
                               "wrong_rate": round(wrong / max(n, 1), 4)})
     ok = [row for row in sweep if row["wrong"] <= max_wrong * row["cards"]]
-    best = max(ok, key=lambda r: (r["right"], r["lone_threshold"], r["index_threshold"], r["threshold"])) if ok else {}
+    if not ok:
+        fewest = min(row["wrong"] for row in sweep)
+        ok = [row for row in sweep if row["wrong"] == fewest]
+    best = max(ok, key=lambda r: (r["right"], r["lone_threshold"], r["index_threshold"], r["threshold"]))
     return {"best": best, "sweep": sweep}
 
 
@@ -341,7 +344,7 @@ def calibrate_real(folder: str | Path, recognizer: Recognizer | None = None, max
     best = res["best"]
     return {"folder": str(folder), "side": "train", "photos": len(photos), "max_wrong": max_wrong,
             "rule": "most right among (whole, index, lone) threshold triples with wrong <= max_wrong on the "
-                    "train scenes; ties to the higher thresholds",
+                    "train scenes (if none, with the fewest wrong); ties to the higher thresholds",
             **{k: best.get(k) for k in ("threshold", "index_threshold", "lone_threshold", "right_rate", "wrong_rate")},
             "sweep": res["sweep"]}
 
