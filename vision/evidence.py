@@ -2,16 +2,17 @@
 
 A corner index alone can be misread (a nine's index taken for a queen's on a deck never
 trained on); the card carries other, independent evidence of its rank and colour, and a card
-is named only when that evidence agrees:
+is named only when none of it disagrees:
 
 * **Both corner indices**, where both are read: the same rank and the same colour, or the
   card is unknown.
 * **The centre** (:func:`centre_of`, on the card warped upright): a number card shows pips
   of its suit's colour, never more than its rank has (covers hide pips, nothing adds them),
   and no picture; a court card shows a picture and no rows of pips.
-* **Support**: besides the index it was read from, a card needs one more piece of evidence
-  that names it: its other corner index, or a centre that matches the rank (the full pip
-  count of a number card, a lone large pip of an ace, a picture for a court card).
+* **Support**: one more piece of evidence that names the card besides the index it was read
+  from: its other corner index, the other reader, or a centre that matches the rank (the
+  full pip count of a number card, a lone large pip of an ace, a picture for a court card).
+  A card without it is named only at the recogniser's ``lone_threshold``.
 
 What counts as a picture, and how many pips, is measured on the card's centre only
 (``PIP_BOX``); the thresholds below were read off training scenes of real photos (never the

@@ -24,9 +24,9 @@ Two readers work together:
 **Evidence that agrees, or unknown** (:class:`Evidence`, :mod:`vision.evidence`): a card is
 named only when nothing contradicts it (the two corners, or the two readers, name different
 cards; the card's own centre shows a picture on a number card, none on a court card, more pips
-than the rank has, or pips of the other colour) and a second piece of evidence supports it
-(its other corner, the other reader, or a centre that matches); a card with one piece of
-evidence only needs ``lone_threshold``.  The three thresholds (whole cards, corner indices,
+than the rank has, or pips of the other colour) and either a second piece of evidence supports
+it (its other corner, the other reader, or a centre that matches) or its confidence reaches
+``lone_threshold``.  The three thresholds (whole cards, corner indices,
 lone evidence) live in ``vision/data/thresholds.json``, chosen by the rule of
 ``vision.bench.calibrate_real`` on the train scenes of real photos only (:mod:`vision.scenes`).
 
