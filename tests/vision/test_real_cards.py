@@ -15,6 +15,10 @@ from tests.conftest import REPO
 from vision.yolo import LabelledCard, parse_class_name, score_photo
 
 DATASET = Path(os.environ.get("POKER_CARDS_DATASET", REPO.parent / "shared" / "datasets" / "poker-cards-4"))
+# issue 25's targets on the dev scenes: at least 90 % right, at most 0.3 % wrong; pinned here is what
+# the recogniser reaches (tablectl bench vision --real, dev side), each with a margin
+RIGHT_AT_LEAST = 0.72  # measured 0.7411 (707 of 954 cards); the target, 0.90, is not reached
+WRONG_AT_MOST = 0.02  # measured 0.0157 (15 of 954); the target, 0.003, is not reached
 # CI has the photos beside the clone: there a missing folder fails the tests, it does not skip them
 needs_photos = pytest.mark.skipif(not (DATASET / "valid" / "images").is_dir() and not os.environ.get("CI"),
                                   reason="real photos not beside the repo")
