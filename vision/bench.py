@@ -28,7 +28,7 @@ from typing import Any
 import cv2
 import numpy as np
 
-from .recognizer import Recognizer
+from .recognizer import NEVER, Recognizer
 
 log = logging.getLogger(__name__)
 
@@ -296,7 +296,8 @@ def calibration_reads(folder: str | Path, recognizer: Recognizer | None = None,
             found = []
             for d in rec.recognize(ph.image):
                 ok = d.card is not None and d.evidence is not None
-                supported = ok and d.evidence.verdict(d.card.face)[1]  # type: ignore[union-attr]
+                # without the gate every read counts as supported (lone_threshold plays no part)
+                supported = ok and (not rec.agree or d.evidence.verdict(d.card.face)[1])  # type: ignore[union-attr]
                 found.append((d.card.face if ok else None, d.confidence, d.box, d.index, supported))  # type: ignore[union-attr]
             photos.append((ph.cards, found))
     finally:
@@ -304,7 +305,8 @@ def calibration_reads(folder: str | Path, recognizer: Recognizer | None = None,
     return photos
 
 
-def sweep_thresholds(photos: list[tuple[Any, list]], max_wrong: float = MAX_WRONG_CALIBRATION) -> dict[str, Any]:
+def sweep_thresholds(photos: list[tuple[Any, list]], max_wrong: float = MAX_WRONG_CALIBRATION,
+                     lone_sweep: tuple[float, ...] = LONE_SWEEP) -> dict[str, Any]:
     """The rule: of the (whole-card, index, lone) threshold triples of the sweeps whose wrong rate
     on ``photos`` is at most ``max_wrong`` (if none is, those with the fewest wrong), the one that
     reads the most cards right; a tie goes to the higher thresholds (lone, then index, then whole)."""
@@ -313,7 +315,7 @@ def sweep_thresholds(photos: list[tuple[Any, list]], max_wrong: float = MAX_WRON
     sweep = []
     for whole in WHOLE_SWEEP:
         for thr in INDEX_SWEEP:
-            for lone in LONE_SWEEP:
+            for lone in lone_sweep:
                 right = wrong = n = 0
                 for cards, found in photos:
                     v, _ = score_photo(cards, [
@@ -337,12 +339,15 @@ def calibrate_real(folder: str | Path, recognizer: Recognizer | None = None, max
                    unstretch: float | None = REAL_UNSTRETCH, progress: Any = None) -> dict[str, Any]:
     """Confidence thresholds for real photos, by a stated rule (:func:`sweep_thresholds`) on the
     *train* side of the scene split only (:mod:`vision.scenes`; dev scenes are never looked
-    at).  The recogniser (evidence gate on) reads each photo once with every threshold at zero
-    and the sweep filters its reads.  Returns the choice, its figures and the sweep."""
-    photos = calibration_reads(folder, recognizer, unstretch, progress)
-    res = sweep_thresholds(photos, max_wrong)
+    at).  The recogniser, in its mode (evidence gate off, or on with ``agree``; ``corners_agree``),
+    reads each photo once with every threshold at zero and the sweep filters its reads (the
+    lone-evidence threshold only with the gate on).  Returns the choice, its figures and the sweep."""
+    rec = recognizer or Recognizer.stock()
+    photos = calibration_reads(folder, rec, unstretch, progress)
+    res = sweep_thresholds(photos, max_wrong, LONE_SWEEP if rec.agree else (NEVER,))
     best = res["best"]
     return {"folder": str(folder), "side": "train", "photos": len(photos), "max_wrong": max_wrong,
+            "agree": rec.agree, "corners_agree": rec.corners_agree,
             "rule": "most right among (whole, index, lone) threshold triples with wrong <= max_wrong on the "
                     "train scenes (if none, with the fewest wrong); ties to the higher thresholds",
             **{k: best.get(k) for k in ("threshold", "index_threshold", "lone_threshold", "right_rate", "wrong_rate")},
@@ -356,8 +361,8 @@ def write_thresholds(res: dict[str, Any], path: Path | None = None) -> Path:
     from .recognizer import THRESHOLDS_FILE
 
     path = path or THRESHOLDS_FILE
-    keep = ("threshold", "index_threshold", "lone_threshold", "rule", "max_wrong", "side", "photos", "right_rate",
-            "wrong_rate")
+    keep = ("threshold", "index_threshold", "lone_threshold", "agree", "corners_agree", "rule", "max_wrong", "side",
+            "photos", "right_rate", "wrong_rate")
     data = {k: res[k] for k in keep} | {"dataset": Path(res["folder"]).name,
                                         "command": "python -m vision.bench calibrate DIR --write"}
     path.write_text(json.dumps(data, indent=1) + "\n")
@@ -395,7 +400,9 @@ if __name__ == "__main__":  # pragma: no cover
     import sys
 
     if len(sys.argv) > 2 and sys.argv[1] == "calibrate":
-        res = calibrate_real(sys.argv[2])
+        # the recogniser's mode is given, not read from the file it rewrites: gate off unless --agree
+        res = calibrate_real(sys.argv[2], Recognizer.stock(agree="--agree" in sys.argv[3:],
+                                                           corners_agree="--corners-agree" in sys.argv[3:]))
         print(json.dumps(res, indent=2))
         if "--write" in sys.argv[3:] and res["threshold"] is not None:
             write_thresholds(res)

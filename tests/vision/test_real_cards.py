@@ -17,8 +17,9 @@ from vision.yolo import LabelledCard, parse_class_name, score_photo
 DATASET = Path(os.environ.get("POKER_CARDS_DATASET", REPO.parent / "shared" / "datasets" / "poker-cards-4"))
 # issue 25's targets on the dev scenes: at least 90 % right, at most 0.3 % wrong; pinned here is what
 # the recogniser reaches (tablectl bench vision --real, dev side), each with a margin
-RIGHT_AT_LEAST = 0.72  # measured 0.7411 (707 of 954 cards); the target, 0.90, is not reached
-WRONG_AT_MOST = 0.02  # measured 0.0157 (15 of 954); the target, 0.003, is not reached
+# (evidence gate off, thresholds 0.8 / 0.6 as the stated rule picks them on the train scenes)
+RIGHT_AT_LEAST = 0.735  # measured 0.7558 (721 of 954 cards); the target, 0.90, is not reached
+WRONG_AT_MOST = 0.0185  # measured 0.0136 (13 of 954); the target, 0.003, is not reached
 # CI has the photos beside the clone: there a missing folder fails the tests, it does not skip them
 needs_photos = pytest.mark.skipif(not (DATASET / "valid" / "images").is_dir() and not os.environ.get("CI"),
                                   reason="real photos not beside the repo")
@@ -108,13 +109,13 @@ def test_real_photos_dev_scenes_read_as_measured(dev_bench: dict) -> None:
 def test_shipped_thresholds_are_what_the_rule_picks_on_train_scenes() -> None:
     """vision/data/thresholds.json holds what calibrate_real's stated rule picks on the train side
     of the scene split (never the dev side)."""
-    from vision.bench import calibration_reads, sweep_thresholds
+    from vision.bench import calibrate_real
     from vision.recognizer import shipped_thresholds
 
-    best = sweep_thresholds(calibration_reads(DATASET))["best"]
+    best = calibrate_real(DATASET)  # the recogniser in the shipped mode (gate off unless the file says on)
     shipped = shipped_thresholds()
-    for key in ("threshold", "index_threshold", "lone_threshold"):
-        assert best[key] == shipped[key], (key, best, shipped)
+    for key in ("threshold", "index_threshold", "lone_threshold", "agree", "corners_agree"):
+        assert best[key] == shipped[key], (key, {k: v for k, v in best.items() if k != "sweep"}, shipped)
 
 
 @needs_photos

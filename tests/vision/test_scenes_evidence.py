@@ -75,14 +75,16 @@ def test_the_gate_names_a_card_only_on_agreeing_evidence() -> None:
 def test_a_card_with_one_piece_of_evidence_needs_the_lone_threshold() -> None:
     from vision.recognizer import Recognizer
 
-    rec = Recognizer.stock(threshold=0.5, index_threshold=0.5, lone_threshold=0.95)
+    rec = Recognizer.stock(threshold=0.5, index_threshold=0.5, lone_threshold=0.95, agree=True)  # the gate on
     alone = Evidence(1, False, Centre(Pips([], 3, 0.1), ink=0.05, blob=0.01, red=0.0))
     both = Evidence(2, False, alone.centre)
     assert not rec._named(0.9, 0.5, alone, "9c") and rec._named(0.96, 0.5, alone, "9c")
     assert rec._named(0.6, 0.5, both, "9c") and not rec._named(0.4, 0.5, both, "9c")
     assert not rec._named(0.99, 0.5, Evidence(2, True, alone.centre), "9c")
-    rec.agree = False  # the gate off: the threshold alone decides
-    assert rec._named(0.6, 0.5, Evidence(2, True, alone.centre), "9c")
+    rec.agree = rec.corners_agree = False  # the gate off: the threshold alone decides
+    assert rec._named(0.6, 0.5, Evidence(2, True, alone.centre), "9c") and rec._named(0.6, 0.5, alone, "9c")
+    rec.corners_agree = True  # only two corners that disagree veto the card
+    assert not rec._named(0.99, 0.5, Evidence(2, True, alone.centre), "9c") and rec._named(0.6, 0.5, alone, "9c")
 
 
 @needs_photos
