@@ -1,8 +1,9 @@
-"""Evidence that agrees, or an abstention: the gate every named card passes.
+"""Evidence that agrees, or an abstention: an experimental gate, off by default
+(``Recognizer(agree=True)`` turns it on; its measured cost is in :mod:`vision.recognizer`).
 
 A corner index alone can be misread (a nine's index taken for a queen's on a deck never
-trained on); the card carries other, independent evidence of its rank and colour, and a card
-is named only when none of it disagrees:
+trained on); the card carries other, independent evidence of its rank and colour, and with the
+gate a card is named only when none of it disagrees:
 
 * **Both corner indices**, where both are read: the same rank and the same colour, or the
   card is unknown.
