@@ -13,8 +13,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 
 from controller.app.logs import LEVELS as LOG_LEVELS
+from controller.errors import MissingExtra
 
 DEFAULT_CONFORMANCE = Path(__file__).resolve().parents[2] / "shared" / "conformance"
 
@@ -320,8 +322,9 @@ def cmd_check_config(args: argparse.Namespace) -> int:
     out.print(f"mqtt {config.mqtt.url} as {config.mqtt.username or '(anonymous)'}, topics "
               f"{config.mqtt.base_topic}/{t.id}/..., broadcast delay {config.broadcast.delay}")
     out.print(f"journal {config.journal.path} (sync {config.journal.sync}); {len(config.antennas)} antennas; "
-              f"serial {config.serial.port if config.serial.enabled else 'off'}; "
-              f"gpio {'on' if config.gpio.enabled else 'off'}; camera {'on' if config.camera.enabled else 'off'}")
+              f"serial {serial.port if (serial := config.source('serial')).enabled else 'off'}; "
+              f"gpio {'on' if config.source('gpio').enabled else 'off'}; "
+              f"camera {'on' if config.source('camera').enabled else 'off'}")
     for name, page in config.web.pages().items():
         out.print(f"{name} page on http://{page.host}:{page.port}/{name}/ as {page.user or '(no login)'}")
     return 0
@@ -385,8 +388,11 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
+    from controller.extras import require
     from controller.journal import Journal
     from controller.phh import export_phh
+
+    require("pokerkit", "phh", "tablectl export --phh")
 
     config = _load_config_or_exit(args.config)
     path = Path(args.journal or config.journal.path)
@@ -542,6 +548,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.func(args) or 0)
     except KeyboardInterrupt:
         return 130
+    except MissingExtra as exc:
+        _console(stderr=True).print(f"[red]not installed[/red]: {escape(str(exc))}")
+        return 2
 
 
 if __name__ == "__main__":

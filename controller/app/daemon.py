@@ -60,7 +60,7 @@ from controller.rules.events import (
 )
 from controller.rules.table import Table
 from controller.service import Output, Rejected, TableService
-from controller.sources import Source, SourceContext, SourceError, plugins
+from controller.sources import Source, SourceContext, SourceError, in_start_order, plugin_names
 
 log = logging.getLogger("controller.app.daemon")
 
@@ -169,9 +169,9 @@ class Daemon:
         #: Stand-ins for devices by source name (an emulator's port for ``serial``, a mock panel
         #: factory for ``gpio``...): the demo and the tests run the very same daemon on them.
         self.backends = dict(backends or {})
-        unknown = set(self.backends) - set(plugins())
+        unknown = set(self.backends) - set(plugin_names())
         if unknown:
-            raise SourceError(f"no source plug-in named {sorted(unknown)}; known: {sorted(plugins())}")
+            raise SourceError(f"no source plug-in named {sorted(unknown)}; known: {sorted(plugin_names())}")
         #: The running sources by name, in start order.
         self.sources: dict[str, Source] = {}
         #: Called with every event the owner applied and its source (after it is journaled).
@@ -225,18 +225,20 @@ class Daemon:
         )
         self.link = MqttLink(settings, self.topics.availability, request_filter=self.topics.requests,
                              on_request=self._on_request, on_delivered=self._delivered, manual_ack=True)
-        # A room's floor reports what it stored (floor/<table>/stored, bridged in); what it lacks is
-        # resent.  Inert on a table without a room: no report ever comes.
-        self.floor_ack = FloorAck(self.link, settings, self.topics.root)
-        self.publisher = Publisher(self.floor_ack, self.topics, cfg.table.id, cfg.broadcast.delay,
-                                   clock=self.clock)
+        # In a room, the floor reports what it stored (floor/<table>/stored, bridged in); what it lacks
+        # is resent.  A table in no room runs none of it.
+        if cfg.room is not None:
+            self.floor_ack = FloorAck(self.link, settings, self.topics.root, grace=cfg.room.resend_grace)
+        self.publisher = Publisher(self.link, self.topics, cfg.table.id, cfg.broadcast.delay, clock=self.clock,
+                                   on_event=self.floor_ack.record if self.floor_ack is not None else None)
         published = self.journal.published_seq
         unsent = [o for o in replayed if o.seq > published]
         if unsent:
             log.info("republishing what the broker never acknowledged", extra={"outputs": len(unsent)})
         self.publisher.publish(unsent, self.service)
         self.link.start()
-        self.floor_ack.start()
+        if self.floor_ack is not None:
+            self.floor_ack.start()
         if cfg.mqtt.discovery:
             for topic, payload in discovery_messages(cfg, self.topics):
                 self.link.publish(topic, payload, retain=True)
@@ -577,8 +579,8 @@ class Daemon:
         ctx = dict(config=self.config, registry=self.registry, post=self.post, apply_now=self.apply_now,
                    owner_lock=self.owner_lock, stopping=self._stop,
                    engine=lambda: self.service.engine if self.service is not None else None)
-        for name, plugin in plugins().items():
-            section = getattr(self.config, name)
+        for name, plugin in in_start_order([*self.config.sources_named(), *self.backends]).items():
+            section = self.config.source(name)
             backend = self.backends.get(name)
             if not plugin.enabled(section, backend):
                 continue

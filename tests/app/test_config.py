@@ -61,7 +61,8 @@ def test_minimal_config_and_defaults(tmp_path: Path) -> None:
     assert cfg.table.size == 9 and cfg.table.rules == "robert" and cfg.stakes is None
     assert cfg.journal.path == tmp_path / "state" / "j.sqlite"  # relative to the config file
     assert not (tmp_path / "state").exists()  # loading creates nothing
-    assert not cfg.serial.enabled and not cfg.gpio.enabled and not cfg.camera.enabled
+    assert cfg.sources_named() == [] and cfg.room is None  # no source section, no room
+    assert not any(cfg.source(name).enabled for name in ("serial", "gpio", "camera"))  # their defaults
     assert cfg.mqtt.url == "mqtt://localhost:1883" and cfg.mqtt.effective_port == 1883
     assert cfg.mqtt.base_topic == "poker"
 

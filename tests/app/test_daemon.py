@@ -97,6 +97,7 @@ def _state(client: Client) -> dict:
 
 
 def test_state_events_alerts_and_secrecy(daemon: Daemon, broker, passwords) -> None:
+    assert daemon.floor_ack is None  # a table in no room: no second connection, nothing kept for a floor
     display = _client(broker, passwords, "display")
     display.subscribe("#")
     _seat_four(daemon)
