@@ -41,6 +41,7 @@ T = Topics("poker", "t1")
 SCHEDULE = ["none", "outage", "misdeal", "outage", "none", "unplug", "reset", "kill", "unplug", "kill", "none"]
 
 
+@pytest.mark.journald
 def test_a_session_through_kill_9_outages_unplugs_resets_and_misdeals() -> None:
     require_mosquitto()
     from controller.bench.faults import run_bench

@@ -187,6 +187,7 @@ def _daemon(tmp_path: Path, broker: Broker, passwords: dict[str, str], delay: in
     return d
 
 
+@pytest.mark.journald
 def test_a_lone_surrogate_under_journald_never_kills_the_engine_thread(tmp_path, broker, passwords) -> None:
     """Issue 17.4: a player named with a lone surrogate, logged to journald, killed the owner thread."""
     from controller.app.logs import setup_logging
