@@ -6,7 +6,9 @@ from __future__ import annotations
 import os
 import subprocess
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -32,6 +34,35 @@ def conformance_files() -> list[Path]:
 @pytest.fixture
 def repo() -> Path:
     return REPO
+
+
+# ---------------------------------------------------------------------- one broker, one daemon
+@pytest.fixture(scope="module")
+def passwords() -> dict[str, str]:
+    """A password for each login of the shipped ACL (tests/mqtt_util.py)."""
+    from tests.mqtt_util import new_passwords
+
+    return new_passwords()
+
+
+@pytest.fixture
+def broker(passwords: dict[str, str]) -> Iterator[Any]:
+    """A real Mosquitto per test with the shipped config and ACL: two daemons of one table id must never
+    share one (their client ids would take each other's session over)."""
+    from tests.mqtt_util import shipped_broker
+
+    with shipped_broker(passwords) as b:
+        yield b
+
+
+@pytest.fixture
+def daemon(tmp_path: Path, broker: Any, passwords: dict[str, str]) -> Iterator[Any]:
+    """The demo's table ``t1`` (6 seats, no broadcast delay) on :func:`broker`, started and connected."""
+    from tests.mqtt_util import start_daemon
+
+    d = start_daemon(tmp_path / "journal.sqlite", broker, passwords)
+    yield d
+    d.stop()
 
 
 # Shared scenarios the engine does not pass yet, each a strict expected failure naming the issue that

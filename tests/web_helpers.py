@@ -31,11 +31,11 @@ from controller.rules.events import Event, SeatPlayer, StartHand
 from controller.rules.scenario import Scenario
 from controller.rules.table import Table
 from controller.service import Output, Rejected, TableService
+from tests.mqtt_util import ACL, CONF, shipped_broker
+from tests.mqtt_util import new_passwords as _new_passwords
 
 REPO = Path(__file__).resolve().parent.parent
 WEB = REPO / "web"
-CONF = (REPO / "systemd" / "mosquitto" / "poker-table.conf").read_text()
-ACL = (REPO / "systemd" / "mosquitto" / "acl").read_text()
 ROLES = ("controller", "display", "console", "overlay")
 from controller.app.webserver import CHROMIUM, CHROMIUM_ARGS, launch_chromium  # noqa: E402
 
@@ -84,11 +84,11 @@ def watch_console(page: Any) -> list[str]:
 
 def start_broker(passwords: dict[str, str]) -> Broker:
     """The shipped config and ACL on a real Mosquitto, with a websockets listener for the pages."""
-    return Broker.start(users=passwords, acl_text=ACL, websockets_port=0, config_template=CONF)
+    return shipped_broker(passwords)
 
 
 def new_passwords() -> dict[str, str]:
-    return {role: secrets.token_urlsafe(12) for role in ROLES}
+    return _new_passwords(ROLES)
 
 
 class Recorder:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import random
-import secrets
 import time
 import uuid
 
@@ -24,17 +23,13 @@ from paho.mqtt.properties import Properties
 
 from controller.app.daemon import Daemon
 from controller.demo.config import demo_config
-from controller.mqtt.broker import Broker
 from controller.mqtt.contract import REQUEST_NAMES, Topics
 from controller.rules.events import SeatPlayer
-from tests.conftest import REPO
 from tests.journald_util import fake_journald
-from tests.mqtt_util import Client, require_mosquitto, wait_until
+from tests.mqtt_util import Client, new_passwords, require_mosquitto, shipped_broker, wait_until
 
 pytestmark = pytest.mark.slow
 
-CONF = (REPO / "systemd" / "mosquitto" / "poker-table.conf").read_text()
-ACL = (REPO / "systemd" / "mosquitto" / "acl").read_text()
 ROLES = ("controller", "display", "console", "overlay", "homeassistant")
 T = Topics("poker", "t1")
 # Clean hands, broker outages and a called misdeal first; then the faults the bridge recovers from.
@@ -93,8 +88,8 @@ def _fuzz_topic(rng: random.Random, marker: str) -> str:
 def test_request_fuzzing_under_every_credential(tmp_path) -> None:
     require_mosquitto()
     rng = random.Random(17)
-    passwords = {role: secrets.token_urlsafe(12) for role in ROLES}
-    with Broker.start(users=passwords, acl_text=ACL, websockets_port=0, config_template=CONF) as broker:
+    passwords = new_passwords(ROLES)
+    with shipped_broker(passwords) as broker:
         cfg = demo_config("t1", size=6, journal=tmp_path / "journal.sqlite",
                                   mqtt_url=f"mqtt://127.0.0.1:{broker.port}", broadcast_delay=0)
         d = Daemon(cfg, mqtt_username="controller", mqtt_password=passwords["controller"]).start()

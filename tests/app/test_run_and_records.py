@@ -7,24 +7,20 @@ from __future__ import annotations
 import json
 import logging
 import os
-import secrets
 import signal
 import subprocess
 import sys
 import urllib.error
 import urllib.request
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from controller.app.daemon import Daemon
 from controller.app.webserver import PageServers
 from controller.cli import build_parser, main
-from controller.demo.config import demo_config
 from controller.journal import Journal
-from controller.mqtt.broker import Broker, free_port
+from controller.mqtt.broker import free_port
 from controller.mqtt.contract import Topics
 from controller.rules.cards import Card
 from controller.rules.events import Act, Deal, NewHand, SeatPlayer, SetButton
@@ -32,11 +28,8 @@ from controller.rules.table import Table
 from controller.service import TableService
 from tests.conftest import REPO
 from tests.journald_util import fake_journald
-from tests.mqtt_util import Client, require_mosquitto, wait_until
+from tests.mqtt_util import Client, start_daemon, wait_until
 
-CONF = (REPO / "systemd" / "mosquitto" / "poker-table.conf").read_text()
-ACL = (REPO / "systemd" / "mosquitto" / "acl").read_text()
-ROLES = ("controller", "display", "console", "overlay", "homeassistant")
 T = Topics("poker", "t1")
 
 
@@ -167,26 +160,6 @@ def test_logs_carry_the_identifier_and_fields_install_md_names(tmp_path) -> None
     assert IDENTIFIER == "tablectl"
 
 
-@pytest.fixture
-def passwords() -> dict[str, str]:
-    return {role: secrets.token_urlsafe(12) for role in ROLES}
-
-
-@pytest.fixture
-def broker(passwords) -> Iterator[Broker]:
-    require_mosquitto()
-    with Broker.start(users=passwords, acl_text=ACL, websockets_port=0, config_template=CONF) as b:
-        yield b
-
-
-def _daemon(tmp_path: Path, broker: Broker, passwords: dict[str, str], delay: int | str = 0) -> Daemon:
-    cfg = demo_config("t1", size=6, journal=tmp_path / "journal.sqlite",
-                              mqtt_url=f"mqtt://127.0.0.1:{broker.port}", broadcast_delay=delay)
-    d = Daemon(cfg, mqtt_username="controller", mqtt_password=passwords["controller"]).start()
-    assert d.link.connected_event.wait(10)
-    return d
-
-
 @pytest.mark.journald
 def test_a_lone_surrogate_under_journald_never_kills_the_engine_thread(tmp_path, broker, passwords) -> None:
     """Issue 17.4: a player named with a lone surrogate, logged to journald, killed the owner thread."""
@@ -196,7 +169,7 @@ def test_a_lone_surrogate_under_journald_never_kills_the_engine_thread(tmp_path,
     saved = (list(root.handlers), root.level)
     with fake_journald() as journald:
         setup_logging("journald")
-        d = _daemon(tmp_path, broker, passwords)
+        d = start_daemon(tmp_path / "journal.sqlite", broker, passwords)
         console = Client(broker, "console", passwords["console"], name="console").connected()
         console.subscribe(T.response + "/#")
         try:
@@ -219,7 +192,7 @@ def test_a_lone_surrogate_under_journald_never_kills_the_engine_thread(tmp_path,
 
 
 def test_the_owner_loop_survives_any_exception(tmp_path, broker, passwords) -> None:
-    d = _daemon(tmp_path, broker, passwords)
+    d = start_daemon(tmp_path / "journal.sqlite", broker, passwords)
     try:
         def explode(outputs):
             raise SystemExit("a listener that exits")
@@ -240,7 +213,7 @@ def test_info_topic_and_home_assistant_discovery(tmp_path, broker, passwords) ->
     ha.subscribe("homeassistant/#")
     display = Client(broker, "display", passwords["display"], name="display").connected()
     display.subscribe(T.root + "/info")
-    d = _daemon(tmp_path, broker, passwords)
+    d = start_daemon(tmp_path / "journal.sqlite", broker, passwords)
     try:
         wait_until(lambda: display.json(T.root + "/info"), what="info")
         info = display.json(T.root + "/info")[-1]

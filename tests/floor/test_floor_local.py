@@ -21,17 +21,15 @@ from controller.floor.sources import wait_for
 from controller.mqtt.broker import Broker
 from controller.mqtt.contract import Topics
 from controller.mqtt.link import MqttLink, MqttSettings
-from tests.mqtt_util import require_mosquitto
+from tests.mqtt_util import require_mosquitto, shipped_broker
 
 require_mosquitto()
 
 REPO = Path(__file__).resolve().parents[2]
-CONF = (REPO / "systemd" / "mosquitto" / "poker-table.conf").read_text()
-ACL = (REPO / "systemd" / "mosquitto" / "acl").read_text()
 
 
 def start(users: dict[str, str]) -> Broker:
-    return Broker.start(users=users, acl_text=ACL, config_template=CONF)
+    return shipped_broker(users, websockets=False)
 
 
 def table(broker: Broker, password: str, table_id: str, seed: int) -> tuple[TableScript, MqttLink]:
