@@ -175,7 +175,7 @@ class TableFeed:
         outputs = self.service.submit(event, source="test")
         if self.debounce is None:
             self.publisher.publish(outputs, self.service)
-        else:  # the daemon's path (controller/daemon.py STATE_DEBOUNCE): events first, the state a moment later
+        else:  # the daemon's path (controller/app/daemon.py STATE_DEBOUNCE): events first, the state a moment later
             self.publisher.publish(outputs, self.service, state=False)
             time.sleep(self.debounce)
             self.publisher.publish_state(self.service)
@@ -275,7 +275,7 @@ def needs_browser() -> None:
 
 try:
     import pytest as _pytest
-except ImportError:  # pragma: no cover - the helpers are also used by web/screenshots.py
+except ImportError:  # pragma: no cover - the helpers are also used by tests/web/screenshots.py
     _pytest = None
 
 if _pytest is not None:

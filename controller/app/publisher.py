@@ -54,7 +54,7 @@ class Publisher:
 
         With ``state`` false the retained snapshot and the hole cards (each a whole-table
         snapshot too) wait for :meth:`publish_state`, which the daemon calls a moment later
-        (:data:`controller.daemon.STATE_DEBOUNCE`): the card's event leaves first and alone."""
+        (:data:`controller.app.daemon.STATE_DEBOUNCE`): the card's event leaves first and alone."""
         now = round(self.clock(), 3)
         seq = service.seq
         hand_id = service.hand_id if service.engine is not None else None

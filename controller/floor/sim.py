@@ -6,7 +6,7 @@ and irregularities to rule on), fed through the daemon's own :class:`TableServic
 :class:`Publisher`, with dealers signing in and rotating.  What it publishes is exactly what a
 daemon publishes; where it goes depends on the link:
 
-* a full table: the daemon's :class:`~controller.mqtt_link.MqttLink` to the table's own
+* a full table: the daemon's :class:`~controller.mqtt.link.MqttLink` to the table's own
   Mosquitto, bridged to the room by Mosquitto (``systemd/room/mosquitto-bridge.conf``);
 * a lightweight table (:class:`RoomLink`): straight to a NATS node's MQTT listener with the
   table's credentials, only the topics the bridge would forward (:data:`BRIDGED`), QoS 1 in a
