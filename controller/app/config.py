@@ -481,7 +481,7 @@ class CoreConfig(_Section):
         return ZoneMap(self.antennas)
 
     def table_kwargs(self) -> dict[str, Any]:
-        """Keyword arguments for :class:`controller.table.Table`."""
+        """Keyword arguments for :class:`controller.rules.table.Table`."""
         t = self.table
         out: dict[str, Any] = {"size": t.size, "game": t.game, "rules": t.rules, "event": t.event,
                                "structure": t.structure, "deck": t.deck}

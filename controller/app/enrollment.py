@@ -5,7 +5,7 @@ antenna, an NFC pad (``hw.nfc``), a keyboard-wedge reader, a script -- and
 answers each with an :class:`EnrollStep`.
 
 How cards are matched to tags
-    The dealer taps the cards in the fixed order of :func:`controller.cards.standard_deck`
+    The dealer taps the cards in the fixed order of :func:`controller.rules.cards.standard_deck`
     (``2c 2d 2h 2s 3c ... As``); a tag **without** a card code becomes
     :attr:`Enrollment.expected`, the first card of that order not enrolled yet.
     A tag that **carries** a card code in its memory (see ``hw.nfc``: ``Ah`` or
