@@ -1,7 +1,7 @@
 """A table's Pi installs the daemon and its devices only: the room, the benchmarks, PokerKit and the
 development tools are extras (pyproject.toml).  These tests install the project WITHOUT extras into
 a venv of its own (a real ``pip install``, dependencies resolved; pip's cache makes it quick, and the
-venv is kept in ``.venv/lean`` until pyproject.toml changes) and look at what the daemon imports."""
+venv is kept in ``.venv/lean`` until pyproject.toml's ``[project]`` changes) and look at what the daemon imports."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -22,8 +23,9 @@ EXTRAS_ONLY = ("nats", "psycopg", "pokerkit", "eval7", "treys", "phevaluator", "
 
 
 def _lean_python() -> Path:
-    """The no-extras venv's interpreter, (re)made when pyproject.toml changed."""
-    stamp = hashlib.sha256((REPO / "pyproject.toml").read_bytes()).hexdigest()
+    """The no-extras venv's interpreter, (re)made when the project's metadata changed."""
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]  # what pip installs
+    stamp = hashlib.sha256(json.dumps(project, sort_keys=True).encode()).hexdigest()
     py = LEAN / "bin" / "python"
     if py.exists() and (LEAN / "stamp").is_file() and (LEAN / "stamp").read_text() == stamp:
         return py
