@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +34,16 @@ def conformance_files() -> list[Path]:
 @pytest.fixture
 def repo() -> Path:
     return REPO
+
+
+def poll(pred: Callable[[], object], timeout: float = 5.0, step: float = 0.005) -> bool:
+    """Whether ``pred()`` comes true within ``timeout`` seconds (asked every ``step``)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if pred():
+            return True
+        time.sleep(step)
+    return bool(pred())
 
 
 # ---------------------------------------------------------------------- one broker, one daemon
