@@ -31,7 +31,7 @@ Sections (see ``examples/table.toml`` for a commented, complete example):
 ``[broadcast]``  delay: seconds (int >= 0) or ``"end_of_hand"`` for hole cards
 ``[journal]``    path, sync
 ``[camera]``     enabled
-``[room]``       id, resend_grace: the room this table belongs to (leave it out for a table in no room)
+``[room]``       name, resend_grace: the room this table belongs to (leave it out for a table in no room)
 ``[web]``        the pages ``tablectl run`` serves: ``[web.display]``, ``[web.overlay]`` (host, port,
                  the broker login each page gets), the broker's websockets URL
 """
@@ -328,7 +328,8 @@ class RoomSection(_Section):
     lacks (:class:`~controller.app.floor_ack.FloorAck`).  A table in no room leaves the section out and
     runs none of it."""
 
-    id: str = Field(pattern=r"^[A-Za-z0-9_-]+$", description="the room's name, in logs and the info payload")
+    #: The room's name (the daemon logs it when it starts the room's acknowledgement).
+    name: str = Field(min_length=1)
     #: Seconds the floor's newest stored event may stand still before what it lacks is resent.
     resend_grace: float = Field(5.0, gt=0)
 

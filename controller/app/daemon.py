@@ -229,6 +229,7 @@ class Daemon:
         # is resent.  A table in no room runs none of it.
         if cfg.room is not None:
             self.floor_ack = FloorAck(self.link, settings, self.topics.root, grace=cfg.room.resend_grace)
+            log.info("in a room: resending what its floor reports missing", extra={"room": cfg.room.name})
         self.publisher = Publisher(self.link, self.topics, cfg.table.id, cfg.broadcast.delay, clock=self.clock,
                                    on_event=self.floor_ack.record if self.floor_ack is not None else None)
         published = self.journal.published_seq

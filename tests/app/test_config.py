@@ -266,3 +266,19 @@ def test_antennas_accept_both_slot_spellings(tmp_path: Path) -> None:
     path.write_text('[table]\nid = "t"\n[antennas]\n0 = "seat:3:1"\n1 = "seat:3/0"\n2 = "board:4"\n3 = "burn"\n')
     cfg = load_config(path)
     assert cfg.zone_map().to_dict() == {"0": "seat:3/1", "1": "seat:3/0", "2": "board/4", "3": "burn"}
+
+
+def test_a_room_section_names_the_room_and_its_resend_grace() -> None:
+    cfg = validate_config({"table": {"id": "t1"}, "room": {"name": "main", "resend_grace": 2.5}})
+    assert cfg.room is not None and (cfg.room.name, cfg.room.resend_grace) == ("main", 2.5)
+    with pytest.raises(ConfigError) as info:
+        validate_config({"table": {"id": "t1"}, "room": {"name": "", "resend_grace": 0, "bridge": "x"}})
+    text = str(info.value)
+    assert "room.name" in text and "room.resend_grace" in text and "room.bridge: unknown key" in text
+
+
+def test_only_the_source_sections_a_file_names_are_in_its_model() -> None:
+    cfg = validate_config({"table": {"id": "t1"}, "camera": {"enabled": False}})
+    assert cfg.sources_named() == ["camera"] and not cfg.camera.enabled
+    with pytest.raises(ConfigError, match="cameras: unknown key"):
+        validate_config({"table": {"id": "t1"}, "cameras": {"enabled": False}})

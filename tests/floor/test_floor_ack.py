@@ -149,7 +149,7 @@ def test_the_daemon_resends_on_its_bridge_topic_what_the_floors_report_lacks(tmp
     with shipped_broker(pw, websockets=False, acl=ACL + "\nuser bridge\ntopic write floor/+/stored\n") as broker:
         config = demo_config("t1", size=6, journal=tmp_path / "journal.sqlite",
                              mqtt_url=f"mqtt://127.0.0.1:{broker.port}", broadcast_delay=0)
-        config = config.model_copy(update={"room": RoomSection(id="room1", resend_grace=0.2)})
+        config = config.model_copy(update={"room": RoomSection(name="room1", resend_grace=0.2)})
         d = Daemon(config, mqtt_username="controller", mqtt_password=pw["controller"])
         d.start()
         try:
