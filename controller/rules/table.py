@@ -30,7 +30,8 @@ from controller.errors import PokerTableError
 from controller.rules.chips import ChipsError, Stakes
 from controller.rules.engine import HandEngine, clockwise
 from controller.rules.events import HandSetup
-from controller.rules.games import get_game
+from controller.rules.cards import Card
+from controller.rules.games import GameError, draw_winner, get_game
 from controller.rules.profiles import get_profile
 
 
@@ -82,6 +83,10 @@ class Table:
     level_index: int | None = None
     level_started_at: float | None = None
     pending_level: int | None = None
+    # The draw for the button (RRoP s2 Seating 6): the last draw's cards and winner; ``drawn`` until
+    # the deal it placed the button for is dealt.
+    last_draw: dict | None = None
+    drawn: bool = False
 
     # ------------------------------------------------------------------ seating
     def seat(self, seat: int, name: str, post: bool = False, stack: int | None = None) -> None:
@@ -133,6 +138,36 @@ class Table:
         if len(live) < 2:
             raise TableError("need at least two players to place the button")
         self.positions = self._positions_from_button(seat, live)
+
+    def draw_for_button(self, cards: dict[int, Card]) -> int:
+        """A card face up to each player decides the button (RRoP s2 Seating 6; s3 Ties 1-2; RRoP
+        s15 Tournaments 29): the winner's seat has it for the next deal, a newly started game where
+        every player who drew is active (RRoP s4 12(a)).  Returns the winning seat."""
+        if not cards:
+            raise TableError("a draw for the button needs a card for each player")
+        for seat in cards:
+            if seat not in self.players:
+                raise TableError(f"seat {seat} is empty: it cannot draw for the button")
+            if self.players[seat].sitting_out:
+                raise TableError(f"seat {seat} is sitting out: it cannot draw for the button")
+        faces = [c.face for c in cards.values()]
+        if len(set(faces)) != len(faces):
+            raise TableError(f"the same card twice in the draw for the button: {sorted(faces)}")
+        try:
+            winner = draw_winner(get_game(self.game), cards)
+        except GameError as exc:
+            raise TableError(str(exc)) from exc
+        live = self._live()
+        if len(live) < 2:
+            raise TableError("need at least two players to place the button")
+        for seat in cards:
+            p = self.players[seat]
+            p.waiting_for_big_blind = p.posted = p.make_up = p.new = False
+            p.missed = []
+        self.positions = self._positions_from_button(winner, live)
+        self.drawn = True
+        self.last_draw = {"cards": {s: c.face for s, c in sorted(cards.items())}, "winner": winner}
+        return winner
 
     def _live(self) -> list[int]:
         return sorted(s for s, p in self.players.items() if not p.sitting_out)
@@ -285,7 +320,7 @@ class Table:
             return setup
         if self.positions is None:
             self.positions = self._positions_from_button(live[-1], live)
-        elif self.hand_number == 0:
+        elif self.hand_number == 0 or self.drawn:
             # The first hand: the blinds follow the button among the players present now.
             self.positions = self._positions_from_button(self.positions.button, live)
         elif self.hand_number > 0:
@@ -308,6 +343,7 @@ class Table:
         engine = HandEngine(setup)
         if not redeal:
             self.hand_number += 1
+            self.drawn = False
             for s in setup.seats:
                 p = self.players.get(s)
                 if p is not None:
