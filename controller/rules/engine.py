@@ -158,6 +158,7 @@ class HandEngine:
         self.flop_overfull = False
         self.winner: int | None = None
         self.showdown_reached = False  # the last betting round ended with two or more players
+        self.passed_out = False  # jacks-or-better: nobody opened (RRoP s12 Jacks-or-Better 1)
         # Turn order (RRoP s3 Betting and Raising 10; TDA 39): out-of-turn actions waiting for the
         # turn to reach their seat, as [action, changed since]; seats limited to call or fold.
         self.pending_oot: dict[int, list] = {}
@@ -172,7 +173,10 @@ class HandEngine:
         # RRoP s8 Seven-Card Stud 13: after a burn error the dealer corrects the cards' positions;
         # until the next action a card of this street named again moves from where it lies.
         self.correcting = False
-        self.round_burns: list[Card] = []  # burn cards since the last betting round ended
+        self.round_burns: list[Card] = []
+        # RRoP s8 Seven-Card Stud 7: a stud hand folded when there is no wager goes on receiving
+        # cards until a bet kills it (out of the betting and the showdown meanwhile).
+        self.dealt_folded: set[int] = set()  # burn cards since the last betting round ended
         self.mucked: set[int] = set()  # hands thrown away at the showdown: out of every pot
         self.chips: ChipBook | None = self._chip_book()
         self._start_street()
@@ -355,6 +359,11 @@ class HandEngine:
     def _live(self) -> list[int]:
         return [s for s in self.order if s in self.active]
 
+    def _dealt(self) -> list[int]:
+        """The seats a street's cards go to: the live hands and, in stud, a hand folded when there
+        was no wager and not yet killed by a bet (RRoP s8 Seven-Card Stud 7)."""
+        return [s for s in self.order if s in self.active or s in self.dealt_folded]
+
     def _start_street(self) -> None:
         st = self.street
         if st.board:
@@ -367,7 +376,7 @@ class HandEngine:
             self.slots = []
         else:
             self.phase = Phase.DEAL
-            live = self._live()
+            live = self._dealt()
             slots = []
             for r, face in enumerate(st.hole):
                 for seat in live:
@@ -403,6 +412,13 @@ class HandEngine:
             return
         if self.street_i + 1 >= len(self.game.streets):
             self.showdown_reached = True
+            self._finish()
+            return
+        if (self.street_i == 0 and self.game.openers_required and self.big_blind is None
+                and self.opener is None):
+            # RRoP s12 Jacks-or-Better 1: nobody opened: no draw, the deal is over (the antes stay
+            # for the next deal, and the button moves forward).
+            self.passed_out = True
             self._finish()
             return
         self.street_i += 1
@@ -532,6 +548,10 @@ class HandEngine:
         if action in ("bet", "raise") and self.opener is None and self.street_i == 0:
             self.opener = seat
         bet = self.bet
+        if action == "fold" and self._no_wager(seat):
+            self.dealt_folded.add(seat)  # RRoP s8 Seven-Card Stud 7
+        elif aggressive:
+            self.dealt_folded.clear()  # the bet kills a hand folded with no wager
         if action == "fold":
             self.active.discard(seat)
             self.folded.add(seat)
@@ -561,6 +581,14 @@ class HandEngine:
             self._advance()
         else:
             self._resolve_out_of_turn()
+
+    def _no_wager(self, seat: int) -> bool:
+        """Stud: the seat folds facing no bet (RRoP s8 Seven-Card Stud 7)."""
+        if self.game.family is not Family.STUD:
+            return False
+        if self.chips is not None:
+            return self.chips.bets[seat] >= self.chips.max_bet
+        return self.bet.level == 0
 
     # ------------------------------------------------------------------ turn order
     def _is_forced_bet(self, seat: int, action: str) -> bool:
@@ -839,7 +867,7 @@ class HandEngine:
         """No card of the current (later) stud street has reached a seat yet."""
         st = self.street
         return (self.game.family is Family.STUD and self.street_i > 0 and self.phase is Phase.DEAL
-                and len(self.slots) == len(st.hole) * len(self._live()) and not self.common)
+                and len(self.slots) == len(st.hole) * len(self._dealt()) and not self.common)
 
     def _stud_burn_missing(self, seat: int) -> None:
         """RRoP s8 Seven-Card Stud 13: a street dealt without a burn card."""
@@ -886,7 +914,7 @@ class HandEngine:
         self._take(card)
         self.cards_off -= 1
         st = self.street
-        live = self._live()
+        live = self._dealt()
         r = sum(1 for h in self.hands[seat] if h.street == self.street_i and not h.scrap)
         if r < len(st.hole):
             self.slots.append(Slot(seat, st.hole[r], r))

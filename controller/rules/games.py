@@ -80,6 +80,9 @@ class Game:
     # high-low games, the lowest in low games, ranked as the game ranks cards: 'high' (ace high),
     # 'low_a5' (ace low: ace-to-five, razz) or 'low_27' (ace high: deuce-to-seven).
     button_draw: str = "high"
+    # RRoP s12 Jacks-or-Better 1: "A pair of jacks or better is required to open the pot. If no
+    # player opens the pot, the button moves forward": a first round with no bet ends the deal.
+    openers_required: bool = False
 
     @property
     def button(self) -> bool:
@@ -156,7 +159,8 @@ GAMES: dict[str, Game] = {
         Game("draw_high", "Five-card draw high", Family.DRAW, _draw_streets(FirstToAct.OPENER), "limit",
              ("high",), exposure=ExposurePolicy({"*": ALL_RANKS}, "replace"), rules="RRoP s12"),
         Game("jacks_or_better", "Jacks or better", Family.DRAW, _draw_streets(FirstToAct.OPENER), "limit",
-             ("high",), exposure=ExposurePolicy({"*": ALL_RANKS}, "replace"), rules="RRoP s12 Jacks-or-Better"),
+             ("high",), exposure=ExposurePolicy({"*": ALL_RANKS}, "replace"), rules="RRoP s12 Jacks-or-Better",
+             openers_required=True),
     )
 }
 

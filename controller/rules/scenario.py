@@ -440,6 +440,9 @@ class Session:
         table = Table(size=int(h.get("table_size", 9)), game=game.name, rules=str(h["rules"]),
                       event=str(h.get("event", "cash")), structure=h.get("structure") or game.default_structure,
                       deck=str(h.get("deck", DEFAULT_DECK)))
+        # FORMAT.md header: with an ante and no blinds the game has antes only, a button and no
+        # blinds (RRoP s12 Draw High; the first round starts left of the button).
+        table.blinds = not (h.get("ante") is not None and h.get("blinds") is None)
         for seat in h["seats"]:
             table.seat(int(seat), f"seat {seat}")
         if h.get("button") is not None:
