@@ -1,0 +1,197 @@
+"""Issue 22, the rules a file cannot show alone: each test quotes the rule it checks.
+
+The cases a scenario can express are in tests/scenarios (named in each docstring here)."""
+
+from __future__ import annotations
+
+import pytest
+
+from controller.rules.cards import Card
+from controller.rules.engine import HandEngine
+from controller.rules.events import Act, Burn, Deal, HandSetup
+from controller.rules.games import GameError, draw_winner, get_game
+from controller.rules.table import Table, TableError
+
+
+def _c(text: str) -> Card:
+    return Card.parse(text)
+
+
+def _stud(game: str, seats: dict[int, list[str]], bets: dict[int, list[tuple[int, str]]]) -> HandEngine:
+    """A seven-card stud-family hand dealt street by street: ``seats`` maps a seat to its seven cards
+    (down, down, up, up, up, up, down); ``bets`` maps a street (0-4) to its actions, and a street
+    without actions is checked through by the live seats in turn."""
+    engine = HandEngine(HandSetup(game=game, rules="robert", seats=tuple(seats), table_size=8))
+    burns = iter(["2c", "2d", "2h", "2s"] if game == "razz" else ["Ac", "Ad", "Ah", "As"])
+    order = sorted(seats)
+    for street, count in enumerate((3, 1, 1, 1, 1)):
+        if street:
+            engine.apply(Burn(_c(next(burns))))
+        first = (0, 1, 2, 3, 4, 5, 6)[3 + street - 1] if street else 0
+        for k in range(count):
+            for seat in order:
+                if seat in engine.active:
+                    engine.apply(Deal(seat, _c(seats[seat][first + k])))
+        for seat, action in bets.get(street, []):
+            engine.apply(Act(seat, action))
+        if street not in bets:
+            while engine.to_act is not None:
+                engine.apply(Act(engine.to_act, "check"))
+    return engine
+
+
+STUD = {
+    1: ["Th", "6c", "Kc", "8s", "Qd", "3s", "4d"],
+    2: ["Ts", "5h", "3d", "4c", "5c", "6d", "7h"],
+    3: ["Ks", "Jc", "9h", "9c", "Td", "Js", "8d"],
+}
+THIRD = [(2, "bring_in"), (3, "call"), (1, "call")]
+
+
+def test_stud_no_bet_on_the_last_round_the_high_hand_showing_tables_first() -> None:
+    """TDA 15-A: "If there was no bet on the final street, the player who would act first if it were a
+    betting round must table first (i.e. ... high hand showing in stud, low hand in razz, etc.)";
+    RRoP s3 Showdown 7."""
+    engine = _stud("stud", STUD, {0: THIRD})
+    assert engine.phase.value == "done" and engine.showdown_reached
+    assert engine.to_show == 3  # 9h 9c Td Js showing: the high hand
+    assert engine.snapshot()["to_show"] == 3  # the display reads the same field
+
+
+def test_stud_the_last_aggressor_of_the_final_round_tables_first() -> None:
+    """TDA 15-A: "The last aggressive player on the final betting round (final street) must table
+    first." RRoP s3 Showdown 7: "the last player to take aggressive action by a bet or raise is the
+    first to show the hand"."""
+    engine = _stud("stud", STUD, {0: THIRD, 4: [(3, "check"), (1, "bet"), (2, "raise"), (3, "call"),
+                                               (1, "call")]})
+    assert engine.to_show == 2
+
+
+def test_razz_no_bet_on_the_last_round_the_low_hand_showing_tables_first() -> None:
+    """TDA 15-A: "... low hand in razz"."""
+    razz = {
+        1: ["Th", "6c", "Kc", "8s", "Qd", "3s", "4d"],
+        2: ["Ts", "5h", "3d", "4c", "5c", "6d", "7h"],
+        3: ["Ks", "Jc", "Qh", "9c", "Td", "Js", "8d"],
+    }
+    engine = _stud("razz", razz, {0: [(1, "bring_in"), (2, "call"), (3, "call")]})  # Kc brings it in
+    assert engine.showdown_reached
+    assert engine.to_show == 2  # 3d 4c 5c 6d showing: the low hand
+
+
+def test_no_one_tables_while_betting_is_open_or_after_a_fold_to_one() -> None:
+    """TDA 15-A governs a showdown; with the betting open, or one hand left, nobody is to show."""
+    engine = _stud("stud", STUD, {0: THIRD, 4: [(3, "bet")]})
+    assert engine.to_act is not None and engine.to_show is None
+    engine.apply(Act(1, "fold"))
+    engine.apply(Act(2, "fold"))
+    assert engine.winner == 3 and engine.to_show is None
+
+
+@pytest.mark.parametrize(("game", "cards", "winner"), [
+    # RRoP s2 Seating 6 and s3 Ties 1: the highest card by suit in high games (spades, hearts,
+    # diamonds, clubs): Ks beats Kd.
+    ("holdem", {1: "Kd", 3: "Ks", 5: "9h", 7: "2c"}, 3),
+    ("stud8", {1: "Ah", 2: "As", 3: "Kc"}, 2),  # high-low games draw high
+    # "... to the lowest card by suit for all low games": the ace is low in ace-to-five and razz,
+    # the lower suit wins a tie of ranks.
+    ("razz", {1: "Ah", 2: "Ac", 3: "2c"}, 2),
+    ("lowball_a5", {1: "2d", 2: "Ks", 3: "As"}, 3),
+    # deuce-to-seven ranks the ace high: the deuce is the lowest card.
+    ("lowball_27", {1: "As", 2: "2h", 3: "2c", 4: "3c"}, 3),
+])
+def test_the_draw_for_the_button_ranks_cards_as_the_game_does(game: str, cards: dict, winner: int) -> None:
+    assert draw_winner(get_game(game), {s: _c(c) for s, c in cards.items()}) == winner
+
+
+def test_a_draw_for_the_button_places_it_and_is_kept_for_the_journal() -> None:
+    """RRoP s2 Seating 6: "When a button game starts, active players will draw a card for the button
+    position."  The table keeps the draw's cards and winner so the console can journal them."""
+    table = Table(size=9, game="holdem", rules="robert")
+    for s in (1, 3, 5, 7):
+        table.seat(s, f"p{s}")
+    assert table.draw_for_button({1: _c("Kd"), 3: _c("Ks"), 5: _c("9h"), 7: _c("2c")}) == 3
+    assert table.last_draw == {"cards": {1: "Kd", 3: "Ks", 5: "9h", 7: "2c"}, "winner": 3}
+    setup = table.start_hand().setup
+    assert (setup.button, setup.small_blind, setup.big_blind) == (3, 5, 7)
+
+
+@pytest.mark.parametrize("cards", [
+    {1: "Kd", 2: "Ks"},  # seat 2 is empty
+    {1: "Kd", 3: "Kd"},  # the same card twice
+    {1: "joker", 3: "Ks"},
+    {},
+])
+def test_a_bad_draw_is_a_clear_error_and_changes_nothing(cards: dict) -> None:
+    table = Table(size=9, game="holdem", rules="robert")
+    for s in (1, 3):
+        table.seat(s, f"p{s}")
+    table.set_button(1)
+    with pytest.raises((TableError, GameError)):
+        table.draw_for_button({s: _c(c) for s, c in cards.items()})
+    assert table.positions is not None and table.positions.button == 1 and table.last_draw is None
+
+
+def test_jacks_or_better_nobody_opens_the_deal_ends() -> None:
+    """RRoP s12 Jacks-or-Better 1: "If no player opens the pot, the button moves forward and each player
+    must ante again": no draw, no showdown, no winner (tests/scenarios/
+    jacks_or_better_no_opener_button_moves.yaml has the session)."""
+    engine = HandEngine(HandSetup(game="jacks_or_better", rules="robert", seats=(2, 4, 6), button=2,
+                                  small_blind=None, big_blind=None, blinds_given=True))
+    cards = iter("2c 3d 4h 5s 6c 7d 8h 9s Tc Jd Qh Ks Ac 2d 3h".split())
+    for _ in range(5):
+        for seat in (4, 6, 2):
+            engine.apply(Deal(seat, _c(next(cards))))
+    for seat in (4, 6, 2):
+        engine.apply(Act(seat, "check"))
+    assert engine.phase.value == "done" and engine.passed_out
+    assert engine.winner is None and not engine.showdown_reached and engine.to_show is None
+
+
+def test_draw_high_nobody_bets_goes_on_to_the_draw() -> None:
+    """RRoP s12 Draw High: "Some draw high games allow a player to open on anything": only
+    jacks-or-better needs openers; in draw high a checked first round goes on to the draw."""
+    engine = HandEngine(HandSetup(game="draw_high", rules="robert", seats=(2, 4, 6), button=2,
+                                  small_blind=None, big_blind=None, blinds_given=True))
+    cards = iter("2c 3d 4h 5s 6c 7d 8h 9s Tc Jd Qh Ks Ac 2d 3h".split())
+    for _ in range(5):
+        for seat in (4, 6, 2):
+            engine.apply(Deal(seat, _c(next(cards))))
+    for seat in (4, 6, 2):
+        engine.apply(Act(seat, "check"))
+    assert engine.phase.value == "draw" and not engine.passed_out
+
+
+def test_a_tournament_newcomer_in_the_gap_waits_under_tda_only() -> None:
+    """TDA 7: "dealt in except between SB and button"; RRoP s15 Tournaments 15: "New players are dealt
+    in immediately ... including the small blind or button position" (the sessions
+    holdem_tda_tournament_new_player_gap and holdem_robert_tournament_new_player_dealt_in)."""
+    dealt = {}
+    for rules in ("tda", "robert"):
+        table = Table(size=9, game="holdem", rules=rules, event="tournament")
+        for s in (1, 3, 5, 7):
+            table.seat(s, f"p{s}")
+        table.set_button(1)
+        table.start_hand()
+        table.seat(4, "late")
+        dealt[rules] = table.start_hand().setup.seats
+    assert 4 not in dealt["tda"] and 4 in dealt["robert"]
+
+
+def test_heads_up_the_moving_button_goes_forward_but_tda_adjusts() -> None:
+    """RRoP s4 Rules for Using Blinds 1(a): "The button always moves forward to the next player and the
+    blinds adjust accordingly"; 3: "the small blind is on the button".  TDA 32: "the button may need to
+    be adjusted to ensure no player has the big blind twice in a row" (highland, TDA-based, keeps a
+    moving button in cash games and TDA 32's adjustment)."""
+    got = {}
+    for rules in ("robert", "highland"):
+        table = Table(size=9, game="holdem", rules=rules, event="cash")
+        for s in (2, 5, 8):
+            table.seat(s, f"p{s}")
+        table.set_button(2)
+        table.start_hand()
+        table.unseat(2)
+        setup = table.start_hand().setup
+        got[rules] = (setup.button, setup.small_blind, setup.big_blind)
+    assert got["robert"] == (5, 5, 8)
+    assert got["highland"] == (8, 8, 5)
