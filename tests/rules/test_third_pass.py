@@ -195,3 +195,50 @@ def test_heads_up_the_moving_button_goes_forward_but_tda_adjusts() -> None:
         got[rules] = (setup.button, setup.small_blind, setup.big_blind)
     assert got["robert"] == (5, 5, 8)
     assert got["highland"] == (8, 8, 5)
+
+
+def _stud_to_fifth() -> HandEngine:
+    """The deal of the shared stud_two_burns_corrected up to the end of the fourth-street betting."""
+    engine = HandEngine(HandSetup(game="stud", rules="robert", seats=(1, 2, 5), table_size=8))
+    for seat, card in [(1, "Th"), (2, "3s"), (5, "Ah"), (1, "6c"), (2, "9s"), (5, "Kd"), (1, "8d"), (2, "2c"),
+                       (5, "Jh")]:
+        engine.apply(Deal(seat, _c(card)))
+    for seat, action in [(2, "bring_in"), (5, "call"), (1, "complete"), (2, "call"), (5, "call")]:
+        engine.apply(Act(seat, action))
+    engine.apply(Burn(_c("7s")))
+    for seat, card in [(1, "Qc"), (2, "4h"), (5, "5d")]:
+        engine.apply(Deal(seat, _c(card)))
+    for seat, action in [(1, "check"), (2, "bet"), (5, "call"), (1, "call")]:
+        engine.apply(Act(seat, action))
+    return engine
+
+
+def test_a_street_dealt_without_a_burn_is_corrected_after_the_whole_street() -> None:
+    """RRoP s8 Seven-Card Stud 13: "If the dealer ... fails to burn a card, the cards will be corrected,
+    if at all possible, to their proper positions."  The whole street went out unburned; before any
+    action the dealer makes the first card the burn and moves each card one seat back, the last seat
+    getting a fresh card (FORMAT.md correct_positions: "a card already out that a burn or deal step
+    names again moves there from where it lies")."""
+    engine = _stud_to_fifth()
+    ruled = engine.apply(Deal(1, _c("3c")))
+    assert [(r.reason, r.remedy) for r in ruled] == [("burn_error", "correct_positions")]
+    engine.apply(Deal(2, _c("6h")))
+    engine.apply(Deal(5, _c("Kh")))
+    assert engine.to_act is not None  # the street looked complete
+    moves = [Burn(_c("3c")), Deal(1, _c("6h")), Deal(2, _c("Kh")), Deal(5, _c("2d"))]
+    for event in moves:
+        assert engine.apply(event) == [], event
+    assert [h.card.face for h in engine.hands[1] if h.up] == ["8d", "Qc", "6h"]
+    assert [h.card.face for h in engine.hands[5] if h.up] == ["Jh", "5d", "2d"]
+    assert engine.to_act == 2  # the king showing
+    assert engine.placements()[_c("3c")] == "burn"
+
+
+def test_a_card_of_an_earlier_street_named_again_is_still_a_duplicate() -> None:
+    """The correction moves only this street's cards; RRoP s3 Irregularities 4 (two cards of the same
+    rank and suit) still voids the hand for any other card."""
+    engine = _stud_to_fifth()
+    engine.apply(Burn(_c("3c")))
+    engine.apply(Burn(_c("6h")))  # burn_error, correct_positions
+    ruled = engine.apply(Deal(1, _c("Qc")))  # seat 1's fourth-street card
+    assert [r.reason for r in ruled] == ["duplicate_card"]
