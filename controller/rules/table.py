@@ -91,6 +91,10 @@ class Table:
     # False: a game with antes only, a button and no blinds (RRoP s12 Draw High: "played with a
     # button and an ante"); the button moves forward each deal and nobody owes a blind.
     blinds: bool = True
+    # TDA 9-A: a mixed game's button frozen through stud rounds; ``last_button_game``: whether the
+    # last deal was a button game.
+    frozen: bool = False
+    last_button_game: bool = False
 
     # ------------------------------------------------------------------ seating
     def seat(self, seat: int, name: str, post: bool = False, stack: int | None = None) -> None:
@@ -344,6 +348,14 @@ class Table:
         self.posts = {}
         previous = self.last_setup.button if self.last_setup else None
         if not game.button:
+            if self.last_button_game and self.positions is not None and self.hand_number > 0 and not self.frozen:
+                # TDA 9-A: "when the game shifts from hold'em to stud, after the last hold'em hand the
+                # button moves to the position it would be if the next hand was hold'em and is frozen
+                # there during stud."
+                before = self.positions
+                self.positions = self._next_positions()
+                self._miss_blinds(before, self.positions)
+                self.frozen = True
             setup = HandSetup(game=self.game, rules=self.rules, seats=tuple(live), structure=self.structure,
                               event=self.event, table_size=self.size, deck=self.deck, chips=self.hand_chips(live))
             return setup
@@ -354,6 +366,13 @@ class Table:
         elif self.hand_number == 0 or self.drawn:
             # The first hand: the blinds follow the button among the players present now.
             self.positions = self._positions_from_button(self.positions.button, live)
+        elif self.frozen:
+            # TDA 9-A: "Shifting to hold'em the button starts where it was frozen" (moving on only
+            # past a player who left the table meanwhile).
+            pos = self.positions
+            if not self.dead_button and not all(s in live for s in (pos.button, pos.small_blind, pos.big_blind)):
+                button = pos.button if pos.button in live else clockwise(live, pos.button, self.size)[0]
+                self.positions = self._positions_from_button(button, live)
         elif self.hand_number > 0:
             before = self.positions
             self.positions = self._next_positions()
@@ -397,6 +416,9 @@ class Table:
         if not redeal:
             self.hand_number += 1
             self.drawn = False
+            self.last_button_game = engine.game.button
+            if engine.game.button:
+                self.frozen = False
             for s in setup.seats:
                 p = self.players.get(s)
                 if p is not None:

@@ -242,3 +242,21 @@ def test_a_card_of_an_earlier_street_named_again_is_still_a_duplicate() -> None:
     engine.apply(Burn(_c("6h")))  # burn_error, correct_positions
     ruled = engine.apply(Deal(1, _c("Qc")))  # seat 1's fourth-street card
     assert [r.reason for r in ruled] == ["duplicate_card"]
+
+
+def test_the_button_is_frozen_through_stud_rounds() -> None:
+    """TDA 9-A: "after the last hold'em hand the button moves to the position it would be if the next
+    hand was hold'em and is frozen there during stud. ... Shifting to hold'em the button starts where it
+    was frozen." (tests/scenarios/holdem_stud_holdem_button_frozen_tda.yaml has the session.)"""
+    table = Table(size=8, game="holdem", rules="tda", event="tournament", structure="limit")
+    for s in (1, 3, 4, 6):
+        table.seat(s, f"p{s}")
+    table.set_button(6)
+    assert [table.start_hand().setup.button for _ in range(2)] == [6, 1]
+    table.change_game("stud", structure="limit")
+    for _ in range(3):
+        table.start_hand()
+        assert table.describe()["button"] == 3 and table.frozen  # where hold'em's next deal would have it
+    table.change_game("holdem", structure="limit")
+    setup = table.start_hand().setup
+    assert (setup.button, setup.small_blind, setup.big_blind) == (3, 4, 6) and not table.frozen
