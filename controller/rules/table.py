@@ -33,6 +33,7 @@ from controller.rules.engine import HandEngine, clockwise
 from controller.rules.events import HandSetup
 from controller.rules.games import GameError, draw_winner, get_game
 from controller.rules.profiles import get_profile
+from controller.rules.rotations import Rotation
 
 
 class TableError(PokerTableError, ValueError):
@@ -95,6 +96,10 @@ class Table:
     # last deal was a button game.
     frozen: bool = False
     last_button_game: bool = False
+    # A mixed-game rotation (controller.rules.rotations): the game of each deal; ``rotation_deal``
+    # counts the deals played under it (a misdeal's redeal is the same deal).
+    rotation: Rotation | None = None
+    rotation_deal: int = 0
 
     # ------------------------------------------------------------------ seating
     def seat(self, seat: int, name: str, post: bool = False, stack: int | None = None) -> None:
@@ -341,6 +346,10 @@ class Table:
             if self.last_setup is None:
                 raise TableError("no hand to redeal")
             return self.last_setup
+        if self.rotation is not None:
+            turn = self.rotation.game_at(self.rotation_deal)
+            if (turn.game, turn.structure) != (self.game, self.structure):
+                self.change_game(turn.game, structure=turn.structure)
         game = get_game(self.game)
         live = self._live()
         if len(live) < 2:
@@ -417,6 +426,8 @@ class Table:
             self.hand_number += 1
             self.drawn = False
             self.last_button_game = engine.game.button
+            if self.rotation is not None:
+                self.rotation_deal += 1
             if engine.game.button:
                 self.frozen = False
             for s in setup.seats:
@@ -445,6 +456,16 @@ class Table:
         self.structure = structure
         self.event = event or self.event
         self.last_setup = None
+
+    def rotation_state(self) -> dict | None:
+        """The rotation as the display and overlay name it: this deal's game, the next game and the
+        deals left before it (None without a rotation)."""
+        if self.rotation is None:
+            return None
+        deal = max(self.rotation_deal - 1, 0)  # the deal in progress (or the first, before any)
+        nxt, left = self.rotation.next_game(deal)
+        return {"name": self.rotation.name, "current": self.rotation.game_at(deal).describe(),
+                "next": nxt.describe(), "deals_left": left}
 
     def waiting(self) -> list[int]:
         """Seated players not dealt in this hand (waiting for the big blind, sitting out)."""

@@ -260,3 +260,47 @@ def test_the_button_is_frozen_through_stud_rounds() -> None:
     table.change_game("holdem", structure="limit")
     setup = table.start_hand().setup
     assert (setup.button, setup.small_blind, setup.big_blind) == (3, 4, 6) and not table.frozen
+
+
+def test_a_horse_rotation_changes_game_every_n_deals_with_the_button_frozen_in_stud() -> None:
+    """Mixed games as data (controller.rules.rotations): HORSE deals hold'em, Omaha hi-lo, razz, stud
+    and stud hi-lo in turn; the button is frozen through the stud games (TDA 9-A) and a misdeal's redeal
+    is the same deal of the rotation (TDA 33-C)."""
+    from controller.rules.rotations import Rotation, RotationGame, get_rotation
+
+    horse = get_rotation("horse")
+    table = Table(size=8, game="holdem", rules="tda", event="tournament", structure="limit")
+    table.rotation = Rotation("horse", horse.games, hands=2)
+    for s in (1, 3, 4, 6):
+        table.seat(s, f"p{s}")
+    table.set_button(6)
+    games, buttons = [], []
+    for n in range(11):
+        engine = table.start_hand(redeal=n == 1)  # the second deal is the first one's redeal
+        games.append(engine.game.name)
+        buttons.append(engine.setup.button)
+        if n == 0:
+            assert table.rotation_state() == {
+                "name": "horse", "current": RotationGame("holdem", "limit").describe(),
+                "next": RotationGame("omaha8", "limit").describe(), "deals_left": 2}
+    assert games == ["holdem", "holdem", "holdem", "omaha8", "omaha8", "razz", "razz", "stud", "stud",
+                     "stud8", "stud8"]
+    assert buttons[:5] == [6, 6, 1, 3, 4]
+    assert buttons[5:] == [None] * 6 and table.describe()["button"] == 6  # frozen where hold'em would be
+    engine = table.start_hand()
+    assert engine.game.name == "holdem" and engine.setup.button == 6  # starts where it was frozen
+    assert table.start_hand().setup.button == 1
+
+
+@pytest.mark.parametrize("data", [
+    {"name": "x", "games": []},
+    {"name": "x", "games": [{"game": "triple_draw"}]},
+    {"name": "x", "games": ["holdem"], "hands": 0},
+    {"name": "x", "games": [{"game": "holdem", "structure": "spread"}]},
+    {"name": "x", "games": ["holdem"], "every": 3},
+])
+def test_a_bad_rotation_is_a_clear_error(data: dict) -> None:
+    from controller.rules.rotations import RotationError, get_rotation
+
+    with pytest.raises(RotationError):
+        get_rotation(data)
