@@ -507,6 +507,9 @@ class HandEngine:
         if self.phase is Phase.DEAL and self.street_i == 0:
             if not self._deal_ends_by_action():
                 return
+        if self.phase is Phase.DEAL and self.slots and all(s.seat in self.dealt_folded for s in self.slots):
+            for folded in {s.seat for s in self.slots}:
+                self._pass_folded(folded)
         if self.phase is not Phase.BET or seat not in self.active:
             return
         if isinstance(ev, Put) and self.chips is None:
@@ -581,6 +584,14 @@ class HandEngine:
             self._advance()
         else:
             self._resolve_out_of_turn()
+
+    def _pass_folded(self, seat: int) -> None:
+        """The dealer passed over a hand folded with no wager (RRoP s8 Seven-Card Stud 7 keeps it
+        receiving cards only until it is killed): it is taken as killed, and is no error."""
+        self.dealt_folded.discard(seat)
+        self.slots = [s for s in self.slots if s.seat != seat]
+        if self.phase is Phase.DEAL and not self.slots:
+            self._open_betting()
 
     def _no_wager(self, seat: int) -> bool:
         """Stud: the seat folds facing no bet (RRoP s8 Seven-Card Stud 7)."""
@@ -739,6 +750,10 @@ class HandEngine:
         if self.phase is Phase.DRAW:
             return self._match_draw(seat)
         slots = self.slots
+        if self.phase is Phase.DEAL and slots and slots[0].seat != seat and slots[0].seat in self.dealt_folded \
+                and any(s.seat == seat for s in slots):
+            self._pass_folded(slots[0].seat)
+            slots = self.slots
         if self.phase is Phase.DEAL and slots:
             if slots[0].seat == seat:
                 self.scrap_seat = None

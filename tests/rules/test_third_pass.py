@@ -304,3 +304,36 @@ def test_a_bad_rotation_is_a_clear_error(data: dict) -> None:
 
     with pytest.raises(RotationError):
         get_rotation(data)
+
+
+@pytest.mark.parametrize("skip_last", [False, True])
+def test_a_dealer_who_passes_over_a_hand_folded_with_no_wager_makes_no_error(skip_last: bool) -> None:
+    """RRoP s8 Seven-Card Stud 7: "If a hand is folded when there is no wager, that seat will continue
+    to receive cards until the hand is killed as a result of a bet."  Dealing to it is right
+    (tests/scenarios/stud_fold_no_wager_keeps_receiving_cards.yaml); a dealer who treats the folded
+    hand as dead and passes over it has not dealt anyone out of turn either: the hand is killed."""
+    cards = {1: ["Th", "6c", "Kc", "8s"], 2: ["2s", "5h", "3d", "4c"], 3: ["Ad", "Jc", "9h", "9c"]}
+    if skip_last:  # seat 3 folds, the last seat of the deal
+        cards = {1: ["Ad", "Jc", "9h", "9c"], 2: ["2s", "5h", "3d", "4c"], 3: ["Th", "6c", "Kc", "8s"]}
+    engine = HandEngine(HandSetup(game="stud", rules="robert", seats=(1, 2, 3), table_size=8))
+    for k in range(3):
+        for seat in (1, 2, 3):
+            engine.apply(Deal(seat, _c(cards[seat][k])))
+    engine.apply(Act(2, "bring_in"))
+    engine.apply(Act(3, "call"))
+    engine.apply(Act(1, "call"))
+    engine.apply(Burn(_c("7d")))
+    for seat in (1, 2, 3):
+        engine.apply(Deal(seat, _c(cards[seat][3])))
+    high, folder = (3, 1) if not skip_last else (1, 3)
+    assert engine.to_act == high  # the pair of nines
+    while engine.to_act is not None:  # checked round, the folder folding with no wager to him
+        engine.apply(Act(engine.to_act, "fold" if engine.to_act == folder else "check"))
+    assert folder in engine.dealt_folded
+    engine.apply(Burn(_c("2c")))
+    live = [s for s in (1, 2, 3) if s != folder]
+    for seat, card in zip(live, ["Qd", "Ts"], strict=True):
+        engine.apply(Deal(seat, _c(card)))
+    engine.apply(Act(engine.to_act or 0, "check"))
+    assert engine.rulings == [] and folder not in engine.dealt_folded
+    assert engine.to_act in live
