@@ -80,12 +80,6 @@ def daemon(tmp_path: Path, broker: Any, passwords: dict[str, str]) -> Iterator[A
 # removed as the part lands. Keyed by file stem; the set says which uses of the file fail ("run": the
 # scenario's own check; "load": parsing it; "session": the session tests' own reading).
 EXPECTED_FAILURES: dict[str, tuple[str, frozenset[str]]] = {
-    "holdem_order_of_show_river_bet": ("issue 22: to_show, who tables first (TDA 15-A, RRoP s3 Showdown 7)",
-                                       frozenset({"run"})),
-    "holdem_button_draw_high_card": ("issue 22: the draw for the button (RRoP s2 Seating 6, s3 Ties 1-2)",
-                                     frozenset({"run", "load", "session"})),
-    "stud_two_burns_corrected": ("issue 22: corrections after correct_positions (RRoP s8 Seven-Card Stud 13)",
-                                 frozenset({"run"})),
 }
 
 
