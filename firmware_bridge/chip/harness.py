@@ -48,7 +48,8 @@ DIRECT_CS = (17, 20, 21, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 2
 MUX_ADDR = (0, 1, 2, 3)
 MUX_ENABLE = (4, 5)
 PIN_RST = 22
-FW_FILES = ("bridge_proto.py", "mfrc522.py", "main.py")
+FW_FILES = ("boot.py", "bridge_proto.py", "mfrc522.py", "main.py")
+RUN_AS_SOURCE = ("boot.py", "main.py")  # MicroPython runs these two by name
 
 
 class ChipUnavailable(RuntimeError):
@@ -110,7 +111,7 @@ def firmware_files(fw_dir: Path = FIRMWARE_DIR, compiled: bool = False) -> dict[
     files = {}
     for name in FW_FILES:
         src = (fw_dir / name).read_bytes()
-        if compiled and name != "main.py":
+        if compiled and name not in RUN_AS_SOURCE:
             files[name[:-3] + ".mpy"] = mpy_compile(fw_dir / name)
         else:
             files[name] = src
@@ -158,6 +159,7 @@ class Chip:
         self.on_tick = on_tick
         self.spi_bytes = 0
         self.cycles = 0
+        self.scratch = [0, 0, 0, 0]  # watchdog SCRATCH4..7 at the last USB frame (the bench probe's)
         self.wall = 0.0
         self.stop_requested = False
         files = dict(files if files is not None else firmware_files())
@@ -277,7 +279,8 @@ class Chip:
                     if self.on_usb is not None:
                         self.on_usb(t, data)
                 elif kind == 0x54:  # T: a USB frame
-                    (self.cycles,) = struct.unpack("<I", exactly(4))
+                    self.cycles, *scratch = struct.unpack("<5I", exactly(20))
+                    self.scratch = scratch
                     if self.on_tick is not None:
                         self.on_tick(t)
                     if t >= until_us or self.stop_requested:

@@ -10,7 +10,8 @@
 //   chip -> host   'G' t u32   a watched GPIO output changed: the output levels of all pins
 //                  'X' t u8    one SPI0 byte leaves on MOSI; the answer is one MISO byte
 //                  'U' t u16 n bytes  the board wrote these bytes to its USB CDC line
-//                  'T' t u32 cycles   one USB frame (1 ms of chip time) has passed; the answer
+//                  'T' t u32 cycles u32x4  one USB frame (1 ms of chip time) has passed, with the
+//                              watchdog's SCRATCH4..7 (a bench probe's reports); the answer
 //                              is u16 n + n bytes the host sends the board (n = 0xFFFF: stop)
 // The emulator's traps (../shared/firmware/README.md) are handled here: the CDC helper's OUT
 // transfer is held until the host has bytes (else an empty packet every ~10 us), BOOTSEL
@@ -110,7 +111,8 @@ usb.onEndpointRead = (endpoint, size) => {
 function tick(cycles) {
   let n = head(0x54);
   out.writeUInt32LE(cycles >>> 0, n);
-  send(out, n + 4);
+  for (let k = 0; k < 4; k++) out.writeUInt32LE(mcu.readUint32(0x4005801c + 4 * k) >>> 0, n + 4 + 4 * k);
+  send(out, n + 20);
   readExactly(2);
   const len = inb.readUInt16LE(0);
   if (len === 0xffff) process.exit(0);

@@ -1,11 +1,16 @@
+# ruff: noqa: E402 (micropython.kbd_intr(-1) goes before the slow imports)
 """RP2040 main loop: scan every MFRC522, debounce, report over USB serial.
 
-Copy ``bridge_proto.py``, ``mfrc522.py`` and this file to the board (``mpremote cp``).
+Copy ``boot.py``, ``bridge_proto.py``, ``mfrc522.py`` and this file to the board (``mpremote cp``).
 All protocol behaviour (framing, CRC, sequence numbers, heartbeats, debounce, host
 commands) is in ``bridge_proto.Device``, the code the host's emulator and tests run;
 this file is only the hardware around it.  Edit the pin table below for your wiring
 (see README.md).
 """
+
+import micropython
+
+micropython.kbd_intr(-1)  # before anything slow: the line is binary (boot.py does it first; see there)
 
 import os
 import select
@@ -14,7 +19,6 @@ import sys
 import time
 
 import machine
-import micropython
 from bridge_proto import (
     FAULT_FIRMWARE_ERROR,
     FAULT_OUTPUT_OVERFLOW,
@@ -198,7 +202,6 @@ class Scanner:
 
 
 def main():
-    micropython.kbd_intr(-1)  # the line is binary: 0x03 must not raise KeyboardInterrupt
     cause = reset_cause()
     wdt = machine.WDT(timeout=WDT_MS)
     Pin = machine.Pin
