@@ -170,6 +170,16 @@ class Chip:
         else:
             self.watched = [*DIRECT_CS[:readers], PIN_RST]
         self.cs_pins = DIRECT_CS[:readers]
+        # With ``trace``: every register access (chip select low, high, reader), every scan's start
+        # (its VersionReg read) and end (field off) with the reader's transceive count, and the
+        # first SPI byte: what the chip bench measures (firmware_bridge/chip/bench.py).
+        self.trace = False
+        self.accesses: list[tuple[float, float, int]] = []
+        self.scan_starts: list[tuple[float, int, int]] = []  # (t, reader, transceives so far)
+        self.scan_ends: list[tuple[float, int, int]] = []
+        self.first_spi: float | None = None
+        self.marks: dict[str, float] = {}
+        self._low_since: dict[int, float] = {}
 
     # -- chip selects ------------------------------------------------------------------
     def _decode(self, levels: int) -> list[int]:
@@ -197,16 +207,31 @@ class Chip:
         for i in self.selected:
             if i not in low:
                 self.readers[i].select(False)
+                if self.trace and i in self._low_since:
+                    self.accesses.append((self._low_since.pop(i), self.clock.now, i))
         for i in low:
             if i not in self.selected:
                 self.readers[i].select(True)
+                if self.trace:
+                    self._low_since[i] = self.clock.now
         self.selected = low
 
     def _spi(self, mosi: int) -> int:
         self.spi_bytes += 1
+        if self.first_spi is None:
+            self.first_spi = self.clock.now
         miso = 0xFF  # pulled up when nothing drives MISO
         for i in self.selected:
-            miso &= self.readers[i].xfer(mosi)
+            r = self.readers[i]
+            if self.trace:
+                if r._addr is None and mosi == 0xEE:  # a VersionReg read: a scan starts
+                    self.scan_starts.append((self.clock.now, i, r.transceives))
+                was_on = r.field_on_us is not None
+                miso &= r.xfer(mosi)
+                if was_on and r.field_on_us is None:
+                    self.scan_ends.append((self.clock.now, i, r.transceives))
+            else:
+                miso &= r.xfer(mosi)
         return miso
 
     # -- host side ---------------------------------------------------------------------
