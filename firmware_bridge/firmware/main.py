@@ -31,6 +31,16 @@ from bridge_proto import (
 )
 from mfrc522 import MFRC522
 
+# On the RP2040 itself: register access, CRC and COBS in viper (rp2fast.py); the model and the
+# MicroPython WebAssembly tests run the portable code.
+FAST = getattr(sys, "platform", "") == "rp2"
+if FAST:
+    from array import array
+
+    import rp2fast
+
+    rp2fast.install()
+
 try:  # the board's own wiring, if any: a board_config.py beside this file overrides the table below
     import board_config as _board
 except ImportError:
@@ -102,6 +112,29 @@ def chip_selects():
     enable = [Pin(n, Pin.OUT, value=1) for n in MUX_ENABLE]
     count = 16 * len(enable) if READER_COUNT is None else READER_COUNT
     return [MuxPin(i, addr, enable) for i in range(count)]
+
+
+def selections(count):
+    """Per reader, the SIO masks rp2fast selects it with (see rp2fast.py), the same wiring."""
+    out = []
+    if MUX_ADDR is None:
+        pins = CS_PINS if READER_COUNT is None else CS_PINS[:READER_COUNT]
+        for n in pins[:count]:
+            out.append(array("I", (0, 0, 1 << n, 1 << n)))
+        return out
+    enables = 0
+    for n in MUX_ENABLE:
+        enables |= 1 << n
+    for i in range(count):
+        ones = 0
+        zeros = 0
+        for bit, n in enumerate(MUX_ADDR):
+            if (i >> bit) & 1:
+                ones |= 1 << n
+            else:
+                zeros |= 1 << n
+        out.append(array("I", (ones, zeros, 1 << MUX_ENABLE[i // 16], enables)))
+    return out
 
 
 def reset_cause():
@@ -211,7 +244,12 @@ def main():
     time.sleep_ms(5)
     rst.value(1)
     time.sleep_ms(50)
-    readers = [MFRC522(spi, cs, gain=RX_GAIN) for cs in chip_selects()]
+    cs_lines = chip_selects()
+    if FAST:
+        sels = selections(len(cs_lines))
+        readers = [rp2fast.FastMFRC522(spi, cs_lines[i], sels[i], gain=RX_GAIN) for i in range(len(cs_lines))]
+    else:
+        readers = [MFRC522(spi, cs, gain=RX_GAIN) for cs in cs_lines]
     alive = [r.init() for r in readers]
     last_init = time.ticks_ms()
 
