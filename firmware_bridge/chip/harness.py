@@ -48,7 +48,7 @@ DIRECT_CS = (17, 20, 21, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 2
 MUX_ADDR = (0, 1, 2, 3)
 MUX_ENABLE = (4, 5)
 PIN_RST = 22
-FW_FILES = ("boot.py", "bridge_proto.py", "mfrc522.py", "rp2fast.py", "main.py")
+FW_FILES = ("boot.py", "bridge_proto.py", "mfrc522.py", "rp2fast.py", "scan_loop.py", "main.py")
 RUN_AS_SOURCE = ("boot.py", "main.py")  # MicroPython runs these two by name
 
 

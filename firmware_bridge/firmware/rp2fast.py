@@ -15,7 +15,7 @@ already be set up by ``machine.SPI`` (clock, mode, pins).
 
 import bridge_proto
 import micropython
-from mfrc522 import MFRC522
+from mfrc522 import EXCHANGE_US, MFRC522, _Collision
 
 # One reader's selection, an array('I', 4): SIO bits to set (address ones), to clear (address
 # zeros), to clear last (its enable or chip select: goes low), to set when done (deselect).
@@ -79,6 +79,52 @@ def xfer(sel: ptr32, buf: ptr8, n: int):  # noqa: F821
     sio[5] = sel[3]
 
 
+@micropython.viper
+def exchange(sel, bufo, nf: int) -> int:
+    """MFRC522._transceive's register sequence in one call: ``bufo`` holds the FIFO write
+    (0x12, then the frame), ``nf`` = frame length | BitFramingReg << 8.  Returns 0 (no answer,
+    timer, error or the EXCHANGE_US bound) or 1 | bytes << 1 | RxLastBits << 8 | collided << 11 |
+    CollReg << 12, the answer in ``bufo[1:1 + bytes]``."""
+    buf = ptr8(bufo)  # noqa: F821
+    n = nf & 0xFF
+    framing = nf >> 8
+    reg(sel, 0x02, 0x00)  # CommandReg: Idle
+    reg(sel, 0x08, 0x7F)  # ComIrqReg: clear
+    reg(sel, 0x14, 0x80)  # FIFOLevelReg: flush
+    xfer(sel, bufo, n + 1)
+    reg(sel, 0x1A, framing)  # BitFramingReg
+    reg(sel, 0x02, 0x0C)  # CommandReg: Transceive
+    reg(sel, 0x1A, framing | 0x80)  # StartSend
+    timer = ptr32(0x40054000)  # noqa: F821 - TIMERAWL at 0x28
+    start = timer[10]
+    limit = int(EXCHANGE_US)
+    while True:
+        irq = int(reg(sel, 0x88, 0))
+        if irq & 0x20:  # RxIRq
+            break
+        if irq & 0x01:  # TimerIRq: nobody answered
+            return 0
+        if timer[10] - start > limit:
+            return 0
+    error = int(reg(sel, 0x8C, 0))
+    if error & 0x13:  # BufferOvfl, ParityErr, ProtocolErr
+        return 0
+    cnt = int(reg(sel, 0x94, 0)) & 0x7F
+    last = int(reg(sel, 0x98, 0)) & 0x07
+    if cnt > 64:
+        cnt = 64
+    i = 0
+    while i < cnt:
+        buf[i] = 0x92
+        i += 1
+    buf[cnt] = 0
+    xfer(sel, bufo, cnt + 1)
+    out = 1 | (cnt << 1) | (last << 8)
+    if error & 0x08:  # CollErr
+        out |= (1 << 11) | ((int(reg(sel, 0x9C, 0)) & 0xFF) << 12)
+    return out
+
+
 class FastMFRC522(MFRC522):
     """The portable driver, its bus methods replaced by the viper ones above."""
 
@@ -99,6 +145,21 @@ class FastMFRC522(MFRC522):
         for i in range(n):
             buf[i + 1] = data[i]
         xfer(self._sel, buf, n + 1)
+
+    def _transceive(self, data, last_bits=0, align=0):
+        buf = self._fifo
+        n = len(data)
+        buf[0] = 0x12
+        for i in range(n):
+            buf[i + 1] = data[i]
+        r = exchange(self._sel, buf, n | (((align << 4) | last_bits) << 8))
+        if not r:
+            return None
+        answer = bytes(buf[1:1 + ((r >> 1) & 0x7F)])
+        if r & 0x800:
+            self.collisions += 1
+            raise _Collision(answer, (r >> 12) & 0xFF)
+        return answer, (r >> 8) & 0x07
 
     def _read_fifo(self, n):
         if n <= 0:

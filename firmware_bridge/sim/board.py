@@ -219,7 +219,7 @@ def _exec_micropython(stubs):
         if name in sys.modules:
             saved[name] = sys.modules[name]
         sys.modules[name] = stubs[name]
-    for name in ("main", "mfrc522", "bridge_proto"):
+    for name in ("main", "scan_loop", "mfrc522", "bridge_proto"):
         if name in sys.modules:
             del sys.modules[name]
     try:
