@@ -31,7 +31,9 @@ from firmware_bridge.firmware import bridge_proto as fw
 from firmware_bridge.sim.rc522 import Tag
 
 BOOT_US = 1_500_000  # the table is left empty this long after power-on
-TEN = (0, 3, 6, 9, 12, 15, 18, 21, 24, 27)
+SINGLES = (5, 8, 11, 14, 2, 20)  # laid one by one where the host expects nothing
+EXPECTED = (17, 26)  # laid where an EXPECT said the next card goes
+TEN = (0, 3, 6, 9, 12, 15, 18, 21, 24, 27)  # laid 30 ms apart
 
 PROBE = b"""
 # -- bench probe (firmware_bridge/chip/bench.py), not part of the firmware ----------------
@@ -125,13 +127,13 @@ def _stalls(chip: Chip, t0: float, t1: float) -> list[float]:
     return out
 
 
-def run_one(kind: str, files: dict[str, bytes]) -> dict[str, Any]:
+def run_one(kind: str, files: dict[str, bytes], board: str = "") -> dict[str, Any]:
     mux = kind != "direct"
     readers = 22 if kind == "direct" else 28
     files = dict(files)
     if kind == "probe":
         files["boot.py"] = files.get("boot.py", b"") + PROBE
-    chip = Chip(readers=readers, mux=mux, files=files)
+    chip = Chip(readers=readers, mux=mux, files=files, config_extra=board)
     chip.trace = kind != "probe"
     placed: dict[tuple[int, bytes], float] = {}
 
@@ -141,21 +143,24 @@ def run_one(kind: str, files: dict[str, bytes]) -> dict[str, Any]:
             placed[(antenna, uid)] = chip.clock.now
         return go
 
-    until = BOOT_US + 300_000
+    until = BOOT_US + 600_000
     if kind in ("mux", "probe"):
-        chip.clock.at(BOOT_US, place(5, _uid(1)))
-        expect = fw.encode_frame(fw.PROTOCOL_VERSION, fw.T_EXPECT, 1, bytes((1, 17)))
-        chip.clock.at(BOOT_US + 200_000, lambda: chip.host_send(expect))
-        chip.clock.at(BOOT_US + 250_000, place(17, _uid(2)))
+        for k, a in enumerate(SINGLES):  # one at a time, at phases 100 ms apart
+            chip.clock.at(BOOT_US + 100_000 * k, place(a, _uid(1 + k)))
+        for k, a in enumerate(EXPECTED):  # the host says where the next card goes, 50 ms before it lands
+            expect = fw.encode_frame(fw.PROTOCOL_VERSION, fw.T_EXPECT, 1 + k, bytes((1, a)))
+            chip.clock.at(BOOT_US + 650_000 + 150_000 * k, lambda e=expect: chip.host_send(e))
+            chip.clock.at(BOOT_US + 700_000 + 150_000 * k, place(a, _uid(8 + k)))
         for k, a in enumerate(TEN):
-            chip.clock.at(BOOT_US + 450_000 + 30_000 * k, place(a, _uid(10 + k)))
-        until = BOOT_US + 1_500_000 if kind == "mux" else BOOT_US + 2_500_000
+            chip.clock.at(BOOT_US + 1_000_000 + 30_000 * k, place(a, _uid(10 + k)))
+        until = BOOT_US + 1_700_000 if kind == "mux" else BOOT_US + 2_500_000
         if kind == "probe":  # and lift them again: frames, leaves, more garbage
             for k, a in enumerate(TEN):
-                chip.clock.at(BOOT_US + 1_300_000 + 30_000 * k,
+                chip.clock.at(BOOT_US + 1_700_000 + 30_000 * k,
                               lambda a=a, k=k: chip.table.remove(a, _uid(10 + k)))
     else:
-        chip.clock.at(BOOT_US, place(5, _uid(1)))
+        for k, a in enumerate(SINGLES[:4]):
+            chip.clock.at(BOOT_US + 100_000 * k, place(a, _uid(1 + k)))
     chip.run(until)
     arrived = _arrivals(chip)
     lat = {key: arrived[key] - t for key, t in placed.items() if key in arrived}
@@ -195,33 +200,35 @@ def run_one(kind: str, files: dict[str, bytes]) -> dict[str, Any]:
         "presence_check_7byte_ms": _med(scans.get(3, [])),
         "stalls_over_3ms": {"count": len(stalls), "per_s": round(len(stalls) / ((until - t_empty0 + 200_000) / 1e6), 2),
                             "longest_ms": _ms(max(stalls)) if stalls else 0.0},
-        "landing_to_tag_arrive_ms": {
-            "one_tag_no_hint": _ms(lat[(5, _uid(1))]) if (5, _uid(1)) in lat else None,
-        },
     })
+    singles = [lat[(a, _uid(1 + k))] for k, a in enumerate(SINGLES) if (a, _uid(1 + k)) in lat]
+    out["landing_to_tag_arrive_ms"] = {"one_at_a_time_no_hint": {"n": len(singles), "p50": _med(singles),
+                                                                 "max": _ms(max(singles)) if singles else None}}
     if kind == "mux":
+        exp = [lat[(a, _uid(8 + k))] for k, a in enumerate(EXPECTED) if (a, _uid(8 + k)) in lat]
         ten = [lat[(a, _uid(10 + k))] for k, a in enumerate(TEN) if (a, _uid(10 + k)) in lat]
         out["landing_to_tag_arrive_ms"].update({
-            "one_tag_expected": _ms(lat[(17, _uid(2))]) if (17, _uid(2)) in lat else None,
-            "ten_tags_p50": _med(ten), "ten_tags_max": _ms(max(ten)) if ten else None,
+            "expected_by_the_host": [_ms(v) for v in exp],
+            "ten_tags_30ms_apart": {"n": len(ten), "p50": _med(ten), "max": _ms(max(ten)) if ten else None},
         })
     return out
 
 
-def run_chip_bench(fw_dir: str | Path | None = None, compiled: bool = False,
+def run_chip_bench(fw_dir: str | Path | None = None, compiled: bool = False, board: str = "",
                    progress: Callable[[str], None] | None = None) -> dict[str, Any]:
-    """The three runs in parallel processes; the firmware from ``fw_dir`` (default: the shipped one)."""
+    """The three runs in parallel processes; the firmware from ``fw_dir`` (default: the shipped one),
+    ``board``: lines added to the board_config.py the wiring goes in (e.g. ``PIPELINE = 5``)."""
     say = progress or (lambda _m: None)
     files = firmware_files(Path(fw_dir) if fw_dir else FIRMWARE_DIR, compiled=compiled)
     kinds = ("mux", "direct", "probe")
     say("chip: booting three emulated RP2040s (mux 28, direct 22, GC probe)")
     with ProcessPoolExecutor(max_workers=3) as pool:
-        results = dict(zip(kinds, pool.map(run_one, kinds, [files] * 3), strict=True))
+        results = dict(zip(kinds, pool.map(run_one, kinds, [files] * 3, [board] * 3), strict=True))
     probe = results["probe"]
     return {
         "bench": "table --chip",
         "chip": "rp2040js 1.4.1 running MicroPython v1.22.0 (RPI_PICO-20231227), 125 MHz; MFRC522 model on SPI0",
-        "firmware": str(fw_dir or FIRMWARE_DIR), "precompiled_mpy": compiled,
+        "firmware": str(fw_dir or FIRMWARE_DIR), "precompiled_mpy": compiled, "board_config": board,
         "files": {name: len(data) for name, data in files.items()},
         "mux": results["mux"], "direct": results["direct"],
         "gc": {k: v for k, v in probe.items() if k not in ("readers", "wiring")},

@@ -150,6 +150,13 @@ def reset_cause():
     return RESET_SOFT
 
 
+def _ready(poller):
+    """The one registered stream is ready, asked without allocating (ipoll reuses its tuple)."""
+    for _ in poller.ipoll(0):
+        return True
+    return False
+
+
 class Output:
     """Frames to the host without ever blocking the scan: written while USB has room, queued
     (up to OUT_LIMIT bytes) while it has none, dropped beyond, and the loss reported."""
@@ -160,6 +167,7 @@ class Output:
         self.poller.register(stream, select.POLLOUT)
         self.queue = bytearray()
         self.dropped = 0
+        self.one = bytearray(1)
 
     def write(self, frame):
         if len(self.queue) + len(frame) > OUT_LIMIT:
@@ -171,10 +179,13 @@ class Output:
     def pump(self):
         # One byte per write: "writable" only promises room for one, and a write that does not
         # fit blocks the whole loop (up to 500 ms on the rp2 port) while the host does not read.
+        # The byte goes through a preallocated buffer and readiness through ipoll: no garbage.
         q = self.queue
         n = 0
-        while n < len(q) and self.poller.poll(0):
-            self.stream.write(q[n:n + 1])
+        one = self.one
+        while n < len(q) and _ready(self.poller):
+            one[0] = q[n]
+            self.stream.write(one)
             n += 1
         if n:
             self.queue = q[n:]
@@ -208,7 +219,9 @@ class Scanner:
     def next(self, dev, busy):
         self.slot += 1
         if self.slot % PRIORITY_EVERY == 0:
-            prio = dev.expected + [a for a in range(self.count) if dev.pending[a]]
+            prio = dev.expected
+            if dev.awaiting:
+                prio = prio + [a for a in range(self.count) if dev.pending[a]]
             if prio:  # strictly in turn: one blocked by a neighbour's field waits, the others too
                 a = prio[self.prio_pos % len(prio)]
                 if not dev.enabled[a]:
@@ -280,7 +293,7 @@ def main():
 
     def service():
         wdt.feed()
-        while poller.poll(0):  # host commands, between readers
+        while _ready(poller):  # host commands, between readers
             dev.feed(inp.read(1))
         if out.pump() and out.dropped:
             dev.fault(SOURCE_CONTROLLER, FAULT_OUTPUT_OVERFLOW, out.dropped)
