@@ -30,6 +30,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from controller.errors import PokerTableError
 from firmware_bridge.sim.rc522 import Clock, Reader, Table
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -52,7 +53,7 @@ FW_FILES = ("boot.py", "bridge_proto.py", "mfrc522.py", "rp2fast.py", "scan_loop
 RUN_AS_SOURCE = ("boot.py", "main.py")  # MicroPython runs these two by name
 
 
-class ChipUnavailable(RuntimeError):
+class ChipUnavailable(PokerTableError, RuntimeError):
     """node, rp2040js or the RP2040 binaries are missing (run scripts/bootstrap)."""
 
 
