@@ -170,7 +170,7 @@ def run_one(kind: str, files: dict[str, bytes], board: str = "") -> dict[str, An
         "emulator_speed": round(chip.clock.now / 1e6 / chip.wall, 3) if chip.wall else None,
         "power_on_to_first_spi_ms": _ms(chip.first_spi) if chip.first_spi is not None else None,
         "power_on_to_hello_ms": _ms(chip.marks["hello"]) if "hello" in chip.marks else None,
-        "lost_tags": sorted(a for a, _ in placed if (a, _) not in arrived),
+        "not_reported_when_the_run_ended": sorted(a for a, _ in placed if (a, _) not in arrived),
     }
     if kind == "probe":
         free, longest, collections, heap = chip.scratch
