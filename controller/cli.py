@@ -134,6 +134,11 @@ def _bench_table(args: argparse.Namespace) -> dict:
     from controller.bench.table import run_bench
 
     err = _console(stderr=True)
+    if args.chip:  # the firmware on the chip's own binary (rp2040js), in the chip's time
+        from firmware_bridge.chip.bench import run_chip_bench
+
+        return run_chip_bench(fw_dir=args.firmware, compiled=args.mpy, board=args.board_config or "",
+                              progress=lambda msg: err.print(f"[dim]bench table: {msg}[/dim]"))
     return run_bench(hands=args.hands or 12, seed=args.seed, fw_dir=args.firmware,
                      progress=lambda msg: err.print(f"[dim]bench table: {msg}[/dim]"))
 
@@ -467,6 +472,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--real", default=None, metavar="DIR", help="vision: score real photos of a YOLO-labelled folder")
     p.add_argument("--seed", type=int, default=1, help="random seed (the same seed replays the same run)")
     p.add_argument("--firmware", default=None, help="table: the firmware folder to run (default: the shipped one)")
+    p.add_argument("--chip", action="store_true", help="table: on the RP2040's own binary (rp2040js), in chip time")
+    p.add_argument("--mpy", action="store_true", help="table --chip: the modules precompiled with mpy-cross")
+    p.add_argument("--board-config", default=None, help="table --chip: lines for board_config.py ('PIPELINE = 5')")
     p.set_defaults(func=cmd_bench)
 
     p = sub.add_parser("recognize", help="read the cards in image files (camera fallback)")
