@@ -261,7 +261,12 @@ class TableService:
                                               for p in engine.chips.pots()]}
         final = engine.chips.final_stacks() or {}
         self.table.carry_stacks(final)
-        return {"payouts": {str(s): c for s, c in payouts.items() if c}, "pots": engine.chips.awarded}
+        seat, excess = engine.chips.uncalled()
+        # The uncalled excess goes back: it is in ``payouts`` (every chip pushed to the seat) but
+        # it is no winnings, so ``returned`` names it apart.
+        returned = {"seat": seat, "amount": excess} if seat is not None and excess else None
+        return {"payouts": {str(s): c for s, c in payouts.items() if c}, "pots": engine.chips.awarded,
+                "returned": returned}
 
     def _try(self, change: Callable[[Table], object]) -> None:
         probe = _copy_table(self.table)
@@ -482,8 +487,10 @@ class TableService:
         result: dict[str, Any] = {"result": result_kind, "winners": winners, "shown": shown, "summary": summary}
         result |= self._chips_result(engine)
         if result.get("payouts"):
-            for w in winners:
-                w["share"] = int(result["payouts"].get(str(w["seat"]), 0))
+            back = result.get("returned") or {}
+            for w in winners:  # what the seat won: its own uncalled chips back are not winnings
+                w["share"] = int(result["payouts"].get(str(w["seat"]), 0)) - \
+                    (int(back["amount"]) if back.get("seat") == w["seat"] else 0)
         out.append(Output("hand_end", result))
         if self.journal is not None and hasattr(self.journal, "record_hand"):
             try:
@@ -503,6 +510,8 @@ class TableService:
         if hand is not None and hand.get("chips") and self.engine is not None and not self.engine.over:
             for seat, player in table["players"].items():  # during a hand: the chips behind
                 player["stack"] = hand["chips"]["stacks"].get(seat, player["stack"])
+        elif hand is not None and hand.get("chips") and self.engine is not None:
+            hand["chips"] = _settled_chips(self.engine, hand["chips"])
         return {
             "table": table,
             "hand_id": self.hand_id if self.engine is not None else None,
@@ -513,6 +522,26 @@ class TableService:
 
     def hole_cards(self) -> dict[str, list[str]]:
         return _str_keys(self.engine.hole_cards()) if self.engine is not None else {}
+
+
+def _settled_chips(engine: HandEngine, chips: dict[str, Any]) -> dict[str, Any]:
+    """The chips once the hand is over, as the table shows them after the push: the stacks paid
+    (a misdeal or void: every chip back where it was), no bets in front of anyone, and the pot
+    that was awarded (an uncalled bet returned is no part of it).  When nothing could be awarded
+    automatically the chips stay as they lie, for the floor to settle."""
+    book = engine.chips
+    if book is None:
+        return chips
+    none = {str(s): 0 for s in book.order}
+    base = {**chips, "bets": none, "to_call": None, "min_raise": None, "max_raise": None}
+    if engine.phase is Phase.DEAD:
+        return {**base, "stacks": {str(s): c for s, c in book.start.items()}, "pot": 0, "pots": []}
+    final = book.final_stacks()
+    if final is None:
+        return chips
+    pots = [{"amount": int(p["amount"]), "eligible": list(p["eligible"])} for p in book.awarded]
+    return {**base, "stacks": {str(s): c for s, c in final.items()}, "pot": sum(p["amount"] for p in pots),
+            "pots": pots}
 
 
 def _legal_words(seat: int, legal: Any) -> str:

@@ -13,12 +13,15 @@
 import { cardBack, cardFace } from "../common/cards.js";
 import { fmt, GAMES, lastActionText, levelText } from "../common/chips.js";
 import { connect, loadConfig, parsePayload, topicRoot } from "../common/config.js";
+import { fitAll } from "../common/fit.js";
 
 const $ = (sel) => document.querySelector(sel);
 export const PARTS = ["label", "clock", "board", "pot", "action", "players", "cards", "hands", "odds", "stacks", "bets",
   "winner"];
 
-const ov = { root: "", state: null, hole: null, equity: null, handEnd: null };
+// names: the players' names as the hand saw them (a winner who stands up before the next hand
+// keeps his name on the banner until the next hand replaces it).
+const ov = { root: "", state: null, hole: null, equity: null, handEnd: null, names: { hand_id: null, seats: {} } };
 
 function applyParts(cfg) {
   const list = (v) => (Array.isArray(v) ? v : String(v || "").split(",")).map((x) => x.trim()).filter(Boolean);
@@ -53,6 +56,7 @@ function onMessage(topic, bytes) {
     if (!data) return;
     if (ov.state && data.hand_id !== ov.state.hand_id) ov.handEnd = null;
     ov.state = data;
+    rememberNames(data);
   } else if (rel === "broadcast/holecards") {
     if (data) ov.hole = data;
     else if (ov.hole && !handOver() && !(ov.handEnd && ov.handEnd.hand_id === ov.hole.hand_id)) ov.hole = null;
@@ -70,6 +74,27 @@ function onMessage(topic, bytes) {
 function handOver() {
   const hand = ov.state && ov.state.hand;
   return Boolean(hand && (hand.phase === "done" || hand.phase === "dead"));
+}
+
+function rememberNames(state) {
+  if (state.hand_id !== ov.names.hand_id) ov.names = { hand_id: state.hand_id, seats: {} };
+  const players = state.table && state.table.players ? state.table.players : {};
+  for (const [k, p] of Object.entries(players)) if (p && p.name) ov.names.seats[k] = p.name;
+}
+
+// Hands still in it (not folded, not dead).
+function liveSeats(hand) {
+  return Object.entries(hand.seats).filter(([, v]) => !v.folded && !v.dead).map(([k]) => k);
+}
+
+// What the label says of a finished hand: a misdeal (or void) is no showdown, nor is a pot
+// everybody else folded to.
+function endWord(hand) {
+  if (hand.phase === "dead") {
+    const end = ov.handEnd && ov.handEnd.hand_id === ov.state.hand_id ? ov.handEnd : null;
+    return end && end.result === "void" ? "hand void" : "misdeal";
+  }
+  return liveSeats(hand).length >= 2 ? "showdown" : "hand over";
 }
 
 function pct(x) {
@@ -93,12 +118,25 @@ function renderClock() {
   $("#clock").hidden = !text;
 }
 
-// Card size so that every player's box fits one row of 1860 px, whatever the count and game.
-function cardHeight(players, cardsEach) {
-  const gap = 14;
-  const per = (1860 - gap * Math.max(0, players - 1)) / Math.max(1, players) - 28;
-  const fit = (per - 5 * Math.max(0, cardsEach - 1)) / Math.max(1, cardsEach) / 0.7;
-  return Math.max(34, Math.min(96, Math.floor(fit)));
+// Every player's box in one row of the given width, whatever the count and the game: each box
+// gets an equal share (at most 300 px) and its cards are sized to fit inside it.  Below the
+// smallest readable card the cards of one hand overlap each other a little (never the next
+// player's).  CHROME is a box's padding and border (overlay.css .player).
+const CARD_GAP = 5;
+const CHROME = 2 * 10 + 2 * 3;
+const MIN_CARD_H = 34;
+
+export function playerLayout(width, players, cardsEach) {
+  const n = Math.max(1, players);
+  const gap = n >= 9 ? 8 : 14;
+  const box = Math.min(300, Math.floor((width - gap * (n - 1)) / n));
+  const inner = box - CHROME;
+  const c = Math.max(1, cardsEach);
+  const fit = Math.floor((inner - CARD_GAP * (c - 1)) / c / 0.7);
+  const h = Math.max(MIN_CARD_H, Math.min(96, fit));
+  let cardGap = CARD_GAP;
+  if (fit < MIN_CARD_H && c > 1) cardGap = Math.floor((inner - c * h * 0.7) / (c - 1));
+  return { gap, box, h, cardGap };
 }
 
 function render() {
@@ -110,14 +148,14 @@ function render() {
   document.body.dataset.phase = hand ? hand.phase : "";
   $("#label").hidden = !hand;
   $("#game").textContent = hand ? GAMES[hand.game] || hand.game : "";
-  $("#street").textContent = hand ? (handOver() ? "showdown" : hand.street) : "";
+  $("#street").textContent = hand ? (handOver() ? endWord(hand) : hand.street) : "";
   $("#street").dataset.street = hand ? hand.street : "";
   $("#hand-no").textContent = hand ? `Hand #${s.hand_id}` : "";
   renderClock();
   $("#board").replaceChildren(...(hand ? hand.board.map((c) => cardFace(c)) : []));
   $("#board").dataset.count = String(hand ? hand.board.length : 0);
   const pot = $("#pot");
-  pot.hidden = !chips;
+  pot.hidden = !chips || hand.phase === "dead";
   pot.dataset.pot = chips ? String(chips.pot) : "";
   pot.replaceChildren();
   if (chips) {
@@ -146,7 +184,15 @@ function render() {
   const winners = hand ? winnerSeats(hand) : new Map();
   const seatKeys = hand ? Object.keys(hand.seats) : [];
   const most = Math.max(2, ...seatKeys.map((k) => (hole[k] ? hole[k].length : hand.seats[k].cards)));
-  $("#players").style.setProperty("--hole-h", `${cardHeight(seatKeys.length, most)}px`);
+  const row = $("#players");
+  const fit = playerLayout(row.clientWidth || 1860, seatKeys.length, most);
+  row.style.setProperty("--hole-h", `${fit.h}px`);
+  row.style.setProperty("--hole-gap", `${fit.cardGap}px`);
+  row.style.setProperty("--player-w", `${fit.box}px`);
+  row.style.setProperty("--player-gap", `${fit.gap}px`);
+  // Odds only while they mean something: two hands or more still in it (a pot won without a
+  // showdown keeps no stale percentage), never after a misdeal.
+  const oddsOn = hand && hand.phase !== "dead" && liveSeats(hand).length >= 2;
   for (const key of seatKeys) {
     const seat = hand.seats[key];
     const cards = hole[key] || null;
@@ -183,11 +229,15 @@ function render() {
     holeEl.className = "hole";
     if (cards) holeEl.append(...cards.map((c) => cardFace(c)));
     else for (let i = 0; i < seat.cards; i++) holeEl.append(cardBack());
-    const eq = out ? null : equity[key] || null;
+    const eq = out || !oddsOn ? null : equity[key] || null;
     const handEl = document.createElement("div");
     handEl.className = "hand";
-    const names = eq ? [eq.hand, eq.low_hand].filter(Boolean) : [];
-    handEl.textContent = names.join(" / ");
+    for (const name of eq ? [eq.hand, eq.low_hand].filter(Boolean) : []) {
+      const line = document.createElement("div");
+      line.className = "hand-name";
+      line.textContent = name;
+      handEl.append(line);
+    }
     const odds = document.createElement("div");
     odds.className = "odds";
     const o = oddsText(eq);
@@ -203,41 +253,67 @@ function render() {
     el.append(who, money, holeEl, handEl, odds, sub);
     players.push(el);
   }
-  $("#players").replaceChildren(...players);
+  row.replaceChildren(...players);
+  fitAll(row, ".who, .hand-name", { min: 11, wrapAt: 16 });
+  fitAll(row, ".money, .odds, .odds-sub", { min: 11 });
   const banner = $("#winner");
   banner.hidden = winners.size === 0;
   banner.replaceChildren(...[...winners.entries()].map(([k, w]) => {
     const line = document.createElement("div");
     line.dataset.seat = k;
-    line.dataset.payout = w.payout == null ? "" : String(w.payout);
-    const won = w.payout != null ? ` ${fmt(w.payout)}` : "";
+    line.dataset.won = w.won == null ? "" : String(w.won);
+    const won = w.won != null ? ` ${fmt(w.won)}` : "";
     line.textContent = `${playerName(table, k)} wins${won}${w.hand ? ` \u2013 ${w.hand}` : ""}`;
     return line;
   }));
+  stackCentre(row);
+}
+
+// The centre column from the players' row up: the winner (or the last action), the board, the
+// pot, each at its place unless the players' boxes reach it, then just above what is below it.
+const CENTRE = [["#winner", 676], ["#last-action", 676], ["#board", 540], ["#pot", 470]];
+
+function stackCentre(row) {
+  const boxes = [...row.children].map((el) => el.getBoundingClientRect().top);
+  let y = boxes.length ? Math.min(...boxes) - 12 : 1080;
+  let placed = null;
+  for (const [sel, top] of CENTRE) {
+    const el = $(sel);
+    el.style.top = "";
+    if (el.hidden || getComputedStyle(el).display === "none") continue;
+    if (placed === top) continue; // the winner and the last action share a place; one shows
+    const h = el.getBoundingClientRect().height;
+    const at = Math.min(top, y - h);
+    el.style.top = `${at}px`;
+    y = at - 10;
+    placed = top;
+  }
 }
 
 function playerName(table, key) {
   const p = table && table.players[key];
-  return p && p.name ? p.name : `Seat ${key}`;
+  if (p && p.name) return p.name;
+  const kept = ov.state && ov.names.hand_id === ov.state.hand_id ? ov.names.seats[key] : null;
+  return kept || `Seat ${key}`;
 }
 
-// seat key -> {hand, payout}: who took what, once the hand is over (the server's hand_end).
+// seat key -> {hand, won}: who took what, once the hand is over (the server's hand_end).  A
+// winner's `share` is what he won; an uncalled bet handed back (`returned`) is not winnings.
 function winnerSeats(hand) {
   const out = new Map();
-  if (!["done", "dead"].includes(hand.phase)) return out;
+  if (hand.phase !== "done") return out;
   const end = ov.handEnd && ov.state && ov.handEnd.hand_id === ov.state.hand_id ? ov.handEnd : null;
-  const payouts = end && end.payouts ? end.payouts : {};
   if (end && Array.isArray(end.winners) && end.winners.length) {
     for (const w of end.winners) {
       const k = String(w.seat);
       const prev = out.get(k);
       const words = w.hand ? (w.part && w.part !== "pot" && w.part !== "high" ? `${w.hand} (${w.part})` : w.hand) : "";
       out.set(k, { hand: prev && prev.hand ? [prev.hand, words].filter(Boolean).join(", ") : words,
-        payout: payouts[k] ?? null });
+        won: !end.payouts ? null : prev && prev.won != null ? prev.won : w.share ?? null });
     }
     return out;
   }
-  if (hand.winner != null) out.set(String(hand.winner), { hand: "", payout: payouts[String(hand.winner)] ?? null });
+  if (hand.winner != null) out.set(String(hand.winner), { hand: "", won: null });
   return out;
 }
 
