@@ -450,6 +450,10 @@ class TableService:
             payload["ruling"], payload["severity"] = None, "fault"
         payload["dealer"] = self.dealer
         alert = Alert(payload["id"], hand_id, payload, payload["severity"], True, self.seq, at)
+        if r.ends_hand:
+            # A misdeal or void supersedes this hand's pending irregularities: their instructions
+            # ("put it back, it is the next burn") no longer apply to a hand that is redealt.
+            self.alerts = [a for a in self.alerts if not (a.hand_id == hand_id and a.severity == IRREGULARITY)]
         self.alerts.append(alert)
         out.append(Output("alert", payload))
 

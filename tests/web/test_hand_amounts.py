@@ -20,7 +20,7 @@ import random
 from typing import Any
 
 from controller.app.daemon import STATE_DEBOUNCE
-from controller.rules.events import CallMisdeal, Deal, StartHand
+from controller.rules.events import CallMisdeal, Deal, StartHand, UnseatPlayer
 from controller.rules.scenario import Scenario
 from controller.rules.table import Table
 from controller.service import Rejected, TableService
@@ -149,6 +149,10 @@ def test_a_pot_won_without_a_showdown(web_browser, web_server, web_feed, web_pas
         assert f"wins {pot:,}" in d["result"] and f"{excess:,} returned" in d["result"], d["result"]
         assert d["stacks"] == stacks
         assert set(d["bets"]) == {"0"}
+        # The winner stands up before the next hand: the banner keeps his name, not "Seat N".
+        f.submit(UnseatPlayer(winner))
+        overlay.wait_for_timeout(int(DELAY * 1000) + 300)
+        assert _overlay_numbers(overlay)["winners"][0]["text"].startswith(f"Player {winner} wins")
         assert not errors, errors
     finally:
         overlay.close()
