@@ -414,9 +414,15 @@ def cmd_demo(args: argparse.Namespace) -> int:
                                         "running the terminal demo without broker and displays")
         stats = run_console_demo(hands=args.hands, seed=args.seed, delay=args.delay, mistake_rate=args.mistakes)
     else:
-        stats = run_table_demo(hands=args.hands, seed=args.seed, pace=args.pace, mistake_rate=args.mistakes,
-                               ws_port=args.ws_port, http_port=args.http_port, broadcast_delay=args.broadcast_delay,
-                               dead_tags=args.dead_tags)
+        from controller.demo.lifecycle import DemoError
+
+        try:
+            stats = run_table_demo(hands=args.hands, seed=args.seed, pace=args.pace, mistake_rate=args.mistakes,
+                                   ws_port=args.ws_port, http_port=args.http_port,
+                                   broadcast_delay=args.broadcast_delay, dead_tags=args.dead_tags)
+        except DemoError as exc:
+            _console(stderr=True).print(f"[red]the demo cannot start[/red]: {exc}")
+            return 2
     return 0 if stats.ok else 1
 
 

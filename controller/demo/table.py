@@ -144,7 +144,26 @@ def run_table_demo(hands: int = 0, seed: int | None = None, pace: float = 0.4, m
     pty, a synthetic camera over the board and seats 1-2, a dealer who moves tags on the
     antennas and presses the console's buttons, the web pages.  A share ``dead_tags`` of the
     board cards carry a dead tag: the camera fills them in.  Prints the topics and the display
-    URLs, then deals until ``hands`` are done."""
+    URLs, then deals until ``hands`` are done.  SIGTERM and SIGHUP stop it as Ctrl-C does; a
+    broker an earlier demo left behind is stopped, and a port still held is a clear error
+    (:mod:`controller.demo.lifecycle`)."""
+    from controller.demo import lifecycle
+
+    console = console or Console(highlight=False)
+    lifecycle.clean_up_after_earlier_demo(say=lambda text: console.print(f"[yellow]{text}[/]"))
+    lifecycle.require_free([("the pages' websockets", ws_port), ("the display page", http_port),
+                            ("the overlay page", http_port + 1 if http_port else 0),
+                            ("the action tracker", http_port + 2 if http_port else 0)])
+    with lifecycle.stop_on_signals():
+        try:
+            return _run_table_demo(hands, seed, pace, mistake_rate, ws_port, http_port, broadcast_delay, dead_tags,
+                                   console)
+        finally:
+            lifecycle.forget()
+
+
+def _run_table_demo(hands: int, seed: int | None, pace: float, mistake_rate: float, ws_port: int, http_port: int,
+                    broadcast_delay: int, dead_tags: float, console: Console) -> DemoStats:
     import secrets
     import tempfile
     from pathlib import Path
@@ -152,6 +171,7 @@ def run_table_demo(hands: int = 0, seed: int | None = None, pace: float = 0.4, m
     from controller.app.config import validate_config
     from controller.app.daemon import Daemon
     from controller.app.webserver import HOST, PageServers
+    from controller.demo import lifecycle
     from controller.mqtt.broker import Broker
     from controller.rules.decks import DeckRegistry
     from controller.rules.events import Acknowledge, Act, ChangeGame, EndHand, SeatPlayer, UnseatPlayer
@@ -160,7 +180,6 @@ def run_table_demo(hands: int = 0, seed: int | None = None, pace: float = 0.4, m
     from firmware_bridge.table_sim import Console as ConsoleStep
     from firmware_bridge.table_sim import Movement, TableLayout, TableSim, enroll_deck
 
-    console = console or Console(highlight=False)
     rng = random.Random(seed)
     repo = Path(__file__).resolve().parents[2]
     conf = (repo / "systemd" / "mosquitto" / "poker-table.conf").read_text()
@@ -172,6 +191,7 @@ def run_table_demo(hands: int = 0, seed: int | None = None, pace: float = 0.4, m
     layout = TableLayout.for_games(GAMES, seats=10)
     stats = DemoStats(rulings=Counter())
     with Broker.start(users=passwords, acl_text=acl, websockets_port=ws_port or 0, config_template=conf) as broker:
+        lifecycle.record(broker.pid)
         config = validate_config({
             "camera": {"enabled": True, "fps": 6, "tag_timeout": 1.2},
             "table": {"id": "demo", "size": 10, "game": "holdem"},

@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import pytest
 from rich.console import Console
@@ -25,3 +32,101 @@ def test_table_demo_deals_through_the_daemon_and_catches_mistakes() -> None:
     text = out.export_text()
     assert "dealer display" in text and "/display/" in text and "/overlay/" in text
     assert stats.hands == 2 and stats.mistakes == 2 and stats.caught == 2
+
+
+# ---------------------------------------------------------------------- issue 27 item 5: an unclean stop
+TABLECTL = [sys.executable, "-m", "controller.cli", "demo", "--pace", "0.2", "--mistakes", "0"]
+
+
+def _needs_mosquitto() -> None:
+    if not mosquitto_available():
+        if os.environ.get("CI"):
+            pytest.fail("the demo tests need mosquitto in CI", pytrace=False)
+        pytest.skip("needs mosquitto")
+
+
+def _start(tmp_path: Path, *args: str) -> tuple[subprocess.Popen, Path]:
+    log = tmp_path / f"demo-{time.monotonic_ns()}.log"
+    env = dict(os.environ, XDG_RUNTIME_DIR=str(tmp_path), COLUMNS="200")
+    proc = subprocess.Popen([*TABLECTL, *args], stdout=log.open("wb"), stderr=subprocess.STDOUT, env=env,
+                            cwd=Path(__file__).resolve().parents[2])
+    return proc, log
+
+
+def _wait_for(log: Path, text: str, proc: subprocess.Popen, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while text not in log.read_text(errors="replace"):
+        if proc.poll() is not None:
+            raise AssertionError(f"the demo exited ({proc.returncode}) before {text!r}:\n{log.read_text()}")
+        if time.monotonic() > deadline:
+            raise AssertionError(f"no {text!r} within {timeout}s:\n{log.read_text()}")
+        time.sleep(0.05)
+
+
+def _broker_pid(tmp_path: Path) -> int:
+    return int(json.loads((tmp_path / f"tablectl-demo-{os.getuid()}.json").read_text())["broker"])
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return Path(f"/proc/{pid}").exists() and "Z" not in Path(f"/proc/{pid}/stat").read_text().split(")")[1][:3]
+
+
+@pytest.mark.parametrize("sig", [signal.SIGHUP, signal.SIGTERM])
+def test_a_signal_stops_the_demo_and_its_broker(tmp_path: Path, sig: int) -> None:
+    _needs_mosquitto()
+    proc, log = _start(tmp_path, "--ws-port", "0", "--http-port", "0")
+    try:
+        _wait_for(log, "Ctrl-C stops.", proc)
+        broker = _broker_pid(tmp_path)
+        assert _alive(broker)
+        proc.send_signal(sig)
+        assert proc.wait(timeout=20) in (0, 1, 130), log.read_text()
+        deadline = time.monotonic() + 5
+        while _alive(broker) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not _alive(broker), f"{signal.Signals(sig).name} left the demo's Mosquitto (pid {broker}) running"
+        assert "demo over" in log.read_text()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def test_the_next_demo_cleans_up_a_broker_left_behind(tmp_path: Path) -> None:
+    _needs_mosquitto()
+    first, log1 = _start(tmp_path, "--ws-port", "0", "--http-port", "0")
+    second = None
+    try:
+        _wait_for(log1, "Ctrl-C stops.", first)
+        orphan = _broker_pid(tmp_path)
+        first.kill()  # SIGKILL: no clean-up at all; its Mosquitto is orphaned
+        first.wait()
+        assert _alive(orphan)
+        second, log2 = _start(tmp_path, "--ws-port", "0", "--http-port", "0")
+        _wait_for(log2, "Ctrl-C stops.", second)
+        assert f"stopped the Mosquitto (pid {orphan})" in log2.read_text()
+        assert not _alive(orphan)
+        second.send_signal(signal.SIGTERM)
+        second.wait(timeout=20)
+    finally:
+        for p in (first, second):
+            if p is not None and p.poll() is None:
+                p.kill()
+                p.wait()
+
+
+def test_a_held_port_is_a_clear_error_before_anything_starts(tmp_path: Path) -> None:
+    _needs_mosquitto()
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        port = held.getsockname()[1]
+        proc, log = _start(tmp_path, "--ws-port", str(port), "--http-port", "0")
+        assert proc.wait(timeout=20) == 2
+    text = log.read_text()
+    assert f"port {port} (the pages' websockets) is already in use" in " ".join(text.split())
+    assert "dealer display" not in text and "hand 1" not in text
