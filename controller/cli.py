@@ -506,7 +506,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--phh", action="store_true", required=True, help="PHH format (PokerKit reads it)")
     p.add_argument("--config", required=True, help="the table's TOML config")
     p.add_argument("--journal", default=None, help="default: the config's journal path")
-    p.add_argument("output", help="a folder (one .phh per hand), a .phhs file, or - for stdout")
+    p.add_argument("output", help="a folder (one .phh per hand; made if missing), a .phhs file, or - for stdout")
     p.set_defaults(func=cmd_export)
 
     p = sub.add_parser("demo", help="a simulated table: realistic hands with the occasional dealer mistake")

@@ -192,7 +192,7 @@ def _run_table_demo(hands: int, seed: int | None, pace: float, mistake_rate: flo
     stats = DemoStats(rulings=Counter())
     with Broker.start(users=passwords, acl_text=acl, websockets_port=ws_port or 0, config_template=conf) as broker:
         lifecycle.record(broker.pid)
-        config = validate_config({
+        settings = {
             "camera": {"enabled": True, "fps": 6, "tag_timeout": 1.2},
             "table": {"id": "demo", "size": 10, "game": "holdem"},
             "stakes": {"small_blind": 1, "big_blind": 2, "ante": 0},
@@ -200,7 +200,12 @@ def _run_table_demo(hands: int, seed: int | None, pace: float, mistake_rate: flo
             "broadcast": {"delay": broadcast_delay},
             "journal": {"path": str(work / "journal.sqlite")},
             "antennas": layout.zone_map.to_dict(),
-        })
+        }
+        config = validate_config(settings)
+        # Beside the journal: `tablectl replay` and `tablectl export --phh` need the table's config.
+        import tomli_w
+
+        (work / "config.toml").write_text("# written by tablectl demo\n" + tomli_w.dumps(settings), encoding="utf-8")
         emulator = Emulator(layout.antenna_count, link_path=str(work / "ttyEMU")).start()
         card_of = {bytes.fromhex(uid): card for uid, card in deck.tags.items()}
         slot_of = {a: f"{s.zone.kind}/{s.index}" if s.zone.kind == "board" else f"seat:{s.zone.seat}/{s.index}"
@@ -246,7 +251,8 @@ def _run_table_demo(hands: int, seed: int | None, pace: float, mistake_rate: flo
             console.print(f"[bold]dealer display[/]    {web.page_url('display')}")
             console.print(f"[bold]action tracker[/]    {web.page_url('tracker')}")
             console.print(f"[bold]broadcast overlay[/] {web.page_url('overlay')}   (delay {broadcast_delay} s)")
-            console.print(f"journal     {work / 'journal.sqlite'}")
+            console.print(f"journal     {work / 'journal.sqlite'}  (config {work / 'config.toml'}: "
+                          f"tablectl export --phh --config {work / 'config.toml'} hands/)")
             console.print(f"camera      synthetic, over the board and seats 1-2; {dead_tags:.0%} of board tags dead")
             console.print("Ctrl-C stops.")
             sim = TableSim(layout, deck)

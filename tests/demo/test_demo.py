@@ -32,6 +32,15 @@ def test_table_demo_deals_through_the_daemon_and_catches_mistakes() -> None:
     text = out.export_text()
     assert "dealer display" in text and "/display/" in text and "/overlay/" in text
     assert stats.hands == 2 and stats.mistakes == 2 and stats.caught == 2
+    # Issue 27: the demo leaves its config beside its journal, so the hands can be replayed and exported.
+    from controller.app.config import load_config
+    from controller.cli import main
+
+    journal = Path(next(w for w in text.split() if w.endswith("journal.sqlite")))
+    config = journal.with_name("config.toml")
+    assert load_config(config).journal.path == journal
+    assert main(["replay", "--config", str(config)]) == 0
+    assert main(["export", "--phh", "--config", str(config), str(journal.with_name("hands"))]) == 0
 
 
 # ---------------------------------------------------------------------- issue 27 item 5: an unclean stop
