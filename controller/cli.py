@@ -324,7 +324,30 @@ def cmd_check_config(args: argparse.Namespace) -> int:
               f"gpio {'on' if config.gpio.enabled else 'off'}; camera {'on' if config.camera.enabled else 'off'}")
     for name, page in config.web.pages().items():
         out.print(f"{name} page on http://{page.host}:{page.port}/{name}/ as {page.user or '(no login)'}")
+    from rich.markup import escape
+
+    for warning in _config_warnings(config):
+        out.print(f"[yellow]warning[/yellow]: {escape(warning)}")
     return 0
+
+
+def _config_warnings(config) -> list[str]:
+    """What loads but will not work with the shipped Mosquitto config (passwords required, no
+    anonymous login): a missing MQTT password, a page with no login or no password."""
+    out = []
+    m = config.mqtt
+    if not m.username:
+        out.append("no MQTT login ([mqtt] username): the shipped Mosquitto config refuses anonymous clients")
+    elif m.password is None and m.password_file is None:
+        out.append(f"no MQTT password for {m.username} ([mqtt] password_file): the broker will refuse the controller")
+    for name, page in config.web.pages().items():
+        if not page.user:
+            out.append(f"the {name} page has no broker login ([web.{name}] user): it can only show what an "
+                       "anonymous client may read, nothing with the shipped ACL")
+        elif page.password_file is None:
+            out.append(f"the {name} page has no password for {page.user} ([web.{name}] password_file): "
+                       "its users must type it in the page's address (?pass=...)")
+    return out
 
 
 # ---------------------------------------------------------------------- replay / export
