@@ -115,6 +115,7 @@ class TableService:
     _alert_count: int = 0
     _hand_first_seq: int = 0
     _hand_closed: bool = True
+    _street_sent: int | None = None  # the street event/street last announced, this hand
 
     # ------------------------------------------------------------------ input
     def submit(self, event: Event, source: str = "", transaction: str | None = None) -> list[Output]:
@@ -315,6 +316,7 @@ class TableService:
         if not redeal:
             self.table.level_for_hand(at)  # a new level takes effect with the next hand, never mid-hand
         self.engine = self.table.start_hand(redeal=redeal)
+        self._street_sent = None
         self.hand_id += 1
         self._hand_first_seq = self.seq
         self._hand_closed = False
@@ -337,6 +339,7 @@ class TableService:
     def _apply_start_hand(self, ev: StartHand, out: list[Output], at: float) -> None:
         """A hand with an explicit setup (replays, scenarios and the console's override)."""
         self.engine = HandEngine(ev.setup)
+        self._street_sent = None
         self.table.last_setup = ev.setup
         self.hand_id += 1
         self._hand_first_seq = self.seq
@@ -347,12 +350,13 @@ class TableService:
         engine = self.engine
         if engine is None or engine.over:
             return
-        street = (engine.street_i, engine.phase)
         board_before = len(engine.board)
         applied = engine.chips.applied if engine.chips is not None else 0
         rulings = engine.apply(ev)
         self._describe(ev, out, board_before, applied)
-        if street != (engine.street_i, engine.phase) and engine.phase in (Phase.BET, Phase.BOARD, Phase.DRAW):
+        if engine.street_i != self._street_sent and engine.phase in (Phase.BET, Phase.BOARD, Phase.DRAW):
+            # Once per street: a board street goes from waiting for its cards to its betting.
+            self._street_sent = engine.street_i
             out.append(Output("street", {"name": engine.street.name}))
         for r in rulings:
             self._alert(r, out, at)
