@@ -435,14 +435,16 @@ def cmd_demo(args: argparse.Namespace) -> int:
         if not args.console:
             _console(stderr=True).print("mosquitto is not installed (scripts/bootstrap installs it): "
                                         "running the terminal demo without broker and displays")
-        stats = run_console_demo(hands=args.hands, seed=args.seed, delay=args.delay, mistake_rate=args.mistakes)
+        stats = run_console_demo(hands=args.hands, seed=args.seed, delay=args.delay, mistake_rate=args.mistakes,
+                                 games=args.game, rules=args.rules)
     else:
         from controller.demo.lifecycle import DemoError
 
         try:
             stats = run_table_demo(hands=args.hands, seed=args.seed, pace=args.pace, mistake_rate=args.mistakes,
                                    ws_port=args.ws_port, http_port=args.http_port,
-                                   broadcast_delay=args.broadcast_delay, dead_tags=args.dead_tags)
+                                   broadcast_delay=args.broadcast_delay, dead_tags=args.dead_tags,
+                                   games=args.game, rules=args.rules)
         except DemoError as exc:
             _console(stderr=True).print(f"[red]the demo cannot start[/red]: {exc}")
             return 2
@@ -543,6 +545,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--broadcast-delay", type=int, default=5, help="seconds before the overlay may show a hand")
     p.add_argument("--dead-tags", type=float, default=0.1,
                    help="share of board cards whose tag does not read (the camera fills them in)")
+    from controller.rules.games import GAMES
+    from controller.sim.dealer import PROFILES
+
+    p.add_argument("--game", action="append", choices=list(GAMES), default=None, metavar="GAME",
+                   help=f"deal only this game (repeat for several; default: every game in turn): {', '.join(GAMES)}")
+    p.add_argument("--rules", choices=list(PROFILES), default=None,
+                   help="deal under this rule profile only (default: a different one each hand)")
     p.add_argument("--console", action="store_true", help="terminal only: the engine without broker or pages")
     p.add_argument("--delay", type=float, default=0.15, help="--console: seconds between events")
     p.set_defaults(func=cmd_demo)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import random
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from rich.console import Console
@@ -44,8 +45,8 @@ class DemoStats:
         return self.caught == self.mistakes and self.false_alarms == 0
 
 
-def _hand_dict(rng: random.Random, game: str, mistake_rate: float) -> tuple[dict, bool]:
-    hand = dealer_sim.legal_hand(rng, game=game, chips=True)
+def _hand_dict(rng: random.Random, game: str, mistake_rate: float, rules: str | None = None) -> tuple[dict, bool]:
+    hand = dealer_sim.legal_hand(rng, game=game, rules=rules, chips=True)
     if rng.random() < mistake_rate:
         bad = dealer_sim.corrupt(rng, hand)
         if bad is not None:
@@ -72,16 +73,17 @@ def _seats_line(svc: TableService) -> str:
 
 
 def run_console_demo(hands: int = 0, seed: int | None = None, delay: float = 0.15, mistake_rate: float = 0.25,
-                     console: Console | None = None) -> DemoStats:
+                     console: Console | None = None, games: list[str] | None = None,
+                     rules: str | None = None) -> DemoStats:
     """Deal ``hands`` hands (0: until interrupted); returns what happened."""
     console = console or Console(highlight=False)
     rng = random.Random(seed)
     stats = DemoStats(rulings=Counter())
-    games = list(GAMES)
+    games = games or list(GAMES)
     n = 0
     while hands == 0 or n < hands:
         game = games[n % len(games)]
-        data, mistake = _hand_dict(rng, game, mistake_rate)
+        data, mistake = _hand_dict(rng, game, mistake_rate, rules)
         scenario = Scenario.from_dict(data)
         setup = scenario.setup
         svc = TableService(Table(size=setup.table_size, game=setup.game, rules=setup.rules, event=setup.event))
@@ -139,7 +141,8 @@ RFID_MISTAKES = (
 
 def run_table_demo(hands: int = 0, seed: int | None = None, pace: float = 0.4, mistake_rate: float = 0.25,
                    ws_port: int = 0, http_port: int = 0, broadcast_delay: int = 5, dead_tags: float = 0.1,
-                   console: Console | None = None) -> DemoStats:
+                   console: Console | None = None, games: list[str] | None = None,
+                   rules: str | None = None) -> DemoStats:
     """The real daemon on simulated hardware: a Mosquitto it starts, the antenna emulator on a
     pty, a synthetic camera over the board and seats 1-2, a dealer who moves tags on the
     antennas and presses the console's buttons, the web pages.  A share ``dead_tags`` of the
@@ -157,13 +160,14 @@ def run_table_demo(hands: int = 0, seed: int | None = None, pace: float = 0.4, m
     with lifecycle.stop_on_signals():
         try:
             return _run_table_demo(hands, seed, pace, mistake_rate, ws_port, http_port, broadcast_delay, dead_tags,
-                                   console)
+                                   console, games or list(GAMES), rules)
         finally:
             lifecycle.forget()
 
 
 def _run_table_demo(hands: int, seed: int | None, pace: float, mistake_rate: float, ws_port: int, http_port: int,
-                    broadcast_delay: int, dead_tags: float, console: Console) -> DemoStats:
+                    broadcast_delay: int, dead_tags: float, console: Console, games: list[str],
+                    rules: str | None) -> DemoStats:
     import secrets
     import tempfile
     from pathlib import Path
@@ -187,6 +191,7 @@ def _run_table_demo(hands: int, seed: int | None, pace: float, mistake_rate: flo
     passwords = {role: secrets.token_urlsafe(9) for role in ("controller", "display", "console", "overlay")}
     work = Path(tempfile.mkdtemp(prefix="tablectl-demo-"))
     deck = enroll_deck("A", seed=0)
+    ended: list[dict] = []  # hand_end payloads, as the daemon published them
     registry = DeckRegistry([deck])
     layout = TableLayout.for_games(GAMES, seats=10)
     stats = DemoStats(rulings=Counter())
@@ -231,6 +236,8 @@ def _run_table_demo(hands: int, seed: int | None, pace: float, mistake_rate: flo
         daemon = Daemon(config, registry=registry, mqtt_username="controller", mqtt_password=passwords["controller"],
                         backends={"serial": str(work / "ttyEMU"),
                                   "camera": lambda: SyntheticTableCamera(camera_view, seed=rng.randrange(1000))})
+        logs = _log_to_file(work / "demo.log")  # the daemon's log (each ruling too) beside the journal, not here
+        daemon.listeners.append(lambda outputs: ended.extend(o.payload for o in outputs if o.kind == "hand_end"))
         daemon.start()
         ws = f"ws://127.0.0.1:{broker.websockets_port}"
         # One server per page: the display's port never hands out the overlay's login.
@@ -253,6 +260,7 @@ def _run_table_demo(hands: int, seed: int | None, pace: float, mistake_rate: flo
             console.print(f"[bold]broadcast overlay[/] {web.page_url('overlay')}   (delay {broadcast_delay} s)")
             console.print(f"journal     {work / 'journal.sqlite'}  (config {work / 'config.toml'}: "
                           f"tablectl export --phh --config {work / 'config.toml'} hands/)")
+            console.print(f"log         {work / 'demo.log'}")
             console.print(f"camera      synthetic, over the board and seats 1-2; {dead_tags:.0%} of board tags dead")
             console.print("Ctrl-C stops.")
             sim = TableSim(layout, deck)
@@ -300,8 +308,8 @@ def _run_table_demo(hands: int, seed: int | None, pace: float, mistake_rate: flo
             n = 0
             seated: set[int] = set()
             while hands == 0 or n < hands:
-                game = list(GAMES)[n % len(GAMES)]
-                data = dealer_sim.legal_hand(rng, game=game, chips=True)
+                game = games[n % len(games)]
+                data = dealer_sim.legal_hand(rng, game=game, rules=rules, chips=True)
                 mistake = rng.random() < mistake_rate
                 if mistake:
                     kinds = list(RFID_MISTAKES)
@@ -370,6 +378,9 @@ def _run_table_demo(hands: int, seed: int | None, pace: float, mistake_rate: flo
                         label = a["ruling"] or "fault"
                         console.print(f"  [{'red' if label in ('misdeal', 'void') else 'yellow'}]{label}: "
                                       f"{a['message']}[/]  [dim]{'; '.join(a['citations'])}[/]")
+                    for result in ended:
+                        console.print(f"  [green]result: {_result_line(result)}[/]")
+                    ended.clear()
                     if mistake and len(svc.alerts) > before:
                         stats.caught += 1
                     elif not mistake and len(svc.alerts) > before:
@@ -384,8 +395,53 @@ def _run_table_demo(hands: int, seed: int | None, pace: float, mistake_rate: flo
             web.stop()
             daemon.stop()
             emulator.stop()
+            logs()
     console.rule("demo over")
     console.print(f"{stats.hands} hands, {stats.mistakes} dealer mistakes, {stats.caught} caught, "
                   f"{stats.false_alarms} false alarms, {stats.dead_tags} dead tags filled in by the camera; "
                   f"rulings: {dict(stats.rulings)}")
     return stats
+
+
+def _log_to_file(path) -> Callable[[], None]:
+    """Send the process's log records to ``path`` (errors still reach the terminal); returns the undo."""
+    import logging
+
+    root = logging.getLogger()
+    to_file = logging.FileHandler(path, encoding="utf-8")
+    to_file.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    errors = logging.StreamHandler()
+    errors.setLevel(logging.ERROR)
+    level = root.level
+    root.addHandler(to_file)
+    root.addHandler(errors)
+    root.setLevel(logging.INFO)
+
+    def undo() -> None:
+        root.removeHandler(to_file)
+        root.removeHandler(errors)
+        root.setLevel(level)
+        to_file.close()
+
+    return undo
+
+
+def _result_line(end: dict) -> str:
+    """One line of a hand's result: who won what (an uncalled bet handed back said apart), the pots."""
+    if end.get("result") in ("misdeal", "void"):
+        return f"{end['result']}: no pot, every chip back"
+    payouts = end.get("payouts") or {}
+    seen: dict[int, str] = {}
+    for w in end.get("winners") or []:
+        won = f" wins {w['share']:,}" if payouts and w.get("share") is not None else " wins"
+        part = f" ({w['part']})" if w.get("part") in ("low",) else ""
+        hand = f" with {w['hand']}" if w.get("hand") else ""
+        seen.setdefault(w["seat"], f"seat {w['seat']}{won}{part}{hand}")
+    words = "; ".join(seen.values()) or end.get("result", "")
+    pots = end.get("pots") or []
+    if pots:
+        words += "  (pots: " + ", ".join(f"{p['amount']:,}" for p in pots) + ")"
+    back = end.get("returned")
+    if back:
+        words += f"; {back['amount']:,} returned to seat {back['seat']} (not called)"
+    return words

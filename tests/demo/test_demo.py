@@ -25,11 +25,18 @@ def test_console_demo_catches_every_mistake() -> None:
 
 
 @pytest.mark.skipif(not mosquitto_available() and not os.environ.get("CI"), reason="needs mosquitto")
-def test_table_demo_deals_through_the_daemon_and_catches_mistakes() -> None:
+def test_table_demo_deals_through_the_daemon_and_catches_mistakes(capfd) -> None:
     out = Console(record=True, width=200, file=open(os.devnull, "w"))
     stats = run_table_demo(hands=2, seed=11, pace=0.3, mistake_rate=1.0, ws_port=0, http_port=0, dead_tags=0.5,
-                           console=out)
+                           console=out, games=["holdem", "stud"], rules="robert")
     text = out.export_text()
+    # Issue 27: each ruling printed once (the daemon's log goes to demo.log), each hand's result printed,
+    # --game and --rules honoured.
+    assert "ruling " not in capfd.readouterr().err
+    printed = [ln for ln in text.splitlines() if ln.strip().startswith(("misdeal:", "void:", "irregularity:"))]
+    assert len(printed) == sum(stats.rulings.values()) > 0
+    assert len([ln for ln in text.splitlines() if ln.strip().startswith("result: ")]) == 2
+    assert "Texas hold'em, robert" in text and "Seven-card stud, robert" in text
     assert "dealer display" in text and "/display/" in text and "/overlay/" in text
     assert stats.hands == 2 and stats.mistakes == 2 and stats.caught == 2
     # Issue 27: the demo leaves its config beside its journal, so the hands can be replayed and exported.
@@ -41,6 +48,7 @@ def test_table_demo_deals_through_the_daemon_and_catches_mistakes() -> None:
     assert load_config(config).journal.path == journal
     assert main(["replay", "--config", str(config)]) == 0
     assert main(["export", "--phh", "--config", str(config), str(journal.with_name("hands"))]) == 0
+    assert "ruling" in journal.with_name("demo.log").read_text()
 
 
 # ---------------------------------------------------------------------- issue 27 item 5: an unclean stop
@@ -139,3 +147,33 @@ def test_a_held_port_is_a_clear_error_before_anything_starts(tmp_path: Path) -> 
     text = log.read_text()
     assert f"port {port} (the pages' websockets) is already in use" in " ".join(text.split())
     assert "dealer display" not in text and "hand 1" not in text
+
+
+def _listening_addresses(port: int) -> set[str]:
+    """The local addresses of the sockets listening on ``port`` (from /proc/net/tcp and tcp6)."""
+    found = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            local, state = line.split()[1], line.split()[3]
+            addr, hexport = local.split(":")
+            if state == "0A" and int(hexport, 16) == port:
+                raw = bytes.fromhex(addr)
+                # /proc prints each 32-bit word in host (little-endian) order
+                words = b"".join(raw[i:i + 4][::-1] for i in range(0, len(raw), 4))
+                found.add(socket.inet_ntop(socket.AF_INET if len(words) == 4 else socket.AF_INET6, words))
+    return found
+
+
+def test_the_demo_brokers_websockets_listen_on_loopback_only() -> None:
+    """Issue 27: the demo's websockets listener bound every interface although its config says
+    127.0.0.1 (Mosquitto 2.0.11 ignores an address on a websockets listener)."""
+    _needs_mosquitto()
+    from controller.mqtt.broker import Broker
+
+    repo = Path(__file__).resolve().parents[2]
+    conf = (repo / "systemd" / "mosquitto" / "poker-table.conf").read_text()
+    with Broker.start(users={"display": "x"}, acl_text="", websockets_port=0, config_template=conf) as broker:
+        for port in (broker.port, broker.websockets_port):
+            addresses = _listening_addresses(port)
+            assert addresses, port
+            assert addresses <= {"127.0.0.1", "::ffff:127.0.0.1", "::1"}, (port, addresses)
