@@ -397,9 +397,14 @@ def cmd_replay(args: argparse.Namespace) -> int:
             return 0
         out = _console()
         out.print(f"{journal.last_seq} events, {len(hands)} completed hands, {len(alerts)} rulings")
+        from rich.markup import escape
+
+        from controller.hand_result import result_words
+
         for h in hands:
             rulings = ", ".join(r["reason"] for r in h.outcome.get("rulings", [])) or "clean"
-            out.print(f"hand {h.hand_id:>4}  {h.setup.game:<16} {h.outcome.get('result', '?'):<12} {rulings}")
+            out.print(f"hand {h.hand_id:>4}  {h.setup.game:<16} {h.outcome.get('result', '?'):<12} {rulings}"
+                      f"  {escape(result_words(h.outcome))}")
         state = service.public_state()
         if state["hand"] is not None and state["hand"]["phase"] not in ("done", "dead"):
             out.print(f"in progress: hand {state['hand_id']}, street {state['hand']['street']}, "

@@ -20,6 +20,7 @@ from rich.console import Console
 from rich.panel import Panel
 from rich.table import Table as RichTable
 
+from controller.hand_result import result_words
 from controller.rules.cards import Card
 from controller.rules.events import StartHand
 from controller.rules.games import GAMES
@@ -379,7 +380,7 @@ def _run_table_demo(hands: int, seed: int | None, pace: float, mistake_rate: flo
                         console.print(f"  [{'red' if label in ('misdeal', 'void') else 'yellow'}]{label}: "
                                       f"{a['message']}[/]  [dim]{'; '.join(a['citations'])}[/]")
                     for result in ended:
-                        console.print(f"  [green]result: {_result_line(result)}[/]")
+                        console.print(f"  [green]result: {result_words(result)}[/]")
                     ended.clear()
                     if mistake and len(svc.alerts) > before:
                         stats.caught += 1
@@ -424,24 +425,3 @@ def _log_to_file(path) -> Callable[[], None]:
         to_file.close()
 
     return undo
-
-
-def _result_line(end: dict) -> str:
-    """One line of a hand's result: who won what (an uncalled bet handed back said apart), the pots."""
-    if end.get("result") in ("misdeal", "void"):
-        return f"{end['result']}: no pot, every chip back"
-    payouts = end.get("payouts") or {}
-    seen: dict[int, str] = {}
-    for w in end.get("winners") or []:
-        won = f" wins {w['share']:,}" if payouts and w.get("share") is not None else " wins"
-        part = f" ({w['part']})" if w.get("part") in ("low",) else ""
-        hand = f" with {w['hand']}" if w.get("hand") else ""
-        seen.setdefault(w["seat"], f"seat {w['seat']}{won}{part}{hand}")
-    words = "; ".join(seen.values()) or end.get("result", "")
-    pots = end.get("pots") or []
-    if pots:
-        words += "  (pots: " + ", ".join(f"{p['amount']:,}" for p in pots) + ")"
-    back = end.get("returned")
-    if back:
-        words += f"; {back['amount']:,} returned to seat {back['seat']} (not called)"
-    return words

@@ -177,3 +177,42 @@ def test_the_demo_brokers_websockets_listen_on_loopback_only() -> None:
             addresses = _listening_addresses(port)
             assert addresses, port
             assert addresses <= {"127.0.0.1", "::ffff:127.0.0.1", "::1"}, (port, addresses)
+
+
+def test_replay_lists_each_hands_amounts(tmp_path: Path, capsys) -> None:
+    """Issue 27: `tablectl replay` says who won what, the pots, and an uncalled bet returned."""
+    import random
+
+    from controller.cli import main
+    from controller.journal import Journal
+    from controller.rules.events import StartHand
+    from controller.rules.scenario import Scenario
+    from controller.rules.table import Table
+    from controller.service import Rejected, TableService
+    from controller.sim import dealer as dealer_sim
+
+    journal = tmp_path / "journal.sqlite"
+    with Journal(journal, sync="normal") as j:
+        svc = TableService(Table(size=10), journal=j)
+        for seed in range(1, 200):
+            hand = dealer_sim.legal_hand(random.Random(seed), game="holdem", rules="robert", event="cash", chips=True)
+            svc.submit(StartHand(Scenario.from_dict(hand).setup))
+            for ev in Scenario.from_dict(hand).events:
+                try:
+                    outs = svc.submit(ev)
+                except Rejected:
+                    continue
+                end = next((o.payload for o in outs if o.kind == "hand_end"), None)
+                if end is not None:
+                    break
+            if end and end.get("returned"):
+                break
+    config = tmp_path / "t.toml"
+    config.write_text(f'[table]\nid = "t1"\nsize = 10\n[journal]\npath = "{journal}"\n')
+    capsys.readouterr()
+    assert main(["replay", "--config", str(config)]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    winner = end["winners"][0]
+    assert f"seat {winner['seat']} wins {winner['share']:,}" in out
+    assert f"(pots: {end['pots'][0]['amount']:,})" in out
+    assert f"{end['returned']['amount']:,} returned to seat {end['returned']['seat']} (not called)" in out
