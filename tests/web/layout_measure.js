@@ -1,4 +1,4 @@
-// tests/web/test_layout.py: what a page shows that a viewer would call broken, measured on the
+// tests/web/test_page_fit.py: what a page shows that a viewer would call broken, measured on the
 // element boxes Chromium laid out.  Returns a list of problems (empty: none).
 ([boxSel, cardSel, textSel, apartSel]) => {
   const problems = [];

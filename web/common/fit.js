@@ -1,11 +1,14 @@
 // Text that must never be cut: a name, a hand, an amount.  The CSS gives each such element its
 // box; when the text does not fit, its font shrinks one pixel at a time, in the browser that
 // draws it.  An element may first shrink to `wrapAt` px on one line, then take a second line
-// (the class `wrap`: its CSS allows two lines) and shrink to `wrapAt` again; a word longer than
-// the line is then broken anywhere (the class `break`) and the font shrinks down to `min` px.  The floors
-// are chosen so that the longest texts the controller sends (a 20-character player name,
-// "Full House, Queens over Sevens") fit every box at every seat count: tests/web/test_layout.py
+// (the class `wrap`: its CSS allows two lines) and shrink again (ordinary words: down to `min`;
+// with a word of LONG_WORD letters or more: to `wrapAt`); a word longer than the line is then
+// broken anywhere (the class `break`) and the font shrinks down to `min` px.  The floors are
+// chosen so that the longest texts the controller sends (a 20-character player name, "Full
+// House, Queens over Sevens") fit every box at every seat count: tests/web/test_page_fit.py
 // measures that in Chromium.
+
+const LONG_WORD = 14;
 
 export function fits(el) {
   return el.scrollWidth <= el.clientWidth + 1 && el.scrollHeight <= el.clientHeight + 1;
@@ -28,7 +31,10 @@ export function fitText(el, { min = 11, wrapAt = null } = {}) {
     if (fits(el)) return;
     el.style.fontSize = "";
     el.classList.add("wrap");
-    shrink(el, wrapAt);
+    // Ordinary words shrink as far as they must; a very long word (a 20-letter handle) is broken
+    // (below) rather than made tiny.
+    const longest = Math.max(...el.textContent.trim().split(/\s+/).map((w) => w.length));
+    shrink(el, longest >= LONG_WORD ? wrapAt : min);
     if (fits(el)) return;
     // A single word longer than the line: break it anywhere rather than cut it.
     el.style.fontSize = "";

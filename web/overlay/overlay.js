@@ -4,11 +4,14 @@
 //   broadcast/state      the table as it was `delay` ago (board, folds, chips, level, who acts)
 //   broadcast/holecards  the hole cards, delayed (empty payload = cleared at the hand's end)
 //   broadcast/equity     win/tie/equity per seat and the hand names, computed by the server
-//   broadcast/hand_end   winners, their hands and payouts
+//   broadcast/hand_end   winners, their hands and what each won
 // No hand is evaluated here: the names are the server's.
 //
 // Parts can be hidden from the URL or the overlay's config.json (docs/web.md):
 //   ?hide=odds,stacks    or    ?show=board,players,pot     (parts: PARTS below)
+//   ?add=leaderboard     turns on a part that is off by default (OPT_IN)
+// A theme (colours, font, card faces, a logo) comes from one file, themes/<name>.json
+// (?theme=emerald, or "theme" in config.json: a name or the theme itself).
 
 import { cardBack, cardFace } from "../common/cards.js";
 import { fmt, GAMES, lastActionText, levelText } from "../common/chips.js";
@@ -17,7 +20,8 @@ import { fitAll } from "../common/fit.js";
 
 const $ = (sel) => document.querySelector(sel);
 export const PARTS = ["label", "clock", "board", "pot", "action", "players", "cards", "hands", "odds", "stacks", "bets",
-  "winner"];
+  "winner", "logo", "leaderboard"];
+const OPT_IN = ["leaderboard"];
 
 // names: the players' names as the hand saw them (a winner who stands up before the next hand
 // keeps his name on the banner until the next hand replaces it).
@@ -27,15 +31,48 @@ function applyParts(cfg) {
   const list = (v) => (Array.isArray(v) ? v : String(v || "").split(",")).map((x) => x.trim()).filter(Boolean);
   const show = list(cfg.show);
   const hide = new Set(list(cfg.hide));
+  const add = list(cfg.add);
   for (const part of PARTS) {
-    const hidden = hide.has(part) || (show.length > 0 && !show.includes(part));
+    const off = OPT_IN.includes(part) && !add.includes(part) && !show.includes(part);
+    const hidden = off || hide.has(part) || (show.length > 0 && !show.includes(part));
     document.body.classList.toggle(`hide-${part}`, hidden);
+  }
+}
+
+// One file makes the overlay its producer's own: colours, font, corner radius, card faces, logo.
+// Every key is optional (the default theme's value stays); unknown keys are ignored.
+async function applyTheme(cfg) {
+  let theme = cfg.theme || null;
+  let base = "themes/";
+  if (typeof theme === "string") {
+    if (!/^[a-z0-9_-]+$/i.test(theme)) return;
+    try {
+      const r = await fetch(`themes/${theme}.json`, { cache: "no-store" });
+      theme = r.ok ? await r.json() : null;
+    } catch (_e) {
+      theme = null;
+    }
+  } else {
+    base = "";
+  }
+  if (!theme || typeof theme !== "object") return;
+  const root = document.documentElement.style;
+  for (const [k, v] of Object.entries(theme.colors || {})) root.setProperty(`--ov-${k}`, String(v));
+  for (const [k, v] of Object.entries(theme.cards || {})) root.setProperty(`--card-${k}`, String(v));
+  if (theme.font) root.setProperty("--ov-font", String(theme.font));
+  if (theme.radius != null) root.setProperty("--ov-radius", `${Number(theme.radius)}px`);
+  document.body.dataset.theme = theme.name || "";
+  const logo = $("#logo");
+  if (theme.logo) {
+    logo.src = /^(https?:|data:|\/)/.test(theme.logo) ? theme.logo : base + theme.logo;
+    logo.hidden = false;
   }
 }
 
 async function main() {
   const cfg = await loadConfig("overlay");
   applyParts(cfg);
+  await applyTheme(cfg);
   ov.root = topicRoot(cfg);
   const { client } = connect(cfg, "overlay", (s) => {
     $("#conn").dataset.state = s;
@@ -254,6 +291,7 @@ function render() {
     players.push(el);
   }
   row.replaceChildren(...players);
+  renderLeaderboard(table);
   fitAll(row, ".who, .hand-name", { min: 11, wrapAt: 16 });
   fitAll(row, ".money, .odds, .odds-sub", { min: 11 });
   const banner = $("#winner");
@@ -267,6 +305,35 @@ function render() {
     return line;
   }));
   stackCentre(row);
+}
+
+// Chip counts, biggest first, from the delayed state's players (their chips behind during a hand).
+const LEADERS = 10;
+
+function renderLeaderboard(table) {
+  const box = $("#leaderboard");
+  const rows = table ? Object.entries(table.players || {})
+    .filter(([, p]) => p && p.stack != null)
+    .sort(([ka, a], [kb, b]) => b.stack - a.stack || Number(ka) - Number(kb))
+    .slice(0, LEADERS) : [];
+  box.hidden = rows.length === 0;
+  box.querySelector("ol").replaceChildren(...rows.map(([k, p], i) => {
+    const li = document.createElement("li");
+    li.dataset.seat = k;
+    li.dataset.stack = String(p.stack);
+    const rank = document.createElement("span");
+    rank.className = "rank";
+    rank.textContent = String(i + 1);
+    const name = document.createElement("span");
+    name.className = "name";
+    name.textContent = p.name || `Seat ${k}`;
+    const chips = document.createElement("span");
+    chips.className = "chips";
+    chips.textContent = fmt(p.stack);
+    li.append(rank, name, chips);
+    return li;
+  }));
+  fitAll(box, ".name", { min: 12 });
 }
 
 // The centre column from the players' row up: the winner (or the last action), the board, the
