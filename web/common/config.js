@@ -7,7 +7,7 @@
 // sessionStorage (this tab only) and removed from the address bar at once, so it does not
 // linger in the history, a screenshot of the URL bar or a bookmark.
 
-const KEYS = ["ws", "table", "user", "pass", "base", "lang", "show", "hide", "add", "theme"];
+const KEYS = ["ws", "table", "user", "pass", "base", "lang", "show", "hide", "add", "theme", "room"];
 
 export async function loadConfig(page) {
   const query = new URLSearchParams(location.search);

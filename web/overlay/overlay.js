@@ -12,6 +12,8 @@
 //   ?add=leaderboard     turns on a part that is off by default (OPT_IN)
 // A theme (colours, font, card faces, a logo) comes from one file, themes/<name>.json
 // (?theme=emerald, or "theme" in config.json: a name or the theme itself).
+// ?room=1 is the "no cards" output for screens in the room: it never subscribes to the hole
+// cards or the equities, shows backs, and only the cards tabled at a showdown (hand_end.shown).
 
 import { cardBack, cardFace } from "../common/cards.js";
 import { fmt, GAMES, lastActionText, levelText } from "../common/chips.js";
@@ -25,7 +27,8 @@ const OPT_IN = ["leaderboard"];
 
 // names: the players' names as the hand saw them (a winner who stands up before the next hand
 // keeps his name on the banner until the next hand replaces it).
-const ov = { root: "", state: null, hole: null, equity: null, handEnd: null, names: { hand_id: null, seats: {} } };
+const ov = { root: "", state: null, hole: null, equity: null, handEnd: null, names: { hand_id: null, seats: {} },
+  room: false, received: new Set() };
 
 function applyParts(cfg) {
   const list = (v) => (Array.isArray(v) ? v : String(v || "").split(",")).map((x) => x.trim()).filter(Boolean);
@@ -78,7 +81,13 @@ async function main() {
     $("#conn").dataset.state = s;
     document.body.dataset.conn = s;
   });
-  client.on("connect", () => client.subscribe([`${ov.root}/broadcast/#`, `${ov.root}/availability`], { qos: 1 }));
+  ov.room = ["1", "true", "yes"].includes(String(cfg.room || "").toLowerCase());
+  document.body.dataset.room = String(ov.room);
+  const topics = ov.room
+    ? ["state", "hand_end"].map((n) => `${ov.root}/broadcast/${n}`).concat(`${ov.root}/availability`)
+    : [`${ov.root}/broadcast/#`, `${ov.root}/availability`];
+  document.body.dataset.subscribed = topics.join(" ");
+  client.on("connect", () => client.subscribe(topics, { qos: 1 }));
   client.on("message", onMessage);
   setInterval(renderClock, 1000);
   render();
@@ -86,6 +95,9 @@ async function main() {
 
 function onMessage(topic, bytes) {
   const rel = topic.startsWith(ov.root + "/") ? topic.slice(ov.root.length + 1) : topic;
+  ov.received.add(rel);
+  document.body.dataset.received = [...ov.received].sort().join(" ");
+  if (ov.room && (rel === "broadcast/holecards" || rel === "broadcast/equity")) return; // never, in the room
   if (rel === "availability") return;
   const data = parsePayload(bytes);
   if (data === undefined) return;
@@ -213,7 +225,8 @@ function render() {
   $("#last-action").textContent = last;
 
   const players = [];
-  const hole = hand && ov.hole && ov.hole.hand_id === s.hand_id ? ov.hole.seats : {};
+  const tabled = hand && ov.handEnd && ov.handEnd.hand_id === s.hand_id && ov.handEnd.shown ? ov.handEnd.shown : {};
+  const hole = ov.room ? tabled : hand && ov.hole && ov.hole.hand_id === s.hand_id ? ov.hole.seats : {};
   const equity = hand && ov.equity && ov.equity.hand_id === s.hand_id ? ov.equity.seats || {} : {};
   const current = hand && ov.equity && ov.equity.hand_id === s.hand_id;
   document.body.dataset.equitySeq = current ? String(ov.equity.seq) : "";
