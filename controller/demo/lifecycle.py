@@ -4,10 +4,11 @@ another process holds.
 * SIGTERM and SIGHUP (a closed terminal, ``kill``, systemd) stop the demo as Ctrl-C does: the
   pages, the daemon and the broker are stopped in order (:func:`stop_on_signals`).
 * A demo writes a small run file (its pid and its broker's) while it runs.  The next demo reads
-  it: a broker left by a demo that died without cleaning up (SIGKILL, a crash) is stopped, after
-  checking that the process is that Mosquitto; a demo still running is a clear error.
+  them: a broker left by a demo that died without cleaning up (SIGKILL, a crash) is stopped,
+  after checking that the process is that Mosquitto; a demo still running is left alone.
 * Any fixed port it needs (the websockets port the pages use, the pages' HTTP ports) that is
-  still held is a clear error naming the port, before a banner is printed or a hand dealt.
+  still held is a clear error naming the port (and any demo still running), before a banner is
+  printed or a hand dealt.
 """
 
 from __future__ import annotations
@@ -30,9 +31,24 @@ class DemoError(PokerTableError, RuntimeError):
     """The demo cannot start (a port held, another demo running)."""
 
 
-def run_file() -> Path:
-    base = os.environ.get("XDG_RUNTIME_DIR") or tempfile.gettempdir()
-    return Path(base) / f"tablectl-demo-{os.getuid()}.json"
+def _run_dir() -> Path:
+    return Path(os.environ.get("XDG_RUNTIME_DIR") or tempfile.gettempdir())
+
+
+def run_file(pid: int | None = None) -> Path:
+    """This demo's run file (one per demo: several may run at once on ports of their own)."""
+    return _run_dir() / f"tablectl-demo-{os.getuid()}-{os.getpid() if pid is None else pid}.json"
+
+
+def _run_files() -> list[tuple[Path, int, int]]:
+    out = []
+    for path in _run_dir().glob(f"tablectl-demo-{os.getuid()}-*.json"):
+        try:
+            data = json.loads(path.read_text())
+            out.append((path, int(data["pid"]), int(data["broker"])))
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+    return out
 
 
 @contextmanager
@@ -86,33 +102,29 @@ def _port_free(port: int, host: str = "127.0.0.1") -> bool:
 
 
 def clean_up_after_earlier_demo(say=print) -> None:
-    """Stop the broker an earlier demo left running; refuse to start beside a live demo."""
-    path = run_file()
-    try:
-        data = json.loads(path.read_text())
-        demo, broker = int(data["pid"]), int(data["broker"])
-    except (OSError, ValueError, KeyError, TypeError):
-        return
-    if demo != os.getpid() and _alive(demo):
-        raise DemoError(f"another tablectl demo is running (pid {demo}); stop it first (Ctrl-C in its terminal, "
-                        f"or `kill {demo}`), or start this one with --ws-port 0 --http-port 0")
-    line = _cmdline(broker)
-    if _alive(broker) and "mosquitto" in line and "tablectl-mosquitto-" in line:
-        os.kill(broker, signal.SIGTERM)
-        deadline = time.monotonic() + 5
-        while _alive(broker) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        if _alive(broker):
-            os.kill(broker, signal.SIGKILL)
-        say(f"stopped the Mosquitto (pid {broker}) an earlier demo (pid {demo}) left running")
-    path.unlink(missing_ok=True)
+    """Stop the brokers that demos which died without cleaning up left running."""
+    for path, demo, broker in _run_files():
+        if demo == os.getpid() or _alive(demo):
+            continue  # a demo still running keeps its broker
+        line = _cmdline(broker)
+        if _alive(broker) and "mosquitto" in line and "tablectl-mosquitto-" in line:
+            os.kill(broker, signal.SIGTERM)
+            deadline = time.monotonic() + 5
+            while _alive(broker) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            if _alive(broker):
+                os.kill(broker, signal.SIGKILL)
+            say(f"stopped the Mosquitto (pid {broker}) an earlier demo (pid {demo}) left running")
+        path.unlink(missing_ok=True)
 
 
 def require_free(ports: Iterable[tuple[str, int]]) -> None:
     """Every fixed port is free, or a clear error naming it (0: any free port, not checked)."""
     for what, port in ports:
         if port and not _port_free(port):
-            raise DemoError(f"port {port} ({what}) is already in use on 127.0.0.1: stop what holds it "
+            running = [str(demo) for _, demo, _ in _run_files() if demo != os.getpid() and _alive(demo)]
+            who = f" (a demo is running: pid {', '.join(running)})" if running else ""
+            raise DemoError(f"port {port} ({what}) is already in use on 127.0.0.1{who}: stop what holds it "
                             f"(`ss -ltnp 'sport = :{port}'` shows it) or pick other ports "
                             "(--ws-port 0 --http-port 0: any free ones)")
 
@@ -127,9 +139,4 @@ def record(broker_pid: int | None) -> None:
 
 
 def forget() -> None:
-    path = run_file()
-    try:
-        if int(json.loads(path.read_text())["pid"]) == os.getpid():
-            path.unlink()
-    except (OSError, ValueError, KeyError, TypeError):
-        pass
+    run_file().unlink(missing_ok=True)

@@ -80,8 +80,8 @@ def _wait_for(log: Path, text: str, proc: subprocess.Popen, timeout: float = 30)
         time.sleep(0.05)
 
 
-def _broker_pid(tmp_path: Path) -> int:
-    return int(json.loads((tmp_path / f"tablectl-demo-{os.getuid()}.json").read_text())["broker"])
+def _broker_pid(tmp_path: Path, demo: subprocess.Popen) -> int:
+    return int(json.loads((tmp_path / f"tablectl-demo-{os.getuid()}-{demo.pid}.json").read_text())["broker"])
 
 
 def _alive(pid: int) -> bool:
@@ -98,7 +98,7 @@ def test_a_signal_stops_the_demo_and_its_broker(tmp_path: Path, sig: int) -> Non
     proc, log = _start(tmp_path, "--ws-port", "0", "--http-port", "0")
     try:
         _wait_for(log, "Ctrl-C stops.", proc)
-        broker = _broker_pid(tmp_path)
+        broker = _broker_pid(tmp_path, proc)
         assert _alive(broker)
         proc.send_signal(sig)
         assert proc.wait(timeout=20) in (0, 1, 130), log.read_text()
@@ -119,7 +119,7 @@ def test_the_next_demo_cleans_up_a_broker_left_behind(tmp_path: Path) -> None:
     second = None
     try:
         _wait_for(log1, "Ctrl-C stops.", first)
-        orphan = _broker_pid(tmp_path)
+        orphan = _broker_pid(tmp_path, first)
         first.kill()  # SIGKILL: no clean-up at all; its Mosquitto is orphaned
         first.wait()
         assert _alive(orphan)
