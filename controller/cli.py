@@ -332,7 +332,30 @@ def cmd_check_config(args: argparse.Namespace) -> int:
               f"camera {'on' if config.source('camera').enabled else 'off'}")
     for name, page in config.web.pages().items():
         out.print(f"{name} page on http://{page.host}:{page.port}/{name}/ as {page.user or '(no login)'}")
+    from rich.markup import escape
+
+    for warning in _config_warnings(config):
+        out.print(f"[yellow]warning[/yellow]: {escape(warning)}")
     return 0
+
+
+def _config_warnings(config) -> list[str]:
+    """What loads but will not work with the shipped Mosquitto config (passwords required, no
+    anonymous login): a missing MQTT password, a page with no login or no password."""
+    out = []
+    m = config.mqtt
+    if not m.username:
+        out.append("no MQTT login ([mqtt] username): the shipped Mosquitto config refuses anonymous clients")
+    elif m.password is None and m.password_file is None:
+        out.append(f"no MQTT password for {m.username} ([mqtt] password_file): the broker will refuse the controller")
+    for name, page in config.web.pages().items():
+        if not page.user:
+            out.append(f"the {name} page has no broker login ([web.{name}] user): it can only show what an "
+                       "anonymous client may read, nothing with the shipped ACL")
+        elif page.password_file is None:
+            out.append(f"the {name} page has no password for {page.user} ([web.{name}] password_file): "
+                       "its users must type it in the page's address (?pass=...)")
+    return out
 
 
 # ---------------------------------------------------------------------- replay / export
@@ -382,9 +405,14 @@ def cmd_replay(args: argparse.Namespace) -> int:
             return 0
         out = _console()
         out.print(f"{journal.last_seq} events, {len(hands)} completed hands, {len(alerts)} rulings")
+        from rich.markup import escape
+
+        from controller.hand_result import result_words
+
         for h in hands:
             rulings = ", ".join(r["reason"] for r in h.outcome.get("rulings", [])) or "clean"
-            out.print(f"hand {h.hand_id:>4}  {h.setup.game:<16} {h.outcome.get('result', '?'):<12} {rulings}")
+            out.print(f"hand {h.hand_id:>4}  {h.setup.game:<16} {h.outcome.get('result', '?'):<12} {rulings}"
+                      f"  {escape(result_words(h.outcome))}")
         state = service.public_state()
         if state["hand"] is not None and state["hand"]["phase"] not in ("done", "dead"):
             out.print(f"in progress: hand {state['hand_id']}, street {state['hand']['street']}, "
@@ -423,11 +451,19 @@ def cmd_demo(args: argparse.Namespace) -> int:
         if not args.console:
             _console(stderr=True).print("mosquitto is not installed (scripts/bootstrap installs it): "
                                         "running the terminal demo without broker and displays")
-        stats = run_console_demo(hands=args.hands, seed=args.seed, delay=args.delay, mistake_rate=args.mistakes)
+        stats = run_console_demo(hands=args.hands, seed=args.seed, delay=args.delay, mistake_rate=args.mistakes,
+                                 games=args.game, rules=args.rules)
     else:
-        stats = run_table_demo(hands=args.hands, seed=args.seed, pace=args.pace, mistake_rate=args.mistakes,
-                               ws_port=args.ws_port, http_port=args.http_port, broadcast_delay=args.broadcast_delay,
-                               dead_tags=args.dead_tags)
+        from controller.demo.lifecycle import DemoError
+
+        try:
+            stats = run_table_demo(hands=args.hands, seed=args.seed, pace=args.pace, mistake_rate=args.mistakes,
+                                   ws_port=args.ws_port, http_port=args.http_port,
+                                   broadcast_delay=args.broadcast_delay, dead_tags=args.dead_tags,
+                                   games=args.game, rules=args.rules)
+        except DemoError as exc:
+            _console(stderr=True).print(f"[red]the demo cannot start[/red]: {exc}")
+            return 2
     return 0 if stats.ok else 1
 
 
@@ -514,7 +550,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--phh", action="store_true", required=True, help="PHH format (PokerKit reads it)")
     p.add_argument("--config", required=True, help="the table's TOML config")
     p.add_argument("--journal", default=None, help="default: the config's journal path")
-    p.add_argument("output", help="a folder (one .phh per hand), a .phhs file, or - for stdout")
+    p.add_argument("output", help="a folder (one .phh per hand; made if missing), a .phhs file, or - for stdout")
     p.set_defaults(func=cmd_export)
 
     p = sub.add_parser("demo", help="a simulated table: realistic hands with the occasional dealer mistake")
@@ -528,6 +564,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--broadcast-delay", type=int, default=5, help="seconds before the overlay may show a hand")
     p.add_argument("--dead-tags", type=float, default=0.1,
                    help="share of board cards whose tag does not read (the camera fills them in)")
+    from controller.rules.games import GAMES
+    from controller.sim.dealer import PROFILES
+
+    p.add_argument("--game", action="append", choices=list(GAMES), default=None, metavar="GAME",
+                   help=f"deal only this game (repeat for several; default: every game in turn): {', '.join(GAMES)}")
+    p.add_argument("--rules", choices=list(PROFILES), default=None,
+                   help="deal under this rule profile only (default: a different one each hand)")
     p.add_argument("--console", action="store_true", help="terminal only: the engine without broker or pages")
     p.add_argument("--delay", type=float, default=0.15, help="--console: seconds between events")
     p.set_defaults(func=cmd_demo)

@@ -674,9 +674,13 @@ def discovery_messages(config: CoreConfig, topics: Topics) -> list[tuple[str, di
     entities = [
         ("binary_sensor", "online", {"name": "Online", "state_topic": topics.availability, "payload_on": "online",
                                      "payload_off": "offline", "device_class": "connectivity"}),
-        ("sensor", "alert", {"name": "Active alert", "state_topic": topics.alert_active, "icon": "mdi:alert",
-                             "value_template": "{{ value_json.reason if value else 'none' }}",
-                             "json_attributes_topic": topics.alert_active}),
+        # Read off the retained state (published at start, its `alert` null when none is up): the
+        # sensor says "none" from the first moment, and a cleared alert is JSON null there, where
+        # alert/active's empty payload is no JSON for the attributes.
+        ("sensor", "alert", {"name": "Active alert", "state_topic": topics.state, "icon": "mdi:alert",
+                             "value_template": "{{ value_json.alert.reason if value_json.alert else 'none' }}",
+                             "json_attributes_topic": topics.state,
+                             "json_attributes_template": "{{ (value_json.alert or {}) | tojson }}"}),
         ("sensor", "game", {"name": "Game", "state_topic": topics.state, "icon": "mdi:cards-playing",
                             "value_template": "{{ value_json.table.game }}"}),
         ("sensor", "hand_number", {"name": "Hand number", "state_topic": topics.state, "icon": "mdi:counter",
@@ -685,7 +689,8 @@ def discovery_messages(config: CoreConfig, topics: Topics) -> list[tuple[str, di
     ]
     out = []
     for component, obj, fields in entities:
-        payload = {**fields, **common, "unique_id": f"{node}_{obj}", "object_id": f"{node}_{obj}"}
+        # default_entity_id (domain.slug) replaces object_id, which Home Assistant stops honouring in 2026.4.
+        payload = {**fields, **common, "unique_id": f"{node}_{obj}", "default_entity_id": f"{component}.{node}_{obj}"}
         if component == "binary_sensor":
             payload.pop("availability_topic")
             payload.pop("payload_available")

@@ -107,8 +107,8 @@ class Enrollment:
             raise EnrollmentError(f"deck id must be a non-empty word without '@', got {deck_id!r}")
         if deck_id in registry.decks and not replace:
             raise EnrollmentError(
-                f"deck {deck_id} is already enrolled; "
-                "confirm re-enrolling it (replace=True, tablectl enroll --replace)"
+                f"deck {deck_id} is already enrolled; to enroll it again: "
+                f"tablectl enroll --deck {deck_id} --replace"
             )
         cards = [Card(c.rank, c.suit, deck_id) for c in (standard_deck(deck_id) if order is None else order)]
         if not cards:

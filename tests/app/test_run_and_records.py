@@ -226,7 +226,7 @@ def test_info_topic_and_home_assistant_discovery(tmp_path, broker, passwords) ->
         wait_until(lambda: len(late.topics()) == 4, what="the configs retained")
         late.close()
         states = {c["state_topic"] for c in configs.values()}
-        assert states == {T.availability, T.state, T.alert_active}  # public topics only
+        assert states == {T.availability, T.state}  # public topics only (the alert sensor reads the state)
         hand = next(c for t, c in configs.items() if t.endswith("/hand_number/config"))
         assert hand["value_template"] == "{{ value_json.table.hand_number }}"
     finally:
@@ -320,3 +320,18 @@ port = {free_port()}
         proc.send_signal(signal.SIGTERM)
         _, err = proc.communicate(timeout=20)
     assert "NO DECK ENROLLED" in err and "no deck enrolled" in err
+
+
+def test_check_config_warns_of_missing_passwords(capsys, tmp_path) -> None:
+    """Issue 27: a config with no MQTT or page passwords loads, but says it will not log in."""
+    assert main(["check-config", "--config", str(REPO / "examples" / "table.toml")]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "warning: no MQTT password for table-07 ([mqtt] password_file)" in out
+    assert "warning: the overlay page has no password for overlay ([web.overlay] password_file)" in out
+    secret = tmp_path / "pass"
+    secret.write_text("s3cret\n")
+    good = tmp_path / "good.toml"
+    good.write_text(f'[table]\nid = "t1"\nsize = 6\n[mqtt]\nurl = "mqtt://127.0.0.1:1883"\nusername = "controller"\n'
+                    f'password_file = "{secret}"\n[web]\nenabled = false\n')
+    assert main(["check-config", "--config", str(good)]) == 0
+    assert "warning" not in capsys.readouterr().out
