@@ -1,0 +1,202 @@
+"""The floor's director: one tournament, the cash room and the action clocks, journaled in the store.
+
+Every request (a registration, a bust a table reported, a seat that opened, a clock called) is first
+appended to the store's ``room_log`` with the time it was made, then applied to the pure models
+(:mod:`.tournament`, :mod:`.cashroom`); a restarted floor replays the log and reaches the same
+seats and decisions (the random source's seed is journaled with the tournament). Decisions go to
+the floor page's live stream and, through ``publish``, as ``<base>/room/<kind>`` and a table's own
+instructions as ``<base>/room/table/<table>`` (the floor service publishes them on the tables'
+Mosquitto when it reads one; a room reading NATS publishes nothing to the tables yet).
+"""
+
+from __future__ import annotations
+
+import secrets
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from controller.errors import PokerTableError
+from controller.floor.cashroom import CashRoom
+from controller.floor.store import Row, Store
+from controller.floor.tournament.clock import ActionClock
+from controller.floor.tournament.seating import Tournament
+from controller.floor.tournament.structure import Structure, TournamentClock
+
+STREAM = "room"
+
+
+class DirectorError(PokerTableError, ValueError):
+    """A request the director refuses: an unknown operation, a missing field, no tournament yet."""
+
+
+Publish = Callable[[str, dict[str, Any]], None]
+
+
+class Director:
+    def __init__(self, store: Store, publish: Publish | None = None, now: Callable[[], float] = time.time) -> None:
+        self.store = store
+        self.publish = publish or (lambda topic, payload: None)
+        self.now = now
+        self.lock = threading.Lock()
+        self.tournament: Tournament | None = None
+        self.clock: TournamentClock | None = None
+        self.cash = CashRoom()
+        self.action_clocks: dict[str, tuple[ActionClock, float | None]] = {}
+        self._seq = 0
+        self._replaying = False
+
+    # ------------------------------------------------------------------ journal
+    def restore(self) -> Director:
+        """Replay the room's log: the same requests, in order, at the times they were made."""
+        self._replaying = True
+        try:
+            for entry in self.store.room_log(STREAM):
+                try:
+                    self._apply(entry)
+                except PokerTableError:
+                    pass  # refused then, refused now: the log keeps what was asked
+                self._seq = max(self._seq, int(entry["seq"]))
+        finally:
+            self._replaying = False
+        return self
+
+    def request(self, op: str, body: dict[str, Any]) -> list[dict[str, Any]]:
+        """Journal a request, then apply it; returns the decisions it made."""
+        with self.lock:
+            entry = {"op": op, "body": body, "t": self.now(), "seq": self._seq + 1}
+            if op == "tournament.create" and "seed" not in body:
+                entry["body"] = {**body, "seed": secrets.randbits(63)}  # journaled: the draws replay
+            self.store.write([Row("room", {"stream": STREAM, "seq": entry["seq"], "ts": entry["t"],
+                                           "payload": entry})])
+            self._seq = entry["seq"]
+            return self._apply(entry)
+
+    # ------------------------------------------------------------------ dispatch
+    def _apply(self, entry: dict[str, Any]) -> list[dict[str, Any]]:
+        op, body, t = entry["op"], entry.get("body") or {}, float(entry["t"])
+        family, _, name = op.partition(".")
+        handler = {"tournament": self._tournament, "cash": self._cash, "clock": self._clock}.get(family)
+        if handler is None:
+            raise DirectorError(f"unknown request {op!r}")
+        try:
+            decisions = handler(name, body, t)
+        except KeyError as exc:
+            raise DirectorError(f"{op}: missing {exc.args[0]!r}") from None
+        except TypeError as exc:
+            raise DirectorError(f"{op}: {exc}") from None
+        if not self._replaying:
+            for d in decisions:
+                self._announce(d)
+        return decisions
+
+    def _announce(self, decision: dict[str, Any]) -> None:
+        self.publish(f"room/{decision['kind']}", decision)
+        table = decision.get("table")
+        if table is not None:
+            self.publish(f"room/table/{table}", decision)
+
+    def _tournament(self, name: str, body: dict[str, Any], t: float) -> list[dict[str, Any]]:
+        if name == "create":
+            self.tournament = Tournament(Structure.from_dict(body["structure"]), int(body["seed"]))
+            self.clock = None
+            return [{"kind": "tournament", "text": f"Tournament {body['structure']['name']} created",
+                     "citations": []}]
+        tour = self.tournament
+        if tour is None:
+            raise DirectorError("no tournament: create one first")
+        calls: dict[str, Callable[[], Any]] = {
+            "register": lambda: tour.register(str(body["name"])),
+            "start": lambda: tour.start([int(n) for n in body["tables"]]),
+            "late_entry": lambda: tour.late_entry(str(body["name"])),
+            "bust": lambda: tour.bust(body["hand"]),
+            "positions": lambda: tour.positions(int(body["table"]), int(body["button"]),
+                                                body.get("small_blind"), int(body["big_blind"])),
+            "confirm_move": lambda: tour.confirm_move(str(body["name"])),
+        }
+        if name == "clock_start":
+            self.clock = TournamentClock(tour.structure, t)
+            return [{"kind": "level", "text": "The clock starts", "citations": ["TDA 21"], **self.reading(t)}]
+        if name in ("pause", "resume"):
+            if self.clock is None:
+                raise DirectorError("the clock has not started")
+            (self.clock.pause if name == "pause" else self.clock.resume)(t)
+            return [{"kind": "level", "text": f"The clock {name}s", "citations": [], **self.reading(t)}]
+        call = calls.get(name)
+        if call is None:
+            raise DirectorError(f"unknown tournament request {name!r}")
+        return [d.describe() for d in (call() or [])]
+
+    def _cash(self, name: str, body: dict[str, Any], t: float) -> list[dict[str, Any]]:
+        room = self.cash
+        calls: dict[str, Callable[[], Any]] = {
+            "open_game": lambda: room.open_game(str(body["table"]), str(body["form"]), str(body["stakes"]),
+                                                int(body.get("seats", 9)), body.get("feeds")),
+            "join_list": lambda: [room.join_list(str(body["player"]), str(body["form"]), str(body["stakes"]),
+                                                 bool(body["present"]), t)],
+            "seat_opens": lambda: room.seat_opens(str(body["table"]), int(body["seat"])),
+            "answer_move": lambda: room.answer_move(str(body["player"]), bool(body["accept"]), t),
+            "seat_change": lambda: room.request_seat_change(str(body["player"]), body.get("seat")),
+            "table_change": lambda: [room.request_table_change(str(body["player"]), str(body["to"]))],
+            "seat_new_player": lambda: room.seat_new_player(str(body["form"]), str(body["stakes"])),
+        }
+        call = calls.get(name)
+        if call is None:
+            raise DirectorError(f"unknown cash-room request {name!r}")
+        return [d.describe() for d in (call() or [])]
+
+    def _clock(self, name: str, body: dict[str, Any], t: float) -> list[dict[str, Any]]:
+        """TDA 26: the floor calls a clock on a seat; the dealer reports the action (or its absence)."""
+        table = str(body["table"])
+        if name == "call":
+            clock = ActionClock(table, int(body["seat"]), t)
+            self.action_clocks[table] = (clock, None)
+            return [{"kind": "action_clock", "table": table, "seat": clock.seat, "text":
+                     f"Clock on seat {clock.seat}: 50 seconds, then a 10-second count", "citations": ["TDA 26"],
+                     "expires": clock.expires}]
+        if name == "acted":
+            clock, _ = self._clock_on(table)
+            self.action_clocks[table] = (clock, t)
+            phase = clock.phase(t, t)
+            if phase == "acted":
+                return [{"kind": "action_clock", "table": table, "seat": clock.seat, "text": "Acted in time",
+                         "citations": ["TDA 26"], "phase": phase}]
+            return [dict(clock.ruling(t) or {}, kind="ruling", table=table)]
+        if name == "expire":
+            clock, acted = self._clock_on(table)
+            ruling = clock.ruling(t, acted)
+            if ruling is None:
+                raise DirectorError(f"the clock on table {table} has not run out")
+            del self.action_clocks[table]
+            return [dict(ruling, kind="ruling", table=table)]
+        raise DirectorError(f"unknown clock request {name!r}")
+
+    def _clock_on(self, table: str) -> tuple[ActionClock, float | None]:
+        if table not in self.action_clocks:
+            raise DirectorError(f"no clock is running at table {table}")
+        return self.action_clocks[table]
+
+    # ------------------------------------------------------------------ views
+    def reading(self, t: float | None = None) -> dict[str, Any]:
+        """The clock page's figures: level, blinds, antes, time left, next level, players, average."""
+        t = self.now() if t is None else t
+        out: dict[str, Any] = {"running": self.clock is not None}
+        tour = self.tournament
+        if tour is not None:
+            left = tour.active()
+            out.update(players_left=len(left), entries=len(tour.players), name=tour.structure.name,
+                       average_stack=(tour.structure.starting_stack * len(tour.players) // len(left)) if left else 0)
+        if self.clock is not None:
+            out.update(self.clock.reading(t).describe())
+        return out
+
+    def state(self) -> dict[str, Any]:
+        tour = self.tournament
+        return {"clock": self.reading(),
+                "tournament": tour.describe() if tour else None,
+                "decisions": [d.describe() for d in (tour.decisions[-50:] if tour else [])],
+                "cash": self.cash.describe(),
+                "action_clocks": {k: {"seat": c.seat, "phase": c.phase(self.now(), a),
+                                      "seconds_left": round(c.seconds_left(self.now()), 1)}
+                                  for k, (c, a) in self.action_clocks.items()}}

@@ -1,0 +1,114 @@
+"""The floor's director (issue 23): requests journaled in the store, replayed after a restart, served
+over HTTP, and the tournament clock page read in a real browser (Debian's Chromium via Playwright)."""
+
+from __future__ import annotations
+
+import json
+import os
+import tomllib
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from controller.floor.director import Director, DirectorError
+from controller.floor.server import FloorApi, FloorServer
+from controller.floor.sources import Hub
+from controller.floor.store import Store
+from tests.web_helpers import browser_missing, launch_browser, watch_console
+
+STRUCTURE = tomllib.loads((Path(__file__).resolve().parents[2] / "examples" / "tournament.toml").read_text())
+
+
+class FakeTime:
+    def __init__(self, t: float = 1_000_000.0) -> None:
+        self.t = t
+
+    def __call__(self) -> float:
+        return self.t
+
+
+def _director(tmp_path: Path, now: FakeTime, sent: list | None = None) -> Director:
+    publish = (lambda topic, payload: sent.append((topic, payload))) if sent is not None else None
+    return Director(Store.open(f"sqlite:///{tmp_path / 'floor.db'}"), publish, now=now).restore()
+
+
+def _run_tournament(d: Director, now: FakeTime) -> None:
+    d.request("tournament.create", {"structure": STRUCTURE})
+    for i in range(26):
+        d.request("tournament.register", {"name": f"p{i:02d}"})
+    d.request("tournament.start", {"tables": [1, 2, 3, 4]})
+    d.request("tournament.clock_start", {})
+    now.t += 31 * 60  # level 2 begins at 30 minutes (TDA 21)
+    table1 = d.tournament.planned(1)
+    out = d.request("tournament.bust", {"hand": [{"table": 1, "players": {n: 1000 for n in
+                                                                         list(table1.values())[:3]}}]})
+    assert [x["kind"] for x in out].count("bust") == 3
+
+
+def test_requests_are_journaled_and_a_restarted_floor_reaches_the_same_decisions(tmp_path: Path) -> None:
+    now, sent = FakeTime(), []
+    d = _director(tmp_path, now, sent)
+    _run_tournament(d, now)
+    reading = d.reading()
+    assert reading["level"] == 2 and reading["big_blind"] == 300 and reading["players_left"] == 23
+    assert reading["average_stack"] == 20000 * 26 // 23
+    assert any(topic == "room/bust" for topic, _ in sent)
+    assert any(topic.startswith("room/table/") for topic, _ in sent)  # a table's own instructions
+    # TDA 26: a clock called on seat 4 of table 2; no action: after 60 seconds the hand is dead
+    d.request("clock.call", {"table": "2", "seat": 4})
+    with pytest.raises(DirectorError, match="has not run out"):
+        d.request("clock.expire", {"table": "2"})
+    now.t += 60.5
+    ruling = d.request("clock.expire", {"table": "2"})[0]
+    assert ruling["ruling"] == "dead_hand" and ruling["citations"] == ["TDA 26"]
+    d.request("cash.open_game", {"table": "C1", "form": "holdem", "stakes": "1/2"})
+    d.request("cash.join_list", {"player": "zoe", "form": "holdem", "stakes": "1/2", "present": True})
+    assert d.request("cash.seat_opens", {"table": "C1", "seat": 3})[0]["player"] == "zoe"
+    with pytest.raises(DirectorError, match="missing 'present'"):
+        d.request("cash.join_list", {"player": "x", "form": "holdem", "stakes": "1/2"})
+    before = d.state()
+    again = _director(tmp_path, now)  # the floor restarts: it replays the room's log
+    after = again.state()
+    assert after["tournament"] == before["tournament"] and after["decisions"] == before["decisions"]
+    assert after["cash"] == before["cash"] and after["clock"] == before["clock"]
+
+
+def test_the_clock_page_and_the_room_api_in_a_browser(tmp_path: Path) -> None:
+    missing = browser_missing()
+    if missing:
+        if os.environ.get("CI"):
+            pytest.fail(f"browser tests need Playwright and Chromium in CI: {missing}", pytrace=False)
+        pytest.skip(missing)
+    now = FakeTime()
+    d = _director(tmp_path, now)
+    _run_tournament(d, now)
+    store = Store.open(f"sqlite:///{tmp_path / 'floor.db'}")
+    server = FloorServer(FloorApi(store, director=d), Hub())
+    try:
+        req = urllib.request.Request(server.url + "/api/room/tournament/late_entry",
+                                     data=json.dumps({"name": "late"}).encode(), method="POST")
+        decided = json.loads(urllib.request.urlopen(req, timeout=5).read())["decisions"]
+        assert decided[0]["citations"] == ["TDA 7"]
+        bad = urllib.request.Request(server.url + "/api/room/tournament/teleport", data=b"{}", method="POST")
+        with pytest.raises(urllib.error.HTTPError) as err:
+            urllib.request.urlopen(bad, timeout=5)
+        assert err.value.code == 400 and "unknown tournament request" in err.value.read().decode()
+        with launch_browser({"width": 1280, "height": 720}) as ctx:
+            page = ctx.new_page()
+            errors = watch_console(page)
+            page.goto(server.url + "/floor/clock.html")
+            page.wait_for_function("() => document.getElementById('bb').textContent === '300'", timeout=8000)
+            assert page.text_content("#phase") == "Level 2"
+            assert page.text_content("#left") == "24" and page.text_content("#entries") == "27"
+            assert page.text_content("#next-level") == "level 3: 200 / 400 (big blind ante 400)"
+            shown = page.text_content("#time")
+            assert shown is not None and shown.startswith(("28:", "29:"))  # 29 minutes left in level 2
+            for box in ("#time", "#blinds", "#next", "#field"):  # nothing clipped on a 720p TV
+                assert page.evaluate("(sel) => { const e = document.querySelector(sel);"
+                                     " return e.scrollWidth <= e.clientWidth + 1; }", box), box
+            assert not errors, errors
+    finally:
+        server.stop()
+        store.close()
