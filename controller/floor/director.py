@@ -65,7 +65,7 @@ class Director:
     def request(self, op: str, body: dict[str, Any]) -> list[dict[str, Any]]:
         """Journal a request, then apply it; returns the decisions it made."""
         with self.lock:
-            entry = {"op": op, "body": body, "t": self.now(), "seq": self._seq + 1}
+            entry: dict[str, Any] = {"op": op, "body": body, "t": self.now(), "seq": self._seq + 1}
             if op == "tournament.create" and "seed" not in body:
                 entry["body"] = {**body, "seed": secrets.randbits(63)}  # journaled: the draws replay
             self.store.write([Row("room", {"stream": STREAM, "seq": entry["seq"], "ts": entry["t"],
