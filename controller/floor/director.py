@@ -19,6 +19,7 @@ from typing import Any
 
 from controller.errors import PokerTableError
 from controller.floor.cashroom import CashRoom
+from controller.floor.ingest import Parsed
 from controller.floor.store import Row, Store
 from controller.floor.tournament.clock import ActionClock
 from controller.floor.tournament.seating import Tournament
@@ -108,10 +109,10 @@ class Director:
             raise DirectorError("no tournament: create one first")
         calls: dict[str, Callable[[], Any]] = {
             "register": lambda: tour.register(str(body["name"])),
-            "start": lambda: tour.start([int(n) for n in body["tables"]]),
+            "start": lambda: tour.start(list(body["tables"])),
             "late_entry": lambda: tour.late_entry(str(body["name"])),
             "bust": lambda: tour.bust(body["hand"]),
-            "positions": lambda: tour.positions(int(body["table"]), int(body["button"]),
+            "positions": lambda: tour.positions(body["table"], int(body["button"]),
                                                 body.get("small_blind"), int(body["big_blind"])),
             "confirm_move": lambda: tour.confirm_move(str(body["name"])),
         }
@@ -171,6 +172,24 @@ class Director:
             del self.action_clocks[table]
             return [dict(ruling, kind="ruling", table=table)]
         raise DirectorError(f"unknown clock request {name!r}")
+
+    def observe(self, msg: Parsed) -> None:
+        """A tournament table's ``event/hand_start``: where its button and blinds are (for balancing).
+
+        The request is journaled like any other, so a replay balances from the same positions.
+        """
+        tour = self.tournament
+        if tour is None or msg.path != "event/hand_start" or not isinstance(msg.payload, dict):
+            return
+        table = next((t for t in tour.tables if str(t) == msg.table_id), None)
+        if table is None or not tour.tables[table].open:
+            return
+        p = msg.payload
+        blinds = p.get("blinds") if isinstance(p.get("blinds"), dict) else {}
+        if not isinstance(p.get("button"), int) or not isinstance(blinds.get("big"), int):
+            return
+        self.request("tournament.positions", {"table": table, "button": p["button"],
+                                              "small_blind": blinds.get("small"), "big_blind": blinds["big"]})
 
     def _clock_on(self, table: str) -> tuple[ActionClock, float | None]:
         if table not in self.action_clocks:

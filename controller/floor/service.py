@@ -57,13 +57,15 @@ class FloorService:
         # The page's queries get their own connection: a long report never holds up ingestion.
         self.read_store = Store.open(self.db)
         self.ingestor = Ingestor(self.store, base=self.base)
+        # The director first: a tournament table's first hand_start already finds it listening.
+        self.director = Director(self.store, self._announce).restore()
+        self.ingestor.observers.append(self.director.observe)
         if self.nats is not None:
             self.source = NatsSource(self.ingestor, self.nats).start()
         else:
             host, port = self.mqtt or ("127.0.0.1", 1883)
             self.source = MqttSource(self.ingestor, host, port, username=self.mqtt_user,
                                      password=self.mqtt_password, client_id=self.client_id, base=self.base).start()
-        self.director = Director(self.store, self._announce).restore()
         self.server = FloorServer(FloorApi(self.read_store, self.ingestor, self.source, self.director),
                                   self.ingestor.hub, self.http_host, self.http_port)
         return self

@@ -112,3 +112,34 @@ def test_the_clock_page_and_the_room_api_in_a_browser(tmp_path: Path) -> None:
     finally:
         server.stop()
         store.close()
+
+
+def test_a_tournament_table_reports_its_blinds_through_its_own_hand_start(tmp_path: Path) -> None:
+    """The balancing rule (RRoP s15 14) needs each table's big blind: the director reads it from the
+    table's published ``event/hand_start`` through the floor's ingest, and journals it."""
+    from controller.floor.sources import Ingestor
+
+    now = FakeTime()
+    d = _director(tmp_path, now)
+    ingest = Ingestor(Store.open(f"sqlite:///{tmp_path / 'ingest.db'}"))
+    ingest.observers.append(d.observe)
+    d.request("tournament.create", {"structure": STRUCTURE})
+    for i in range(18):
+        d.request("tournament.register", {"name": f"p{i:02d}"})
+    d.request("tournament.start", {"tables": ["t1", "t2"]})
+    seats = sorted(d.tournament.planned("t1"))
+    start = {"schema": 1, "seq": 1, "ts": now.t, "hand_id": 1, "kind": "hand_start", "game": "holdem",
+             "button": seats[2], "blinds": {"small": seats[3], "big": seats[4]}}
+    ingest.handle([("poker/t1/event/hand_start", json.dumps(start).encode()),
+                   ("poker/t9/event/hand_start", json.dumps(start).encode())])  # not in the tournament
+    t1 = d.tournament.tables["t1"]
+    assert (t1.button, t1.small_blind, t1.big_blind) == (seats[2], seats[3], seats[4])
+    ingest.handle([("poker/t1/event/hand_start", json.dumps(start).encode())])  # a redelivery: nothing new
+    logged = [e["op"] for e in d.store.room_log("room")]
+    assert logged.count("tournament.positions") == 1
+    # the player due for the big blind at t1 moves when t2 runs short (two busts: 9 against 7)
+    t2 = list(d.tournament.planned("t2").values())
+    out = d.request("tournament.bust", {"hand": [{"table": "t2", "players": {t2[0]: 10, t2[1]: 20}}]})
+    move = next(x for x in out if x["kind"] == "move")
+    mover = d.tournament.players[move["player"]]
+    assert (mover.table, mover.seat) == ("t1", seats[5])  # the first seat after t1's big blind

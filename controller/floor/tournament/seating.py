@@ -37,6 +37,10 @@ from controller.floor.tournament.structure import Structure
 from controller.rules.cards import Card, standard_deck
 
 
+#: a table's name in the room: the number on its felt or the id it publishes under ("t7")
+TableId = int | str
+
+
 class SeatingError(PokerTableError, ValueError):
     """A request the seating cannot honour (unknown player, no open seat, a bad card read)."""
 
@@ -45,10 +49,10 @@ class SeatingError(PokerTableError, ValueError):
 class Player:
     name: str
     stack: int
-    table: int | None = None
+    table: TableId | None = None
     seat: int | None = None
     #: where the floor has sent him; he is still at ``table``/``seat`` until the move is confirmed
-    moving_to: tuple[int, int] | None = None
+    moving_to: tuple[TableId, int] | None = None
     place: int | None = None
     tied: bool = False
 
@@ -59,7 +63,7 @@ class Player:
 
 @dataclass
 class TableSeats:
-    number: int
+    number: TableId
     size: int
     #: seats of the current hand's button and big blind, as the table reports them
     button: int | None = None
@@ -99,8 +103,8 @@ class Tournament:
         self.seed = seed
         self.rng = random.Random(seed)
         self.players: dict[str, Player] = {}
-        self.tables: dict[int, TableSeats] = {}
-        self.break_order: list[int] = []
+        self.tables: dict[TableId, TableSeats] = {}
+        self.break_order: list[TableId] = []
         self.starting_tables = 0
         self.hand_for_hand = False
         self.decisions: list[Decision] = []
@@ -113,7 +117,7 @@ class Tournament:
     def open_tables(self) -> list[TableSeats]:
         return [t for t in self.tables.values() if t.open]
 
-    def planned(self, table: int) -> dict[int, str]:
+    def planned(self, table: TableId) -> dict[int, str]:
         """Seat -> player at ``table`` once every move the floor ordered is done."""
         seats = {}
         for p in self.active():
@@ -122,11 +126,11 @@ class Tournament:
                 seats[where[1]] = p.name
         return seats
 
-    def present(self, table: int) -> dict[int, str]:
+    def present(self, table: TableId) -> dict[int, str]:
         """Seat -> player physically at ``table`` now (moves not yet confirmed keep him here)."""
         return {p.seat: p.name for p in self.active() if p.table == table and p.seat is not None}
 
-    def counts(self) -> dict[int, int]:
+    def counts(self) -> dict[TableId, int]:
         return {t.number: len(self.planned(t.number)) for t in self.open_tables()}
 
     def describe(self) -> dict[str, Any]:
@@ -146,7 +150,7 @@ class Tournament:
             raise SeatingError(f"{name} is already registered")
         self.players[name] = Player(name, self.structure.starting_stack)
 
-    def start(self, tables: Sequence[int]) -> list[Decision]:
+    def start(self, tables: Sequence[TableId]) -> list[Decision]:
         """Seat everybody registered at random (TDA 6) on as few of ``tables`` as hold them."""
         self.events.append({"op": "start", "tables": list(tables)})
         size = self.structure.table_size
@@ -164,7 +168,7 @@ class Tournament:
             self._default_positions(t)
         return out
 
-    def _draw(self, names: Sequence[str], tables: Sequence[int], kind: str, cites: Sequence[str]) -> list[Decision]:
+    def _draw(self, names: Sequence[str], tables: Sequence[TableId], kind: str, cites: Sequence[str]) -> list[Decision]:
         """Random seats for ``names`` spread evenly over ``tables`` (shares differ by one at most)."""
         per = {n: 0 for n in tables}
         for i in range(len(names)):
@@ -193,14 +197,14 @@ class Tournament:
         elif after:
             t.small_blind, t.big_blind = after[0], after[1]
 
-    def positions(self, table: int, button: int, small_blind: int | None, big_blind: int) -> None:
+    def positions(self, table: TableId, button: int, small_blind: int | None, big_blind: int) -> None:
         """The table reports where the button and blinds are for the hand it is dealing."""
         self.events.append({"op": "positions", "table": table, "button": button, "small_blind": small_blind,
                             "big_blind": big_blind})
         t = self._table(table)
         t.button, t.small_blind, t.big_blind = button, small_blind, big_blind
 
-    def _table(self, table: int) -> TableSeats:
+    def _table(self, table: TableId) -> TableSeats:
         t = self.tables.get(table)
         if t is None or not t.open:
             raise SeatingError(f"table {table} is not in play")
@@ -338,14 +342,14 @@ class Tournament:
             self._default_positions(t)
         return out
 
-    def _break(self, table: int, cards: Mapping[str, str] | None = None) -> list[Decision]:
+    def _break(self, table: TableId, cards: Mapping[str, str] | None = None) -> list[Decision]:
         """Break ``table``: seat cards for balanced open seats, one card face up to each player (TDA 9 RP)."""
         t = self.tables[table]
         movers = sorted(self.planned(table).values())
         t.open = False
         self.break_order.remove(table)
         counts = self.counts()
-        seat_cards: list[tuple[int, int]] = []
+        seat_cards: list[tuple[TableId, int]] = []
         free = {n: [s for s in range(1, self.tables[n].size + 1) if s not in self.planned(n)] for n in counts}
         for _ in movers:  # the seat cards: open seats that keep the tables even
             n = min((c, -self.break_order.index(k), k)
@@ -386,7 +390,7 @@ class Tournament:
             take = min((c, -self.break_order.index(n), n) for n, c in counts.items())[2]
             out.append(self._move_for_balance(give, take))
 
-    def _move_for_balance(self, give: int, take: int) -> Decision:
+    def _move_for_balance(self, give: TableId, take: TableId) -> Decision:
         """RRoP s15 14: the player due for the big blind moves to the earliest seat due for it."""
         g, t = self.tables[give], self.tables[take]
         seats = self.planned(give)
