@@ -36,7 +36,6 @@ from controller.errors import PokerTableError
 from controller.floor.tournament.structure import Structure
 from controller.rules.cards import Card, standard_deck
 
-
 #: a table's name in the room: the number on its felt or the id it publishes under ("t7")
 TableId = int | str
 
