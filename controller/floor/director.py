@@ -47,6 +47,8 @@ class Director:
         self.action_clocks: dict[str, tuple[ActionClock, float | None]] = {}
         self._seq = 0
         self._replaying = False
+        #: face-up cards read so far at a table being broken, by player (TDA 9's step 2)
+        self._draw_reads: dict[str, dict[str, str]] = {}
 
     # ------------------------------------------------------------------ journal
     def restore(self) -> Director:
@@ -100,7 +102,9 @@ class Director:
 
     def _tournament(self, name: str, body: dict[str, Any], t: float) -> list[dict[str, Any]]:
         if name == "create":
-            self.tournament = Tournament(Structure.from_dict(body["structure"]), int(body["seed"]))
+            self.tournament = Tournament(Structure.from_dict(body["structure"]), int(body["seed"]),
+                                         str(body.get("draw", "random")))
+            self._draw_reads.clear()
             self.clock = None
             return [{"kind": "tournament", "text": f"Tournament {body['structure']['name']} created",
                      "citations": []}]
@@ -115,6 +119,7 @@ class Director:
             "positions": lambda: tour.positions(body["table"], int(body["button"]),
                                                 body.get("small_blind"), int(body["big_blind"])),
             "confirm_move": lambda: tour.confirm_move(str(body["name"])),
+            "break_cards": lambda: tour.break_cards(body["table"], dict(body["cards"])),
         }
         if name == "clock_start":
             self.clock = TournamentClock(tour.structure, t)
@@ -179,17 +184,41 @@ class Director:
         The request is journaled like any other, so a replay balances from the same positions.
         """
         tour = self.tournament
-        if tour is None or msg.path != "event/hand_start" or not isinstance(msg.payload, dict):
+        if tour is None or not isinstance(msg.payload, dict):
             return
         table = next((t for t in tour.tables if str(t) == msg.table_id), None)
-        if table is None or not tour.tables[table].open:
+        if table is None:
             return
         p = msg.payload
-        blinds = p.get("blinds") if isinstance(p.get("blinds"), dict) else {}
+        if msg.path == "event/card" and table in tour.pending_breaks:
+            self._break_read(table, p)
+            return
+        if msg.path != "event/hand_start" or not tour.tables[table].open:
+            return
+        raw = p.get("blinds")
+        blinds: dict[str, Any] = raw if isinstance(raw, dict) else {}
         if not isinstance(p.get("button"), int) or not isinstance(blinds.get("big"), int):
             return
         self.request("tournament.positions", {"table": table, "button": p["button"],
                                               "small_blind": blinds.get("small"), "big_blind": blinds["big"]})
+
+    def _break_read(self, table: Any, p: dict[str, Any]) -> None:
+        """A face-up card the antennas read at a table being broken: once every player has one, the
+        seat cards go out (TDA 9 Recommended Procedure, step 2). A second card to a seat replaces the
+        first (the dealer corrected a misdealt draw)."""
+        tour = self.tournament
+        assert tour is not None
+        if p.get("face") != "up" or not isinstance(p.get("card"), str) or not isinstance(p.get("seat"), int):
+            return
+        movers = tour.pending_breaks[table][0]
+        player = tour.present(table).get(p["seat"])
+        if player not in movers:  # an empty seat, or a player already sent elsewhere to balance
+            return
+        reads = self._draw_reads.setdefault(str(table), {})
+        reads[player] = p["card"].split("@")[0]
+        if sorted(reads) == movers:
+            del self._draw_reads[str(table)]
+            self.request("tournament.break_cards", {"table": table, "cards": reads})
 
     def _clock_on(self, table: str) -> tuple[ActionClock, float | None]:
         if table not in self.action_clocks:

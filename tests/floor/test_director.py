@@ -143,3 +143,40 @@ def test_a_tournament_table_reports_its_blinds_through_its_own_hand_start(tmp_pa
     move = next(x for x in out if x["kind"] == "move")
     mover = d.tournament.players[move["player"]]
     assert (mover.table, mover.seat) == ("t1", seats[5])  # the first seat after t1's big blind
+
+
+def test_a_break_is_drawn_with_the_cards_the_breaking_tables_antennas_read(tmp_path: Path) -> None:
+    """TDA 9: players from a broken table get new seats by a 2-step random process; the floor takes
+    step 2 (one card face up to each player) from the table's own card events."""
+    from controller.floor.sources import Ingestor
+
+    now = FakeTime()
+    d = _director(tmp_path, now)
+    ingest = Ingestor(Store.open(f"sqlite:///{tmp_path / 'ingest.db'}"))
+    ingest.observers.append(d.observe)
+    d.request("tournament.create", {"structure": STRUCTURE, "draw": "antennas"})
+    for i in range(36):
+        d.request("tournament.register", {"name": f"p{i:02d}"})
+    d.request("tournament.start", {"tables": ["t1", "t2", "t3", "t4"]})
+    tour = d.tournament
+    d.request("tournament.bust", {"hand": [{"table": "t1", "players": {n: 5 for n in
+                                                                      list(tour.planned("t1").values())[:5]}}]})
+    out = d.request("tournament.bust", {"hand": [{"table": "t2", "players": {n: 5 for n in
+                                                                            list(tour.planned("t2").values())[:4]}}]})
+    brk = next(x for x in out if x["kind"] == "break")
+    assert brk["table"] == "t4" and "t4" in tour.pending_breaks
+    seats = sorted(s for s, n in tour.present("t4").items() if n in brk["players"])
+    faces = ["2c", "Ah", "Kd", "Ks", "9h", "Tc", "3d", "4s", "5h"][: len(seats)]
+    msgs = []
+    for seq, (seat, face) in enumerate(zip(seats, faces, strict=True), 1):
+        ev = {"schema": 1, "seq": seq, "ts": now.t, "hand_id": 0, "kind": "card", "seat": seat, "face": "up",
+              "card": face, "source": "rfid"}
+        msgs.append(("poker/t4/event/card", json.dumps(ev).encode()))
+    ingest.handle(msgs[:-1])
+    assert "t4" in tour.pending_breaks  # one player still waits for his card
+    ingest.handle(msgs[-1:])
+    assert "t4" not in tour.pending_breaks
+    first = next(x for x in d.tournament.decisions[::-1] if x.kind == "move" and x.data.get("card") == "Ah")
+    assert [first.data["table"], first.data["seat"]] == brk["seat_cards"][0]  # the highest card, the first seat card
+    again = _director(tmp_path, now)
+    assert again.state()["tournament"] == d.state()["tournament"]

@@ -249,13 +249,13 @@ def test_a_hundred_player_tournament_on_twelve_tables_runs_to_the_final_table_by
         for d in out:
             if d.kind == "break":
                 broken_order.append(d.data["table"])
-                cards = d.data["cards"]
                 movers = [m for m in out if m.kind == "move" and m.data.get("card") and
-                          m.data["player"] in cards]
-                ranks = [(m.data["card"]) for m in movers]
-                assert len(set(cards.values())) == len(cards)  # one card each, none twice
+                          m.data["player"] in d.data["players"]]
+                ranks = [m.data["card"] for m in movers]
+                assert len(movers) == len(d.data["players"]) and len(set(ranks)) == len(ranks)  # one card each
                 keyed = sorted(ranks, key=lambda c: ("23456789TJQKA".index(c[0]), "cdhs".index(c[1])), reverse=True)
-                assert ranks == keyed  # seat cards go out from the highest card by suit
+                assert ranks == keyed  # seat cards go out from the highest card by suit, in their scrambled order
+                assert [[m.data["table"], m.data["seat"]] for m in movers] == d.data["seat_cards"]
             if d.kind == "redraw":
                 redraws.append(len(d.data["tables"]))
         n_busted = sum(len(h["players"]) for h in hand)
@@ -296,3 +296,32 @@ def test_busts_in_one_hand_at_one_table_rank_by_starting_chips_rrop_s15_35() -> 
         t.bust([{"table": 1, "players": {a: 1}}])
     with pytest.raises(SeatingError, match="journal starts"):
         Tournament.replay(t.structure, t.events[1:])
+
+
+def test_a_break_waits_for_the_cards_the_antennas_read_tda_9() -> None:
+    """TDA 9 Recommended Procedure: "the dealer then deals one playing card face up to each player. The
+    seat cards are then dealt out with the first seat card going to the player with the highest
+    playing card by suit showing." With the antennas dealing, the floor waits for their reads."""
+    t = Tournament(_structure(), seed=3, draw="antennas")
+    for i in range(36):
+        t.register(f"p{i:02d}")
+    t.start([1, 2, 3, 4])
+    t.bust([{"table": 1, "players": {n: 100 for n in list(t.planned(1).values())[:5]}}])
+    out = t.bust([{"table": 2, "players": {n: 100 for n in list(t.planned(2).values())[:4]}}])
+    brk = next(d for d in out if d.kind == "break")  # 27 left fit three tables: table 4 breaks
+    assert brk.data["table"] == 4 and not [d for d in out if d.kind == "move" and d.data.get("card")]
+    players = brk.data["players"]
+    assert sum(t.counts().values()) == 27 and len(t.counts()) == 3  # seat cards hold their seats
+    with pytest.raises(SeatingError, match="one card for each"):
+        t.break_cards(4, {players[0]: "As"})
+    with pytest.raises(SeatingError, match="same card twice"):
+        t.break_cards(4, {p: "As" for p in players})
+    faces = ["2c", "Ah", "Kd", "Ks", "9h", "Tc", "3d", "4s", "5h", "6c"]
+    moves = t.break_cards(4, dict(zip(players, faces, strict=False)))
+    moved = [d for d in moves if d.kind == "move"]
+    by_card = sorted(zip(players, faces, strict=False), key=lambda pc: ("23456789TJQKA".index(pc[1][0]),
+                                                                         "cdhs".index(pc[1][1])), reverse=True)
+    assert [d.data["player"] for d in moved] == [p for p, _ in by_card]  # Ah first, then Ks, Kd ...
+    assert [[d.data["table"], d.data["seat"]] for d in moved] == brk.data["seat_cards"]
+    replayed = Tournament.replay(t.structure, t.events)
+    assert [d.describe() for d in replayed.decisions] == [d.describe() for d in t.decisions]

@@ -97,9 +97,14 @@ def _best_card(card: Card) -> tuple[int, int]:
 class Tournament:
     """The floor's picture of one tournament's seating; every call journals its input."""
 
-    def __init__(self, structure: Structure, seed: int) -> None:
+    def __init__(self, structure: Structure, seed: int, draw: str = "random") -> None:
+        if draw not in ("random", "antennas"):
+            raise SeatingError(f"a draw is dealt by 'random' or 'antennas', not {draw!r}")
         self.structure = structure
         self.seed = seed
+        #: who deals a break's face-up cards: the journaled random source, or the table's antennas
+        self.draw = draw
+        self.pending_breaks: dict[TableId, tuple[list[str], list[tuple[TableId, int]]]] = {}
         self.rng = random.Random(seed)
         self.players: dict[str, Player] = {}
         self.tables: dict[TableId, TableSeats] = {}
@@ -107,7 +112,7 @@ class Tournament:
         self.starting_tables = 0
         self.hand_for_hand = False
         self.decisions: list[Decision] = []
-        self.events: list[dict[str, Any]] = [{"op": "create", "seed": seed}]
+        self.events: list[dict[str, Any]] = [{"op": "create", "seed": seed, "draw": draw}]
 
     # ------------------------------------------------------------------ views
     def active(self) -> list[Player]:
@@ -129,8 +134,13 @@ class Tournament:
         """Seat -> player physically at ``table`` now (moves not yet confirmed keep him here)."""
         return {p.seat: p.name for p in self.active() if p.table == table and p.seat is not None}
 
+    def _taken(self, table: TableId) -> set[int]:
+        """Seats with a player, sent or seated, or held by a seat card of a break still being drawn."""
+        held = {s for _, cards in self.pending_breaks.values() for n, s in cards if n == table}
+        return set(self.planned(table)) | held
+
     def counts(self) -> dict[TableId, int]:
-        return {t.number: len(self.planned(t.number)) for t in self.open_tables()}
+        return {t.number: len(self._taken(t.number)) for t in self.open_tables()}
 
     def describe(self) -> dict[str, Any]:
         return {"players_left": len(self.active()), "hand_for_hand": self.hand_for_hand,
@@ -232,7 +242,7 @@ class Tournament:
         fewest = min(counts[n] for n in room)
         table = self.rng.choice(sorted(n for n in room if counts[n] == fewest))
         t = self.tables[table]
-        free = [s for s in range(1, t.size + 1) if s not in self.planned(table)]
+        free = [s for s in range(1, t.size + 1) if s not in self._taken(table)]
         seat = self.rng.choice(free)
         self.players[name] = Player(name, self.structure.starting_stack, table, seat)
         waits = self._between_sb_and_button(t, seat)
@@ -341,15 +351,20 @@ class Tournament:
             self._default_positions(t)
         return out
 
-    def _break(self, table: TableId, cards: Mapping[str, str] | None = None) -> list[Decision]:
-        """Break ``table``: seat cards for balanced open seats, one card face up to each player (TDA 9 RP)."""
+    def _break(self, table: TableId) -> list[Decision]:
+        """Break ``table`` by the 2-step random process (TDA 9 and its Recommended Procedure).
+
+        Step 1 here: seat cards for open seats that keep the tables even, scrambled face down.
+        Step 2 is the dealer's: one card face up to each player. With ``draw="antennas"`` the break
+        waits for the cards the table's antennas read (:meth:`break_cards`); a simulation draws them.
+        """
         t = self.tables[table]
         movers = sorted(self.planned(table).values())
         t.open = False
         self.break_order.remove(table)
         counts = self.counts()
         seat_cards: list[tuple[TableId, int]] = []
-        free = {n: [s for s in range(1, self.tables[n].size + 1) if s not in self.planned(n)] for n in counts}
+        free = {n: [s for s in range(1, self.tables[n].size + 1) if s not in self._taken(n)] for n in counts}
         for _ in movers:  # the seat cards: open seats that keep the tables even
             n = min((c, -self.break_order.index(k), k)
                     for k, c in counts.items() if free[k])[2]
@@ -358,13 +373,32 @@ class Tournament:
             counts[n] += 1
             seat_cards.append((n, s))
         self.rng.shuffle(seat_cards)  # step 1: scrambled face down
-        if cards is None:  # step 2: one card face up to each player (a simulation draws them)
-            deck = [c.face for c in standard_deck()]
-            cards = dict(zip(movers, self.rng.sample(deck, len(movers)), strict=True))
-        order = sorted(movers, key=lambda m: _best_card(Card.parse(cards[m])), reverse=True)
         out = [self._decide("break", f"Break table {table}: deal one card face up to each of its "
                             f"{len(movers)} players; the highest card by suit takes the first seat card",
-                            ("TDA 9", "TDA RP Rule 9", "RRoP s15 12"), table=table, cards=dict(cards))]
+                            ("TDA 9", "TDA RP Rule 9", "RRoP s15 12"), table=table, players=movers,
+                            seat_cards=[list(sc) for sc in seat_cards])]
+        self.pending_breaks[table] = (movers, seat_cards)
+        if self.draw == "random":  # a simulation: the journaled random source deals the cards
+            deck = [c.face for c in standard_deck()]
+            out += self.break_cards(table, dict(zip(movers, self.rng.sample(deck, len(movers)), strict=True)),
+                                    journal=False)
+        return out
+
+    def break_cards(self, table: TableId, cards: Mapping[str, str], journal: bool = True) -> list[Decision]:
+        """Step 2 of a break: the card each player of ``table`` got face up; the seat cards go out."""
+        if journal:
+            self.events.append({"op": "break_cards", "table": table, "cards": dict(cards)})
+        if table not in self.pending_breaks:
+            raise SeatingError(f"table {table} is not being broken")
+        movers, seat_cards = self.pending_breaks[table]
+        if sorted(cards) != movers:
+            raise SeatingError(f"table {table}'s draw needs one card for each of {movers}; got {sorted(cards)}")
+        parsed = {m: Card.parse(cards[m]) for m in movers}
+        if len({c.face for c in parsed.values()}) != len(parsed):
+            raise SeatingError(f"table {table}'s draw has the same card twice: deal it again")
+        del self.pending_breaks[table]
+        order = sorted(movers, key=lambda m: _best_card(parsed[m]), reverse=True)
+        out = []
         for name, (n, s) in zip(order, seat_cards, strict=True):
             p = self.players[name]
             p.moving_to = (n, s)
@@ -372,7 +406,7 @@ class Tournament:
             out.append(self._decide("move", f"{name} ({cards[name]}): table {table} -> table {n}, seat {s}"
                                     + (", waits for the button to pass" if waits else ""),
                                     ("TDA 9",), player=name, table=n, seat=s, waits=waits, card=cards[name]))
-        return out
+        return out + self._halts()
 
     def _balance(self) -> list[Decision]:
         out: list[Decision] = []
@@ -395,7 +429,7 @@ class Tournament:
         seats = self.planned(give)
         after_bb = _clockwise(g.big_blind, g.size) if g.big_blind else sorted(seats)
         mover = next(seats[s] for s in after_bb if s in seats and self.players[seats[s]].moving_to is None)
-        taken = self.planned(take)
+        taken = self._taken(take)
         order = _clockwise(t.big_blind, t.size) if t.big_blind else list(range(1, t.size + 1))
         open_seats = [s for s in order if s not in taken]
         seat = next((s for s in open_seats if not self._between_sb_and_button(t, s)), open_seats[0])
@@ -433,21 +467,22 @@ class Tournament:
         first = next(it)
         if first.get("op") != "create":
             raise SeatingError("a tournament journal starts with its seed")
-        tour = cls(structure, int(first["seed"]))
+        tour = cls(structure, int(first["seed"]), first.get("draw", "random"))
+        calls: dict[str, Any] = {
+            "register": lambda e: tour.register(e["name"]),
+            "start": lambda e: tour.start(e["tables"]),
+            "late_entry": lambda e: tour.late_entry(e["name"]),
+            "positions": lambda e: tour.positions(e["table"], e["button"], e["small_blind"], e["big_blind"]),
+            "confirm_move": lambda e: tour.confirm_move(e["name"]),
+            "bust": lambda e: tour.bust(e["hand"]),
+            "break_cards": lambda e: tour.break_cards(e["table"], e["cards"]),
+        }
         for ev in it:
-            op = ev.get("op")
-            if op == "register":
-                tour.register(ev["name"])
-            elif op == "start":
-                tour.start(ev["tables"])
-            elif op == "late_entry":
-                tour.late_entry(ev["name"])
-            elif op == "positions":
-                tour.positions(ev["table"], ev["button"], ev["small_blind"], ev["big_blind"])
-            elif op == "confirm_move":
-                tour.confirm_move(ev["name"])
-            elif op == "bust":
-                tour.bust(ev["hand"])
-            else:
-                raise SeatingError(f"unknown tournament journal entry {op!r}")
+            call = calls.get(ev.get("op", ""))
+            if call is None:
+                raise SeatingError(f"unknown tournament journal entry {ev.get('op')!r}")
+            try:
+                call(ev)
+            except SeatingError:
+                pass  # refused when it was asked, and refused the same way now: the journal keeps it
         return tour
