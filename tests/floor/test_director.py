@@ -180,3 +180,45 @@ def test_a_break_is_drawn_with_the_cards_the_breaking_tables_antennas_read(tmp_p
     assert [first.data["table"], first.data["seat"]] == brk["seat_cards"][0]  # the highest card, the first seat card
     again = _director(tmp_path, now)
     assert again.state()["tournament"] == d.state()["tournament"]
+
+
+@pytest.mark.parametrize("db", ["sqlite", "postgresql"])
+def test_a_hundred_player_tournament_on_the_floor_one_machine_and_the_room_database(tmp_path: Path, db: str) -> None:
+    """From seating to the final table through the director's requests, journaled in SQLite (one
+    machine) or PostgreSQL (the room's database), then replayed by a restarted floor to the same seats
+    and decisions. The rules themselves are checked step by step in test_tournament.py."""
+    import random
+
+    from controller.floor.room import Postgres
+
+    pg = Postgres().start() if db == "postgresql" else None
+    url = pg.url if pg else f"sqlite:///{tmp_path / 'floor.db'}"
+    try:
+        now = FakeTime()
+        d = Director(Store.open(url), now=now).restore()
+        d.request("tournament.create", {"structure": {**STRUCTURE, "paid_places": 12}, "seed": 5})
+        for i in range(100):
+            d.request("tournament.register", {"name": f"p{i:03d}"})
+        d.request("tournament.start", {"tables": [f"t{n}" for n in range(1, 13)]})
+        d.request("tournament.clock_start", {})
+        rng = random.Random(9)
+        tour = d.tournament
+        while len(tour.active()) > 1:
+            now.t += 90
+            table = rng.choice(sorted(str(t.number) for t in tour.open_tables()))
+            staying = [n for n in tour.present(table).values() if tour.players[n].moving_to is None]
+            if len(staying) < 2 or rng.random() < 0.4:
+                continue
+            d.request("tournament.bust", {"hand": [{"table": table, "players": {rng.choice(staying): 100}}]})
+            for p in [p for p in tour.active() if p.moving_to]:
+                d.request("tournament.confirm_move", {"name": p.name})
+            counts = tour.counts()
+            assert max(counts.values()) - min(counts.values()) <= (2 if len(counts) > 6 else 1)
+            if len(tour.active()) <= 9:
+                assert len(counts) == 1  # TDA 10
+        assert d.reading()["players_left"] == 1 and d.reading()["level"] > 1
+        again = Director(Store.open(url), now=now).restore()
+        assert again.state() == d.state()
+    finally:
+        if pg:
+            pg.stop()
