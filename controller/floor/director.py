@@ -21,6 +21,7 @@ from controller.errors import PokerTableError
 from controller.floor.cashroom import CashRoom
 from controller.floor.ingest import Parsed
 from controller.floor.store import Row, Store
+from controller.floor.tournament.chiprace import CITATIONS, chip_race
 from controller.floor.tournament.clock import ActionClock
 from controller.floor.tournament.seating import Tournament
 from controller.floor.tournament.structure import Structure, TournamentClock
@@ -121,6 +122,8 @@ class Director:
             "confirm_move": lambda: tour.confirm_move(str(body["name"])),
             "break_cards": lambda: tour.break_cards(body["table"], dict(body["cards"])),
         }
+        if name == "chip_race":
+            return self._chip_race(tour, body, t)
         if name == "clock_start":
             self.clock = TournamentClock(tour.structure, t)
             return [{"kind": "level", "text": "The clock starts", "citations": ["TDA 21"], **self.reading(t)}]
@@ -133,6 +136,27 @@ class Director:
         if call is None:
             raise DirectorError(f"unknown tournament request {name!r}")
         return [d.describe() for d in (call() or [])]
+
+    def _chip_race(self, tour: Tournament, body: dict[str, Any], t: float) -> list[dict[str, Any]]:
+        """TDA 22 at a scheduled colour-up: the table's stacks by chip and the race's cards in deal order.
+
+        The chips removed are those the structure colours up at the break the clock is in (or
+        ``removed`` in the request); what remains is the structure's chips after that level.
+        """
+        if self.clock is None:
+            raise DirectorError("the clock has not started: no colour-up is due")
+        reading = self.clock.reading(t)
+        scheduled = reading.level.colour_up if reading.on_break else ()
+        removed = [int(x) for x in body.get("removed") or scheduled]
+        if not removed:
+            raise DirectorError(f"no colour-up is scheduled now (level {reading.level.number}"
+                                f"{', on its break' if reading.on_break else ' in play'}): name the chips removed")
+        remaining = [d for d in tour.structure.denominations if d not in removed]
+        stacks = {int(seat): {int(d): int(n) for d, n in chips.items()} for seat, chips in body["stacks"].items()}
+        results = chip_race(stacks, removed, remaining, [str(c) for c in body["cards"]])
+        return [{"kind": "chip_race", "table": body["table"], "seat": r.seat, "text":
+                 f"Seat {r.seat}: {r.value_before} -> {r.value_after} ({r.why})", "citations": list(CITATIONS),
+                 **r.describe()} for r in results]
 
     def _cash(self, name: str, body: dict[str, Any], t: float) -> list[dict[str, Any]]:
         room = self.cash

@@ -222,3 +222,22 @@ def test_a_hundred_player_tournament_on_the_floor_one_machine_and_the_room_datab
     finally:
         if pg:
             pg.stop()
+
+
+def test_the_chip_race_at_the_scheduled_colour_up_tda_22(tmp_path: Path) -> None:
+    """TDA 22-A: "At scheduled colour-ups, chips will be raced off starting in seat 1"; the floor takes
+    the removed chips from the structure (the example colours up the 25s after level 2)."""
+    from controller.floor.tournament.chiprace import ChipRaceError
+
+    now = FakeTime()
+    d = _director(tmp_path, now)
+    _run_tournament(d, now)  # level 2 is running
+    with pytest.raises(DirectorError, match="no colour-up is scheduled now \\(level 2 in play\\)"):
+        d.request("tournament.chip_race", {"table": 1, "stacks": {}, "cards": []})
+    now.t += 30 * 60  # the break after level 2
+    out = d.request("tournament.chip_race", {"table": 1, "stacks": {"1": {"25": 3, "100": 10}, "4": {"25": 2}},
+                                            "cards": ["2c", "3c", "4c", "Ah", "Kh"]})
+    seat4 = next(x for x in out if x["seat"] == 4)
+    assert seat4["after"] == 100 and "raced out" in seat4["why"] and seat4["citations"] == ["TDA 22", "RRoP s15 8"]
+    with pytest.raises(ChipRaceError):
+        d.request("tournament.chip_race", {"table": 1, "stacks": {"1": {"25": 3}}, "cards": []})
