@@ -254,7 +254,8 @@ class CashRoom:
     def describe(self) -> dict[str, Any]:
         """What the floor page shows: each game's seats, the lists and who is next."""
         return {"games": {g.table: {"form": g.form, "stakes": g.stakes, "players": g.players, "feeds": g.feeds,
-                                    "open": g.open_seats(), "held": g.reserved} for g in self.games.values()},
+                                    "open": g.open_seats(), "held": g.reserved,
+                                    "seats": g.seats} for g in self.games.values()},
                 "lists": {f"{k[1]} {k[0]}": list(v) for k, v in self.lists.items()},
                 "next": {f"{k[1]} {k[0]}": (v[0] if v else None) for k, v in self.lists.items()}}
 

@@ -241,3 +241,51 @@ def test_the_chip_race_at_the_scheduled_colour_up_tda_22(tmp_path: Path) -> None
     assert seat4["after"] == 100 and "raced out" in seat4["why"] and seat4["citations"] == ["TDA 22", "RRoP s15 8"]
     with pytest.raises(ChipRaceError):
         d.request("tournament.chip_race", {"table": 1, "stacks": {"1": {"25": 3}}, "cards": []})
+
+
+def test_the_room_page_shows_lists_open_seats_who_is_next_and_each_decision_live(tmp_path: Path) -> None:
+    """The floor's room page in Chromium: the tournament's tables and halts with their rules, the cash
+    games with open and held seats, the waiting list with who is next, updated as requests come in."""
+    missing = browser_missing()
+    if missing:
+        if os.environ.get("CI"):
+            pytest.fail(f"browser tests need Playwright and Chromium in CI: {missing}", pytrace=False)
+        pytest.skip(missing)
+    hub = Hub()
+    now = FakeTime()
+    d = Director(Store.open(f"sqlite:///{tmp_path / 'floor.db'}"),
+                 lambda topic, payload: hub.publish({"type": "room", "topic": topic}), now=now).restore()
+    _run_tournament(d, now)
+    d.request("cash.open_game", {"table": "C1", "form": "holdem", "stakes": "1/2", "seats": 2})
+    d.request("cash.open_game", {"table": "C2", "form": "holdem", "stakes": "1/2", "seats": 2, "feeds": "C1"})
+    for name in ("ann", "bob", "cy", "dee", "eve"):
+        d.request("cash.join_list", {"player": name, "form": "holdem", "stakes": "1/2", "present": True})
+    for table in ("C1", "C2"):
+        for seat in (1, 2):
+            d.request("cash.seat_opens", {"table": table, "seat": seat})
+    d.request("cash.seat_opens", {"table": "C1", "seat": 2})  # bob leaves: cy must move from C2
+    store = Store.open(f"sqlite:///{tmp_path / 'floor.db'}")
+    server = FloorServer(FloorApi(store, director=d), hub)
+    try:
+        with launch_browser({"width": 1280, "height": 900}) as ctx:
+            page = ctx.new_page()
+            errors = watch_console(page)
+            page.goto(server.url + "/floor/room.html")
+            page.wait_for_selector('#c-lists [data-game="1/2 holdem"]', timeout=8000)
+            assert page.text_content('#c-lists [data-game="1/2 holdem"] h4') == "1/2 holdem: next is eve"
+            c1 = page.text_content('#c-games [data-table="C1"]')
+            assert "2: held for cy" in c1 and "(must-move for C1)" in page.text_content('#c-games [data-table="C2"]')
+            decisions = page.text_content("#t-decisions")
+            assert "finishes" in decisions and "RRoP s15 35" in decisions
+            # a new name on the list reaches the page through the live stream, without a reload
+            loads = int(page.get_attribute("body", "data-loaded"))
+            req = urllib.request.Request(server.url + "/api/room/cash/join_list", method="POST", data=json.dumps(
+                {"player": "fay", "form": "holdem", "stakes": "1/2", "present": True}).encode())
+            urllib.request.urlopen(req, timeout=5).read()
+            page.wait_for_function(f"() => Number(document.body.dataset.loaded) > {loads}", timeout=4000)
+            page.wait_for_function("() => document.querySelector('#c-lists ol').textContent.includes('fay')",
+                                   timeout=4000)
+            assert not errors, errors
+    finally:
+        server.stop()
+        store.close()

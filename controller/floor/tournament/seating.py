@@ -144,7 +144,7 @@ class Tournament:
 
     def describe(self) -> dict[str, Any]:
         return {"players_left": len(self.active()), "hand_for_hand": self.hand_for_hand,
-                "tables": {t.number: {"seats": self.planned(t.number), "halted": t.halted}
+                "tables": {t.number: {"seats": self.planned(t.number), "halted": t.halted, "size": t.size}
                            for t in self.open_tables()}}
 
     # ------------------------------------------------------------------ decisions
