@@ -4,9 +4,12 @@ Every request (a registration, a bust a table reported, a seat that opened, a cl
 appended to the store's ``room_log`` with the time it was made, then applied to the pure models
 (:mod:`.tournament`, :mod:`.cashroom`); a restarted floor replays the log and reaches the same
 seats and decisions (the random source's seed is journaled with the tournament). Decisions go to
-the floor page's live stream and, through ``publish``, as ``<base>/room/<kind>`` and a table's own
-instructions as ``<base>/room/table/<table>`` (the floor service publishes them on the tables'
-Mosquitto when it reads one; a room reading NATS publishes nothing to the tables yet).
+the floor page's live stream and, through ``publish``, as ``floor/room/<kind>`` and a table's own
+instructions as ``floor/room/table/<table>`` (outside the tables' ``<base>/<table>/`` namespace, so
+no table id can collide). When the clock reaches a new level, each open tournament table gets
+``<base>/<table>/request/level`` (the table's own request: its daemon applies the level at its next
+hand, TDA 21). The floor service publishes all of them on the tables' Mosquitto when it reads one;
+a room reading NATS publishes nothing to the tables yet.
 """
 
 from __future__ import annotations
@@ -37,8 +40,12 @@ Publish = Callable[[str, dict[str, Any]], None]
 
 
 class Director:
-    def __init__(self, store: Store, publish: Publish | None = None, now: Callable[[], float] = time.time) -> None:
+    def __init__(self, store: Store, publish: Publish | None = None, now: Callable[[], float] = time.time,
+                 base: str = "poker") -> None:
         self.store = store
+        self.base = base
+        #: the level last sent to the tables (the clock's reading decides the next one)
+        self._level_sent: int | None = None
         self.publish = publish or (lambda topic, payload: None)
         self.now = now
         self.lock = threading.Lock()
@@ -96,10 +103,34 @@ class Director:
         return decisions
 
     def _announce(self, decision: dict[str, Any]) -> None:
-        self.publish(f"room/{decision['kind']}", decision)
+        self.publish(f"floor/room/{decision['kind']}", decision)
         table = decision.get("table")
         if table is not None:
-            self.publish(f"room/table/{table}", decision)
+            self.publish(f"floor/room/table/{table}", decision)
+
+    def tick(self, t: float | None = None) -> list[dict[str, Any]]:
+        """Called every second: when the clock reaches a new level, every open table hears it.
+
+        TDA 21: "A new level will not be announced until the clock reaches zero. The new level applies
+        to the next hand." The table's daemon already keeps a new level for its next hand.
+        """
+        t = self.now() if t is None else t
+        with self.lock:
+            tour, clock = self.tournament, self.clock
+            if tour is None or clock is None:
+                return []
+            reading = clock.reading(t)
+            number = reading.level.number if not reading.on_break else None
+            if number is None or number == self._level_sent:
+                return []
+            self._level_sent = number
+            level = {"kind": "level", "text": f"Level {number}: {reading.level.small_blind} / "
+                     f"{reading.level.big_blind}, from each table's next hand", "citations": ["TDA 21"],
+                     **reading.describe()}
+            self.publish("floor/room/level", level)
+            for table in tour.open_tables():
+                self.publish(f"{self.base}/{table.number}/request/level", {"number": number})
+            return [level]
 
     def _tournament(self, name: str, body: dict[str, Any], t: float) -> list[dict[str, Any]]:
         if name == "create":

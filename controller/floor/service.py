@@ -58,7 +58,7 @@ class FloorService:
         self.read_store = Store.open(self.db)
         self.ingestor = Ingestor(self.store, base=self.base)
         # The director first: a tournament table's first hand_start already finds it listening.
-        self.director = Director(self.store, self._announce).restore()
+        self.director = Director(self.store, self._announce, base=self.base).restore()
         self.ingestor.observers.append(self.director.observe)
         if self.nats is not None:
             self.source = NatsSource(self.ingestor, self.nats).start()
@@ -68,7 +68,17 @@ class FloorService:
                                      password=self.mqtt_password, client_id=self.client_id, base=self.base).start()
         self.server = FloorServer(FloorApi(self.read_store, self.ingestor, self.source, self.director),
                                   self.ingestor.hub, self.http_host, self.http_port)
+        threading.Thread(target=self._tick, name="floor-clock", daemon=True).start()
         return self
+
+    def _tick(self) -> None:
+        """The tournament clock's heartbeat: a new level reaches the tables within a second."""
+        while not self._stopped.wait(1.0):
+            if self.director is not None:
+                try:
+                    self.director.tick()
+                except Exception:  # a publish during a broker outage: the next second tries again
+                    log.exception("floor clock tick")
 
     def _announce(self, topic: str, payload: dict[str, Any]) -> None:
         """A director's decision: to the floor page's live stream, and to the tables over MQTT."""
@@ -76,7 +86,7 @@ class FloorService:
         self.ingestor.hub.publish({"type": "room", "topic": topic, "decision": payload})
         client = getattr(self.source, "client", None)
         if client is not None:  # one machine: the tables' own Mosquitto (a room's NATS gets none yet)
-            client.publish(f"{self.base}/{topic}", json.dumps(payload), qos=1)
+            client.publish(topic, json.dumps(payload), qos=1)
 
     @property
     def url(self) -> str:

@@ -54,8 +54,8 @@ def test_requests_are_journaled_and_a_restarted_floor_reaches_the_same_decisions
     reading = d.reading()
     assert reading["level"] == 2 and reading["big_blind"] == 300 and reading["players_left"] == 23
     assert reading["average_stack"] == 20000 * 26 // 23
-    assert any(topic == "room/bust" for topic, _ in sent)
-    assert any(topic.startswith("room/table/") for topic, _ in sent)  # a table's own instructions
+    assert any(topic == "floor/room/bust" for topic, _ in sent)
+    assert any(topic.startswith("floor/room/table/") for topic, _ in sent)  # a table's own instructions
     # TDA 26: a clock called on seat 4 of table 2; no action: after 60 seconds the hand is dead
     d.request("clock.call", {"table": "2", "seat": 4})
     with pytest.raises(DirectorError, match="has not run out"):
@@ -289,3 +289,62 @@ def test_the_room_page_shows_lists_open_seats_who_is_next_and_each_decision_live
     finally:
         server.stop()
         store.close()
+
+
+def test_a_new_level_reaches_every_tournament_table_as_its_own_request_under_the_shipped_acl(tmp_path: Path) -> None:
+    """TDA 21: "A new level will not be announced until the clock reaches zero. The new level applies to
+    the next hand." The floor (its login in systemd/mosquitto/acl) sends each open tournament table
+    ``request/level``, which the table's daemon keeps for its next hand; the display hears the level."""
+    import secrets
+    import threading
+
+    import paho.mqtt.client as mqtt
+
+    from controller.floor.service import FloorService
+    from controller.mqtt import contract as mc
+    from tests.floor.test_floor_local import start
+
+    users = {"controller": secrets.token_urlsafe(8), "floor": secrets.token_urlsafe(8),
+             "display": secrets.token_urlsafe(8)}
+    got: list[tuple[str, dict]] = []
+    ready = threading.Event()
+    with start(users) as broker:
+        subs = []
+        for user, filt in (("controller", "poker/+/request/level"), ("display", "floor/room/level")):
+            c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=f"sub-{user}")
+            c.username_pw_set(user, users[user])
+            c.on_message = lambda _c, _u, m: got.append((m.topic, json.loads(m.payload)))
+            c.on_subscribe = lambda *a: ready.set()
+            c.connect(broker.host, broker.port)
+            c.subscribe(filt, qos=1)
+            c.loop_start()
+            subs.append(c)
+            assert ready.wait(5)
+            ready.clear()
+        floor = FloorService(db=f"sqlite:///{tmp_path / 'floor.db'}", mqtt=(broker.host, broker.port),
+                             mqtt_user="floor", mqtt_password=users["floor"]).start()
+        try:
+            from controller.floor.sources import wait_for
+
+            wait_for(lambda: floor.source.connected.is_set(), 10, "the floor online")
+            d = floor.director
+            d.request("tournament.create", {"structure": STRUCTURE})
+            for i in range(18):
+                d.request("tournament.register", {"name": f"p{i:02d}"})
+            d.request("tournament.start", {"tables": ["t1", "t2"]})
+            d.request("tournament.clock_start", {})
+            started = d.clock.start
+            assert d.tick(started + 5)[0]["level"] == 1
+            assert d.tick(started + 6) == []  # nothing new: no message
+            assert d.tick(started + 31 * 60)[0]["level"] == 2
+            wait_for(lambda: len([g for g in got if "request" in g[0]]) == 4, 5, "four level requests")
+            requests = sorted((t, p["number"]) for t, p in got if "request" in t)
+            assert requests == [("poker/t1/request/level", 1), ("poker/t1/request/level", 2),
+                                ("poker/t2/request/level", 1), ("poker/t2/request/level", 2)]
+            assert all(not mc.errors("request_level", p) for t, p in got if "request" in t)
+            wait_for(lambda: any(t == "floor/room/level" and p["level"] == 2 for t, p in got), 5, "the display")
+        finally:
+            floor.stop()
+            for c in subs:
+                c.loop_stop()
+                c.disconnect()
