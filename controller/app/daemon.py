@@ -224,7 +224,8 @@ class Daemon:
             persistent=True,  # console requests sent while the daemon is down wait on the broker
         )
         self.link = MqttLink(settings, self.topics.availability, request_filter=self.topics.requests,
-                             on_request=self._on_request, on_delivered=self._delivered, manual_ack=True)
+                             on_request=self._on_request, on_delivered=self._delivered, manual_ack=True,
+                             on_refused=self._refuse_request)
         # A room's floor reports what it stored (floor/<table>/stored, bridged in); what it lacks is
         # resent.  Inert on a table without a room: no report ever comes.
         self.floor_ack = FloorAck(self.link, settings, self.topics.root)
@@ -508,6 +509,13 @@ class Daemon:
         fut: Future = Future()
         fut.add_done_callback(lambda f: self._answer(f, reply))
         self.inbox.put(_Item(event, "console", fut, time.monotonic(), transaction, request=True))
+
+    def _refuse_request(self, name: str, payload: bytes, response_topic: str | None, correlation: bytes | None,
+                        reason: str) -> None:
+        """A request the link refused before parsing (a retained one): answered, never applied."""
+        transaction = request_transaction(payload)
+        topic = response_topic if response_topic is not None and self.topics_allow_response(response_topic) else None
+        self._respond(_Reply(name, topic, correlation, transaction), response_payload(transaction, False, reason))
 
     def topics_allow_response(self, topic: str) -> bool:
         """A response topic the controller may publish on: ``<root>/response`` or below it, no
