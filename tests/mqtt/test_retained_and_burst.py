@@ -92,3 +92,29 @@ def test_a_retained_request_left_on_the_broker_is_never_delivered(tmp_path, brok
     finally:
         d.stop()
         console.close()
+
+
+def test_a_burst_of_2000_requests_is_answered_in_full(tmp_path, broker, passwords) -> None:
+    """F7: every QoS 1 request of a 2,000-request burst is answered (Mosquitto's default
+    ``max_queued_messages`` of 1,000 dropped 650-720 of them).  The requests are cheap ones (an
+    acknowledgement with no alert: refused, nothing journaled), so the queue is what is tested."""
+    d = _daemon(tmp_path, broker, passwords)
+    console = _client(broker, passwords, "console")
+    console.subscribe(T.response + "/#")
+    n = 2000
+    try:
+        for i in range(n):
+            _request(console, "acknowledge", {"transaction": f"burst-{i}"})
+
+        def answered() -> int:
+            return len({r.get("transaction") for _, r in _responses(console)})
+
+        deadline = time.monotonic() + 30
+        while answered() < n and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert answered() == n, (answered(), d.link.counters, broker.log()[-2000:])
+        assert all(not r["ok"] for _, r in _responses(console))
+        assert d.journal.last_seq == 0
+    finally:
+        d.stop()
+        console.close()
