@@ -81,6 +81,22 @@ class JournalError(PokerTableError, RuntimeError):
     """The journal cannot be opened, written or read (the message names the file and the row)."""
 
 
+class JournalFullError(JournalError):
+    """An append failed because the disk (or the file system) is full: nothing was written, and
+    the same append may succeed once space returns."""
+
+
+_SQLITE_FULL = 13  # SQLite's primary result code for "database or disk is full"
+
+
+def _append_error(path: Path, exc: sqlite3.Error) -> JournalError:
+    """The error an append raises: :class:`JournalFullError` when the disk is full."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is not None and code & 0xFF == _SQLITE_FULL or "disk is full" in str(exc):
+        return JournalFullError(f"journal {path}: full (no space left on its disk): {exc}")
+    return JournalError(f"journal {path}: append failed: {exc}")
+
+
 @dataclass(frozen=True, slots=True)
 class JournalEntry:
     """One journaled input event."""
@@ -196,7 +212,7 @@ class Journal:
                         seq = cur.lastrowid
                         self._db.execute("INSERT INTO transactions (tx, seq) VALUES (?, ?)", (str(transaction), seq))
             except sqlite3.Error as exc:
-                raise JournalError(f"journal {self.path}: append failed: {exc}") from exc
+                raise _append_error(self.path, exc) from exc
         assert seq is not None
         return int(seq)
 
@@ -392,4 +408,4 @@ def _json_default(value: Any) -> Any:
     raise TypeError(f"{type(value).__name__} is not JSON-serialisable")
 
 
-__all__ = ["HandRecord", "Journal", "JournalEntry", "JournalError", "SCHEMA_VERSION"]
+__all__ = ["HandRecord", "Journal", "JournalEntry", "JournalError", "JournalFullError", "SCHEMA_VERSION"]
