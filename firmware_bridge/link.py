@@ -16,6 +16,14 @@ Ordering and loss are handled with the device's 16-bit sequence number:
   reconcile the model against it (emitting only the differences), then continue
   with the frames that follow the snapshot.
 
+A stalled device (its loop stopped for a while, then one scan found several new cards) reports
+those cards in antenna order, not in the order they landed.  The link sees the stall coming: a
+presence frame after a silence longer than a heartbeat period opens a *stall window*; the
+changes in it wait for the next heartbeat, whose ``uptime_ms`` says whether the device's own
+loop stalled (a heartbeat late by its own clock).  If it did and two or more cards arrived, they
+go out with ``ordered=False`` (the pipeline asks the dealer to confirm them); otherwise they go
+out as they came.  Outside such a window nothing waits (issue 26, F4).
+
 Corrupt frames are counted and logged (rate-limited) and never become a change.
 A device that stops heartbeating is considered hung: the link sends REBOOT and
 reopens the port, with exponential backoff, forever (unplug/replug is the same path).
@@ -232,6 +240,11 @@ class BridgeLink:
         self._expect_wanted: tuple[int, ...] = ()
         self._expect_sent: tuple[int, ...] | None = None
         self._expect_at = 0.0
+        # Stall detection: how long the line was silent before the frame being handled; the last
+        # heartbeat's (uptime_ms, scan_cycles); the open stall window (opened at, changes held).
+        self._silence = 0.0
+        self._last_beat: tuple[int, int] | None = None
+        self._stall: tuple[float, list[PresenceChange], bool] | None = None  # + stalled already known
 
     # -- public API -------------------------------------------------------------
     def start(self) -> BridgeLink:
@@ -473,6 +486,7 @@ class BridgeLink:
             self._corrupt(item, now)
             return
         self.counters["frames"] += 1
+        self._silence = now - self._last_frame if self._last_frame is not None else 0.0
         self._last_frame = now
         if isinstance(item, p.Hello):
             self._on_hello(item, now)
@@ -561,6 +575,9 @@ class BridgeLink:
             )
             if self.config.device is not None and self._state != "syncing":
                 self._send(self.config.device, now, track=True)
+        if self._stall is not None:
+            self._close_stall(True)
+        self._last_beat = None  # the new boot's uptime starts again
         self._boot_id = boot_id
         self._expected = next_seq
         self._replay = None
@@ -623,9 +640,18 @@ class BridgeLink:
                     self.counters["redundant_reports"] += 1
                     return
                 (self._model.add if arrived else self._model.discard)(key)
-            self._emit(PresenceChange(key[0], key[1], arrived, now, "event", msg.seq, self._boot_id))
+            self._emit_live(PresenceChange(key[0], key[1], arrived, now, "event", msg.seq, self._boot_id), now)
         elif isinstance(msg, p.Heartbeat):
             self.counters["heartbeats"] += 1
+            stalled = self._device_stalled(msg)
+            if self._stall is not None:
+                self._close_stall(stalled or self._stall[2])
+            elif stalled and self._last_beat is not None:
+                # A late heartbeat came before the scan that ends the stall: that scan's arrivals
+                # may still follow, so they wait for the next heartbeat.
+                self.counters["stall_windows"] += 1
+                self._stall = (now, [], True)
+            self._last_beat = (msg.uptime_ms, msg.scan_cycles)
             if not self._need_inventory and msg.present != len(self._model):
                 self.counters["consistency_mismatches"] += 1
                 reason = f"heartbeat counts {msg.present} tags, model has {len(self._model)}"
@@ -777,6 +803,43 @@ class BridgeLink:
         self._inventory_due = now + self.config.inventory_timeout
         self._send(p.RequestInventory(), now)
 
+    def _heartbeat_period(self) -> float:
+        """The device's heartbeat period in seconds (configured, announced, or the reference 500 ms)."""
+        period_ms = self.config.device.heartbeat_ms if self.config.device else None
+        if period_ms is None:
+            period_ms = self._hello.heartbeat_ms if self._hello else 500
+        return period_ms / 1000
+
+    def _emit_live(self, change: PresenceChange, now: float) -> None:
+        """A change from an in-sequence frame: out at once, unless it opens or falls in a stall window."""
+        period = self._heartbeat_period()
+        if self._stall is None and change.arrived and self._silence > period + max(0.1, period / 5):
+            self.counters["stall_windows"] += 1
+            self._stall = (now, [], False)
+        if self._stall is not None:
+            self._stall[1].append(change)
+            return
+        self._emit(change)
+
+    def _device_stalled(self, beat: p.Heartbeat) -> bool:
+        """Whether the device's loop stalled since the previous heartbeat, by its own clock."""
+        if self._last_beat is None:
+            return True  # nothing to compare with: assume the worst, the dealer confirms
+        elapsed_ms = (beat.uptime_ms - self._last_beat[0]) % (1 << 32)
+        return elapsed_ms > 1.5 * self._heartbeat_period() * 1000
+
+    def _close_stall(self, stalled: bool) -> None:
+        """Let a stall window's changes out: arrivals of unknown order flagged if there are several."""
+        assert self._stall is not None
+        held, self._stall = self._stall[1], None
+        unknown = stalled and sum(1 for c in held if c.arrived) >= 2
+        if unknown:
+            self.counters["unordered_arrivals"] += sum(1 for c in held if c.arrived)
+            log.warning("device stalled while %d cards arrived: their order is unknown", len(held),
+                        extra={"event": "bridge_stall_order_unknown", "url": self.url})
+        for change in held:
+            self._emit(dataclasses.replace(change, ordered=False) if unknown and change.arrived else change)
+
     def _emit(self, change: PresenceChange) -> None:
         if self._order_replay is not None:
             # A snapshot's differences are not out yet (the ring is ordering its arrivals) but the
@@ -796,10 +859,7 @@ class BridgeLink:
     def _heartbeat_timeout(self) -> float:
         if self.config.heartbeat_timeout is not None:
             return self.config.heartbeat_timeout
-        period_ms = self.config.device.heartbeat_ms if self.config.device else None
-        if period_ms is None:
-            period_ms = self._hello.heartbeat_ms if self._hello else 500
-        return max(1.0, 4 * period_ms / 1000)
+        return max(1.0, 4 * self._heartbeat_period())
 
     def _timers(self, now: float) -> None:
         cfg = self.config
@@ -823,6 +883,8 @@ class BridgeLink:
                 self._send(p.Reboot(), now)
             self._lost("heartbeat watchdog")
             return
+        if self._stall is not None and now - self._stall[0] > 2 * self._heartbeat_period() + 0.1:
+            self._close_stall(True)  # no heartbeat came to say the device was fine
         if self._gap_since is not None and now - self._gap_since >= cfg.reorder_window:
             self.counters["gaps"] += 1
             log.info("sequence gap", extra={"event": "bridge_gap", "url": self.url,

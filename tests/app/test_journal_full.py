@@ -23,14 +23,11 @@ from pathlib import Path
 
 import pytest
 
-from controller.app.daemon import Daemon
-from controller.demo.config import demo_config
 from controller.mqtt.broker import Broker
 from controller.mqtt.contract import Topics, validate
-from controller.rules.cards import standard_deck
-from controller.rules.decks import Deck, DeckRegistry
-from controller.rules.events import NewHand, SeatPlayer, SetButton
+from controller.rules.events import SeatPlayer
 from controller.service import Rejected
+from tests.app.rfid_rig import FACES, rfid_table
 from tests.mqtt_util import Client, require_mosquitto, wait_until
 
 T = Topics("poker", "t1")
@@ -75,43 +72,17 @@ def fill(disk: Path) -> None:
 
 def test_a_full_disk_mid_deal_holds_the_cards_says_so_and_loses_nothing() -> None:
     require_mosquitto()
-    from firmware_bridge.emulator import Emulator
-
-    deck = Deck("A")
-    uids = {}
-    for i, card in enumerate(standard_deck()):
-        uids[card.face] = f"04{i:02X}66BB"
-        deck.add(uids[card.face], card)
-    faces = ["Ah", "Kd", "Qs", "Jc", "Th", "9d", "8s", "7c"]
-    with small_disk() as disk, Broker.start() as broker:
-        link = str(disk.parent / f"{disk.name}-tty")
-        emu = Emulator(antenna_count=24, link_path=link).start()
-        cfg = demo_config("t1", size=4, journal=disk / "journal.sqlite", mqtt_url=broker.url, broadcast_delay=0)
-        d = Daemon(cfg, registry=DeckRegistry([deck]), backends={"serial": link}).start()
+    with small_disk() as disk, Broker.start() as broker, \
+            rfid_table(broker, disk / "journal.sqlite", disk.parent / f"{disk.name}-tty") as rig:
+        d = rig.daemon
         display = Client(broker, None, None, name="display").connected()
         display.subscribe(T.alert_active)
         try:
-            assert d.link.connected_event.wait(10) and d.sources["serial"].bridge.wait_synced(20)
-            for seat in (1, 2, 3, 4):
-                d.submit(SeatPlayer(seat, f"p{seat}"))
-            d.submit(SetButton(4))
-            d.submit(NewHand())
-            order = list(d.service.engine.order)
-            slots = [(seat, rnd) for rnd in (0, 1) for seat in order]
-
-            def dealt() -> int:
-                return sum(1 for e in d.journal.entries() if e.event.kind == "deal")
-
-            def place(n: int) -> None:
-                seat, rnd = slots[n]
-                emu.place((seat - 1) * 2 + rnd, uids[faces[n]])
-
             for n in range(3):
-                place(n)
-                wait_until(lambda n=n: dealt() == n + 1, timeout=10, what=f"card {n + 1} journaled")
+                rig.deal(n)
             fill(disk)
             for n in (3, 4):
-                place(n)
+                rig.place(n)
                 wait_until(lambda n=n: d.health()["journal"]["held"] == n - 2, timeout=10, what=f"card {n + 1} held")
             # The table says so, on the topic the display shows.
             wait_until(lambda: any(m.payload for m in display.messages if m.topic == T.alert_active),
@@ -119,22 +90,19 @@ def test_a_full_disk_mid_deal_holds_the_cards_says_so_and_loses_nothing() -> Non
             alert = display.json(T.alert_active)[-1]
             validate("alert_active", alert)
             assert alert["reason"] == "journal_full" and alert["severity"] == "fault", alert
-            assert dealt() == 3 and d.service.engine is not None
+            assert rig.dealt() == 3
             with pytest.raises(Rejected, match="journal full"):
                 d.submit(SeatPlayer(4, "nobody"))
             # Space returns: the held cards are journaled and applied in their order, the alert clears.
             os.remove(disk / "ballast")
-            wait_until(lambda: dealt() == 5, timeout=10, what="the held cards journaled")
+            wait_until(lambda: rig.dealt() == 5, timeout=10, what="the held cards journaled")
             wait_until(lambda: display.messages[-1].payload == b"", timeout=5, what="the alert cleared")
             for n in range(5, 8):
-                place(n)
-                wait_until(lambda n=n: dealt() == n + 1, timeout=10, what=f"card {n + 1} journaled")
+                rig.deal(n)
             deals = [e.event for e in d.journal.entries() if e.event.kind == "deal"]
-            assert [(e.seat, e.card.face) for e in deals] == [(slots[n][0], faces[n]) for n in range(8)]
+            assert [(e.seat, e.card.face) for e in deals] == [(rig.slots[n][0], FACES[n]) for n in range(8)]
             assert not d.service.alerts, [a.data["reason"] for a in d.service.alerts]
             assert not any(e.event.kind in ("report", "call_misdeal") for e in d.journal.entries())
             assert d.health()["journal"] == {"fault": None, "held": 0}
         finally:
             display.close()
-            d.stop()
-            emu.stop()
