@@ -816,9 +816,6 @@ class BridgeLink:
         if self._stall is None and change.arrived and self._silence > period + max(0.1, period / 5):
             self.counters["stall_windows"] += 1
             self._stall = (now, [], False)
-        if self._stall is not None:
-            self._stall[1].append(change)
-            return
         self._emit(change)
 
     def _device_stalled(self, beat: p.Heartbeat) -> bool:
@@ -841,6 +838,9 @@ class BridgeLink:
             self._emit(dataclasses.replace(change, ordered=False) if unknown and change.arrived else change)
 
     def _emit(self, change: PresenceChange) -> None:
+        if self._stall is not None:  # every change waits behind a stall window's, whatever its path
+            self._stall[1].append(change)
+            return
         if self._order_replay is not None:
             # A snapshot's differences are not out yet (the ring is ordering its arrivals) but the
             # model already includes them: this change comes after them, so it waits its turn.
