@@ -234,6 +234,9 @@ class BridgeLink:
         # device replays its ring to order a snapshot's arrivals; the ring's arrivals, in order.
         self._order_replay: tuple[int, float, list, set] | None = None
         self._ring_order: dict[tuple[int, str, bool], int] = {}
+        self._ring_seqs: set[int] = set()  # every frame the ring replay brought: holes mean lost ones
+        self._first_missing: int | None = None  # the first lost frame of a reconciled gap (distance)
+        self._when: dict[tuple[int, str, bool], int] = {}  # an explained change's place in the gap
         # Changes made while a snapshot's differences wait for that replay: the model already holds
         # the snapshot, so they must follow its differences, or a leave could precede its arrival.
         self._held: list[PresenceChange] = []
@@ -501,6 +504,8 @@ class BridgeLink:
                 self._request_inventory(now, "reset detected by heartbeat")
         if isinstance(item, p.Heartbeat):
             self._last_heartbeat = now
+        if self._order_replay is not None and seq_distance(item.seq, self._expected) < 0:
+            self._ring_seqs.add(item.seq)
         if (self._order_replay is not None and isinstance(item, p.TagArrive) and not isinstance(item, p.TagLeave)
                 and seq_distance(item.seq, self._expected) < 0):
             self._ring_order[(item.antenna, item.uid.hex().upper(), True)] = len(self._ring_order)
@@ -702,12 +707,18 @@ class BridgeLink:
             self._model = snapshot
         ordered = self._reconcile_order(gone, new, first)
         unexplained = {c for c in ordered if c[2]} - self._explained
+        if unexplained and self._first_missing is not None:
+            # A lost arrival goes first only if every lost frame came before the explained ones; an
+            # explained arrival sent after a lost frame may have been before or after it (issue 26,
+            # F5: heavy corruption, several gaps in one snapshot): their order is not known either.
+            unexplained |= {c for c in ordered if c[2] and self._when.get(c, -1) > self._first_missing}
         if len(unexplained) >= 2 and self._order_replay is None:
             # Several arrivals and no frame says in which order: the device's ring may (a host that
             # just started, or one whose gap the ring no longer covers); the ACK ends its replay.
             sent = self._send(p.Replay((first - fw.RING_FRAMES) % SEQ_MOD), now)
             self._order_replay = (sent.seq, now, ordered, unexplained)
             self._ring_order = {}
+            self._ring_seqs = set()
             self.counters["order_replays"] += 1
         else:
             self._emit_reconciled(ordered, unexplained, {}, now)
@@ -737,6 +748,10 @@ class BridgeLink:
         """Emit a snapshot's differences; arrivals the ring placed go in the ring's order, after
         any it could not place, which are flagged unordered if there are several."""
         unplaced = [c for c in unexplained if c not in ring]
+        if unplaced and len(unexplained) >= 2 and self._ring_holes():
+            # The ring's replay lost frames too: an arrival it did not place may be in a hole, not
+            # older than the ones it placed.  None of them has a known order.
+            unplaced = list(unexplained)
         if ring:
             placed = sorted((c for c in ordered if c in ring), key=lambda c: ring[c])
             rest = [c for c in ordered if c not in ring]
@@ -746,6 +761,14 @@ class BridgeLink:
             if not known:
                 self.counters["unordered_arrivals"] += 1
             self._emit(PresenceChange(change[0], change[1], change[2], now, "inventory", None, self._boot_id, known))
+
+    def _ring_holes(self) -> bool:
+        """Whether the ring replay skipped frames (lost or corrupted on the way)."""
+        if len(self._ring_seqs) < 2:
+            return bool(self._ring_seqs) or self._order_replay is not None
+        base = min(self._ring_seqs, key=lambda q: seq_distance(q, self._expected))
+        spread = max(seq_distance(q, base) for q in self._ring_seqs)
+        return spread + 1 > len(self._ring_seqs)
 
     def _order_replay_done(self, now: float) -> None:
         assert self._order_replay is not None
@@ -773,6 +796,10 @@ class BridgeLink:
                 when[change] = max(when.get(change, -1), seq_distance(seq, self._expected))
         diffs = [(a, u, False) for a, u in gone] + [(a, u, True) for a, u in new]
         self._explained = set(when)
+        self._when = when
+        span = seq_distance(first, self._expected)
+        have = {seq_distance(q, self._expected) for q in self._buffer}
+        self._first_missing = next((d for d in range(max(span, 0)) if d not in have), None)
         return sorted(diffs, key=lambda change: when.get(change, -1))  # stable: lost changes keep their order
 
     def _ask_replay(self, now: float) -> None:
