@@ -235,7 +235,7 @@ class BridgeLink:
         self._order_replay: tuple[int, float, list, set] | None = None
         self._ring_order: dict[tuple[int, str, bool], int] = {}
         self._ring_seqs: set[int] = set()  # every frame the ring replay brought: holes mean lost ones
-        self._first_missing: int | None = None  # the first lost frame of a reconciled gap (distance)
+        self._last_missing: int | None = None  # the last lost frame of a reconciled gap (distance)
         self._when: dict[tuple[int, str, bool], int] = {}  # an explained change's place in the gap
         # Changes made while a snapshot's differences wait for that replay: the model already holds
         # the snapshot, so they must follow its differences, or a leave could precede its arrival.
@@ -707,11 +707,11 @@ class BridgeLink:
             self._model = snapshot
         ordered = self._reconcile_order(gone, new, first)
         unexplained = {c for c in ordered if c[2]} - self._explained
-        if unexplained and self._first_missing is not None:
+        if unexplained and self._last_missing is not None:
             # A lost arrival goes first only if every lost frame came before the explained ones; an
-            # explained arrival sent after a lost frame may have been before or after it (issue 26,
-            # F5: heavy corruption, several gaps in one snapshot): their order is not known either.
-            unexplained |= {c for c in ordered if c[2] and self._when.get(c, -1) > self._first_missing}
+            # explained arrival sent before a lost frame may have been before or after its arrival
+            # (issue 26, F5: heavy corruption, several gaps in one snapshot): no order is known.
+            unexplained |= {c for c in ordered if c[2] and 0 <= self._when.get(c, -1) < self._last_missing}
         if len(unexplained) >= 2 and self._order_replay is None:
             # Several arrivals and no frame says in which order: the device's ring may (a host that
             # just started, or one whose gap the ring no longer covers); the ACK ends its replay.
@@ -799,7 +799,7 @@ class BridgeLink:
         self._when = when
         span = seq_distance(first, self._expected)
         have = {seq_distance(q, self._expected) for q in self._buffer}
-        self._first_missing = next((d for d in range(max(span, 0)) if d not in have), None)
+        self._last_missing = next((d for d in reversed(range(max(span, 0))) if d not in have), None)
         return sorted(diffs, key=lambda change: when.get(change, -1))  # stable: lost changes keep their order
 
     def _ask_replay(self, now: float) -> None:
