@@ -508,7 +508,9 @@ class BridgeLink:
             self._ring_seqs.add(item.seq)
         if (self._order_replay is not None and isinstance(item, p.TagArrive) and not isinstance(item, p.TagLeave)
                 and seq_distance(item.seq, self._expected) < 0):
-            self._ring_order[(item.antenna, item.uid.hex().upper(), True)] = len(self._ring_order)
+            # Its place in the ring is its seq, not when its copy arrived (replayed frames can be
+            # reordered on the line too).
+            self._ring_order[(item.antenna, item.uid.hex().upper(), True)] = seq_distance(item.seq, self._expected)
             return
         if isinstance(item, p.Inventory):
             first = (item.seq - (item.part - 1)) % SEQ_MOD
