@@ -118,7 +118,8 @@ def _bench_faults(args: argparse.Namespace) -> dict:
     from controller.bench.faults import run_bench
 
     err = _console(stderr=True)
-    return run_bench(hands=args.hands or 60, seed=args.seed,
+    schedule = [f for f in (args.schedule or "").split(",") if f] or None
+    return run_bench(hands=args.hands or 60, seed=args.seed, schedule=schedule,
                      progress=lambda msg: err.print(f"[dim]bench faults: {msg}[/dim]"))
 
 
@@ -469,6 +470,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--runs", type=int, default=None, help="alert: repeated runs")
     p.add_argument("--real", default=None, metavar="DIR", help="vision: score real photos of a YOLO-labelled folder")
     p.add_argument("--seed", type=int, default=1, help="random seed (the same seed replays the same run)")
+    p.add_argument("--schedule", default=None, help="faults: the hands' faults in turn, e.g. stall,corrupt,retained")
     p.add_argument("--firmware", default=None, help="table: the firmware folder to run (default: the shipped one)")
     p.set_defaults(func=cmd_bench)
 

@@ -2,8 +2,9 @@
 false misdeals.  What leaked through: a snapshot reconciled after *several* gaps put every lost
 arrival before every arrival seen after the first gap, flagged as ordered, when a lost frame may
 have come after one of those; a ring replay with holes was trusted as complete; and the ring's
-frames were ordered by when their copies arrived, not by their seq.  Now such
-arrivals go out with ``ordered=False`` (the pipeline asks the dealer), never in a guessed order.
+frames were ordered by when their copies arrived, not by their seq.  Now the ring orders by seq,
+and arrivals whose order nothing tells go out with ``ordered=False`` (the pipeline asks the
+dealer), never in a guessed order.
 
 The host's logic is driven frame by frame here (the test plays the device, at chosen times), so
 each interleaving that leaked is reproduced every time; no port is opened.
