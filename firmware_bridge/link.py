@@ -842,7 +842,7 @@ class BridgeLink:
     def _emit_live(self, change: PresenceChange, now: float) -> None:
         """A change from an in-sequence frame: out at once, unless it opens or falls in a stall window."""
         period = self._heartbeat_period()
-        if self._stall is None and change.arrived and self._silence > period + max(0.1, period / 5):
+        if self._stall is None and change.arrived and self._silence > period + self._stall_margin():
             self.counters["stall_windows"] += 1
             self._stall = (now, [], False)
         self._emit(change)
@@ -852,7 +852,12 @@ class BridgeLink:
         if self._last_beat is None:
             return True  # nothing to compare with: assume the worst, the dealer confirms
         elapsed_ms = (beat.uptime_ms - self._last_beat[0]) % (1 << 32)
-        return elapsed_ms > 1.5 * self._heartbeat_period() * 1000
+        return elapsed_ms > (self._heartbeat_period() + self._stall_margin()) * 1000
+
+    def _stall_margin(self) -> float:
+        """How late (seconds) a heartbeat must be to mean a stall: half a period, at least 0.2 s (a
+        busy host or a scheduling hiccup is not a stalled board)."""
+        return max(0.2, self._heartbeat_period() / 2)
 
     def _close_stall(self, stalled: bool) -> None:
         """Let a stall window's changes out: arrivals of unknown order flagged if there are several."""
