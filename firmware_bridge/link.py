@@ -855,9 +855,9 @@ class BridgeLink:
         return elapsed_ms > (self._heartbeat_period() + self._stall_margin()) * 1000
 
     def _stall_margin(self) -> float:
-        """How late (seconds) a heartbeat must be to mean a stall: half a period, at least 0.2 s (a
-        busy host or a scheduling hiccup is not a stalled board)."""
-        return max(0.2, self._heartbeat_period() / 2)
+        """How late (seconds) a heartbeat must be to mean a stall: a fifth of a period, at least 0.1 s.
+        A board that stalled that long may have scanned two new cards at once: the dealer is asked."""
+        return max(0.1, self._heartbeat_period() / 5)
 
     def _close_stall(self, stalled: bool) -> None:
         """Let a stall window's changes out: arrivals of unknown order flagged if there are several."""

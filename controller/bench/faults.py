@@ -602,7 +602,7 @@ def analyse(rig: Rig, hands: list[HandLog], retained: list[Record] | None = None
     # The bench's dealer never answers a confirm alert: cards it left unconfirmed can make a later
     # ruling in the same hand (a seat that looks dealt out).  Counted within false_rulings, and here.
     asked = {(dealt_hand(c["seq"]), c["seq"]) for c in confirm}
-    after_confirm = sum(1 for r in rulings if any(h == r["hand"] and q < r["seq"] for h, q in asked))
+    after_confirm = Counter(r["hand"] for r in rulings if any(h == r["hand"] and q < r["seq"] for h, q in asked))
     by_fault = Counter(fault_of.get(r["hand"], "?") for r in rulings)
 
     def summary(xs: list[float]) -> dict[str, Any]:
@@ -623,7 +623,8 @@ def analyse(rig: Rig, hands: list[HandLog], retained: list[Record] | None = None
         "misdeals_called_by_the_dealer": called,
         "false_rulings": len(rulings),
         "false_rulings_by_reason": dict(by_reason),
-        "false_rulings_after_an_unanswered_confirm_alert": after_confirm,
+        "false_rulings_after_an_unanswered_confirm_alert": sum(after_confirm.values()),
+        "false_rulings_after_an_unanswered_confirm_alert_by_hand": {str(h): n for h, n in after_confirm.items()},
         "false_rulings_by_fault": dict(by_fault),
         "hands_with_false_rulings_by_fault": dict(Counter(fault_of.get(h, "?") for h in {r["hand"] for r in rulings})),
         "false_rulings_by_hand": {str(h): n for h, n in sorted(Counter(r["hand"] for r in rulings).items())},

@@ -70,7 +70,12 @@ def test_a_session_through_kill_9_outages_unplugs_resets_and_misdeals() -> None:
     # rulings are reported by `tablectl bench faults`, not asserted here.
     first_bridge_fault = min(i for i, f in enumerate(SCHEDULE) if f in ("unplug", "reset", "kill")) + 1
     early = {h: n for h, n in r["false_rulings_by_hand"].items() if int(h) <= first_bridge_fault - 1}
-    assert not early, r
+    # Issue 26, F4: the emulated board runs in the bench's process and stalls with it (a broker
+    # restart forks Mosquitto from it); cards that land meanwhile raise a confirm alert, which the
+    # simulated dealer cannot answer (no request identifies a card), so the hand may end in a later
+    # ruling.  Those are reported apart; every other early ruling still fails the test.
+    after_confirm = r["false_rulings_after_an_unanswered_confirm_alert_by_hand"]
+    assert all(n <= after_confirm.get(h, 0) for h, n in early.items()), r
 
 
 def _fuzz_payload(rng: random.Random, marker: str) -> bytes:
