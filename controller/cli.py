@@ -120,7 +120,8 @@ def _bench_faults(args: argparse.Namespace) -> dict:
     from controller.bench.faults import run_bench
 
     err = _console(stderr=True)
-    return run_bench(hands=args.hands or 60, seed=args.seed,
+    schedule = [f for f in (args.schedule or "").split(",") if f] or None
+    return run_bench(hands=args.hands or 60, seed=args.seed, schedule=schedule,
                      progress=lambda msg: err.print(f"[dim]bench faults: {msg}[/dim]"))
 
 
@@ -398,12 +399,21 @@ def cmd_replay(args: argparse.Namespace) -> int:
             err.print(f"[red]journal error[/red]: {exc}")
             return 2
         hands = journal.hands()
+        chain = journal.verify_chain()  # tamper evidence: where the hash chain breaks, if it does
+        status = 0 if chain.ok else 1
         if args.json:
             print(json.dumps({"events": journal.last_seq, "hands": [
                 {"hand_id": h.hand_id, "game": h.setup.game, "rules": h.setup.rules, "seq": [h.first_seq, h.last_seq],
-                 "outcome": h.outcome} for h in hands], "state": service.public_state()}, default=str))
-            return 0
+                 "outcome": h.outcome} for h in hands], "state": service.public_state(),
+                "chain": chain.to_dict()}, default=str))
+            return status
         out = _console()
+        if chain.ok:
+            unchained = f" ({chain.unchained} older entries predate the chain)" if chain.unchained else ""
+            out.print(f"hash chain verified: {chain.chained} entries{unchained}; head {chain.head or '-'}")
+        else:
+            err.print(f"[bold red]hash chain BROKEN at seq {chain.broken_at}[/bold red]: {chain.reason} "
+                      f"({chain.chained} entries before it verified)")
         out.print(f"{journal.last_seq} events, {len(hands)} completed hands, {len(alerts)} rulings")
         from rich.markup import escape
 
@@ -417,7 +427,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
         if state["hand"] is not None and state["hand"]["phase"] not in ("done", "dead"):
             out.print(f"in progress: hand {state['hand_id']}, street {state['hand']['street']}, "
                       f"next card to seat {state['hand']['next_seat']}, to act {state['hand']['to_act']}")
-    return 0
+    return status
 
 
 def cmd_export(args: argparse.Namespace) -> int:
@@ -507,6 +517,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--runs", type=int, default=None, help="alert: repeated runs")
     p.add_argument("--real", default=None, metavar="DIR", help="vision: score real photos of a YOLO-labelled folder")
     p.add_argument("--seed", type=int, default=1, help="random seed (the same seed replays the same run)")
+    p.add_argument("--schedule", default=None, help="faults: the hands' faults in turn, e.g. stall,corrupt,retained")
     p.add_argument("--firmware", default=None, help="table: the firmware folder to run (default: the shipped one)")
     p.add_argument("--chip", action="store_true", help="table: on the RP2040's own binary (rp2040js), in chip time")
     p.add_argument("--mpy", action="store_true", help="table --chip: the modules precompiled with mpy-cross")
@@ -540,7 +551,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--config", required=True, help="the table's TOML config")
     p.set_defaults(func=cmd_check_config)
 
-    p = sub.add_parser("replay", help="rebuild the table from its journal and list the hands")
+    p = sub.add_parser("replay", help="rebuild the table from its journal, verify its hash chain (exit 1 where it "
+                                      "breaks) and list the hands")
     p.add_argument("--config", required=True, help="the table's TOML config")
     p.add_argument("--journal", default=None, help="default: the config's journal path")
     p.add_argument("--json", action="store_true", help="one JSON object on stdout")

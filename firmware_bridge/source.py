@@ -48,7 +48,7 @@ class RfidSource:
         if isinstance(item, OrderUnknown):  # never dealt in a guessed order: the dealer confirms them
             cards = ", ".join(f"{z.name} {c.label()}" for z, c in item.cards)
             self.ctx.apply_now(CameraReport("card_unread", item.cards[0][0].name,
-                                            detail=f"order unknown after a reconnect, confirm: {cards}"), "rfid")
+                                            detail=f"order unknown (reconnect or stall), confirm: {cards}"), "rfid")
             return
         for observe in self.observers:
             observe(item)

@@ -30,6 +30,7 @@ import signal
 import sys
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 from dataclasses import dataclass
@@ -39,7 +40,7 @@ from controller.app.config import CoreConfig
 from controller.app.floor_ack import FloorAck
 from controller.app.publisher import Publisher
 from controller.app.sdnotify import Notifier, watchdog_interval
-from controller.journal import Journal
+from controller.journal import Journal, JournalError, JournalFullError
 from controller.mqtt.contract import RequestError, Topics, parse_request, request_transaction, response_payload
 from controller.mqtt.link import MqttLink, MqttSettings
 from controller.rules.decks import DeckRegistry
@@ -76,6 +77,9 @@ INFO_PERIOD = 60.0
 
 #: Longest response topic accepted (bytes); MQTT allows 65535, nothing needs more than this.
 MAX_RESPONSE_TOPIC = 512
+
+#: Seconds between two tries to journal the events held while the journal could not be written.
+HELD_RETRY = 0.5
 
 
 @dataclass
@@ -198,7 +202,14 @@ class Daemon:
         self.owner_beat = time.monotonic()
         self.listeners: list[Callable[[list[Output]], None]] = []
         self.started = threading.Event()
-        self.counters = {"owner_errors": 0, "duplicate_requests": 0, "bad_response_topics": 0}
+        self.counters = {"owner_errors": 0, "duplicate_requests": 0, "bad_response_topics": 0, "held_events": 0,
+                         "journal_faults": 0}
+        # Events from the table's devices that could not be journaled (a full disk), oldest first:
+        # applied in their order once the journal takes them again, never dropped, never skipped.
+        self._held: deque[_Item] = deque()
+        self._held_retry = 0.0
+        #: Why the journal cannot be written right now (None: it can).
+        self.journal_fault: str | None = None
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> Daemon:
@@ -224,7 +235,8 @@ class Daemon:
             persistent=True,  # console requests sent while the daemon is down wait on the broker
         )
         self.link = MqttLink(settings, self.topics.availability, request_filter=self.topics.requests,
-                             on_request=self._on_request, on_delivered=self._delivered, manual_ack=True)
+                             on_request=self._on_request, on_delivered=self._delivered, manual_ack=True,
+                             on_refused=self._refuse_request)
         # In a room, the floor reports what it stored (floor/<table>/stored, bridged in); what it lacks
         # is resent.  A table in no room runs none of it.
         if cfg.room is not None:
@@ -351,6 +363,8 @@ class Daemon:
             if item is None:
                 break
             try:
+                if self._held:
+                    self._retry_held()
                 if item is not _WAKE:
                     with self.owner_lock:
                         self._apply(item)
@@ -384,25 +398,33 @@ class Daemon:
                 self._state_due = None
                 self.publisher.publish_state(self.service)
 
-    def _apply(self, item: _Item) -> None:
+    def _apply(self, item: _Item, retry: bool = False) -> bool:
+        """Journal and apply one event (the owner lock is held).  False when it could not be
+        journaled and is held for later (:meth:`_journal_failed`)."""
         assert self.service is not None and self.publisher is not None
         try:
+            if self._held and not retry:
+                # Behind events that wait for the journal: the table's order is kept.
+                raise JournalFullError(self.journal_fault or "events are waiting for the journal")
             if item.request and item.future is not None:
                 duplicate = self._precheck_console(item)
                 if duplicate is not None:
                     item.future.set_result(duplicate)
-                    return
+                    return True
             outputs = self.service.submit(item.event, source=item.source, transaction=item.transaction)
+        except JournalError as exc:
+            self._journal_failed(item, exc, front=retry)
+            return False
         except Rejected as exc:
             log.info("rejected %s: %s", item.event.kind, exc, extra={"source": item.source})
             if item.future is not None:
                 item.future.set_exception(exc)
-            return
+            return True
         except Exception as exc:  # never lose the owner thread to one bad event
             log.exception("failed to apply %s", item.event.kind)
             if item.future is not None:
                 item.future.set_exception(exc)
-            return
+            return True
         try:
             self.publisher.publish(outputs, self.service, state=False)
         except Exception:  # journaled and applied: a publishing bug must not stop the table
@@ -416,6 +438,74 @@ class Daemon:
         self._after(outputs)
         if item.future is not None:
             item.future.set_result(outputs)
+        return True
+
+    # ------------------------------------------------------------------ a journal that cannot be written
+    def _journal_failed(self, item: _Item, exc: JournalError, front: bool) -> None:
+        """An event the journal did not take (a full disk): nothing of it was applied.  A request
+        someone waits on (the console) is refused, and may be sent again; an event from the table
+        itself (a card, a button) is held, in order, and applied once the journal takes it.  The
+        table says so at once: an alert on ``alert/active`` that the display shows."""
+        if item.future is not None:
+            item.future.set_exception(Rejected(
+                f"journal full: the table cannot record anything now ({exc}); nothing changed"))
+        elif front:
+            self._held.appendleft(item)
+        else:
+            self._held.append(item)
+            self.counters["held_events"] += 1
+        self._held_retry = time.monotonic() + HELD_RETRY
+        if self.journal_fault is None:
+            self.journal_fault = str(exc)
+            self.counters["journal_faults"] += 1
+            log.error("JOURNAL CANNOT BE WRITTEN: %s; events are held until it can", exc,
+                      extra={"table_id": self.config.table.id, "reason": "journal_full"})
+            self._publish_journal_alert()
+
+    def _retry_held(self) -> None:
+        """The owner thread: journal and apply the held events, oldest first, once the journal
+        takes them again; then the alert is cleared."""
+        if time.monotonic() < self._held_retry:
+            return
+        with self.owner_lock:
+            while self._held:
+                if not self._apply(self._held.popleft(), retry=True):
+                    return
+            if self.journal_fault is not None:
+                log.warning("the journal is written again: held events applied in order",
+                            extra={"table_id": self.config.table.id})
+                self.journal_fault = None
+                self._publish_journal_alert()
+
+    def journal_alert(self) -> dict[str, Any] | None:
+        """The ``alert/active`` payload while the journal cannot be written (a fault, not a
+        ruling: nothing is journaled for it, since nothing can be)."""
+        if self.journal_fault is None or self.service is None or self.journal is None:
+            return None
+        full = "full" in self.journal_fault
+        return {
+            "schema": 1, "id": "journal-full", "seq": self.journal.last_seq, "ts": round(self.clock(), 3),
+            "hand_id": self.service.hand_id or None, "ruling": None,
+            "reason": "journal_full" if full else "journal_unwritable", "remedy": None,
+            "message": ("Journal full: the table cannot record. Stop dealing and free disk space."
+                        if full else "The journal cannot be written: stop dealing and call the floor."),
+            "steps": ["Stop dealing until this alert clears.",
+                      "Free space on the controller's disk (or fix the journal's disk).",
+                      "Cards already placed are held in their order and counted when the journal is written again."],
+            "citations": [], "seat": None, "card": None, "severity": "fault", "requires_ack": False,
+        }
+
+    def _publish_journal_alert(self) -> None:
+        """The journal alert on ``alert/active``, or, once it clears, the table's own active alert."""
+        if self.link is None or self.service is None:
+            return
+        alert = self.journal_alert()
+        if alert is not None:
+            self.link.publish(self.topics.alert, alert)
+        else:
+            alert = self.service.alerts[0].payload() if self.service.alerts else None
+        self.link.publish(self.topics.alert_active, alert if alert is not None else b"", retain=True)
+        self.publish_info()
 
     def _log_outputs(self, outputs: list[Output]) -> None:
         """Rulings, hands and table changes in the log, with journal fields (``journalctl -t
@@ -482,6 +572,8 @@ class Daemon:
         if self.journal is not None and seq:
             try:
                 self.journal.mark_published(min(seq, self.journal.last_seq))
+            except JournalError as exc:  # a full disk: the journal alert says so; stored once it clears
+                log.warning("could not store the delivered cursor: %s", exc)
             except Exception:
                 log.exception("could not store the delivered cursor")
         return seq
@@ -511,6 +603,13 @@ class Daemon:
         fut: Future = Future()
         fut.add_done_callback(lambda f: self._answer(f, reply))
         self.inbox.put(_Item(event, "console", fut, time.monotonic(), transaction, request=True))
+
+    def _refuse_request(self, name: str, payload: bytes, response_topic: str | None, correlation: bytes | None,
+                        reason: str) -> None:
+        """A request the link refused before parsing (a retained one): answered, never applied."""
+        transaction = request_transaction(payload)
+        topic = response_topic if response_topic is not None and self.topics_allow_response(response_topic) else None
+        self._respond(_Reply(name, topic, correlation, transaction), response_payload(transaction, False, reason))
 
     def topics_allow_response(self, topic: str) -> bool:
         """A response topic the controller may publish on: ``<root>/response`` or below it, no
@@ -624,6 +723,7 @@ class Daemon:
             "inbox": self.inbox.qsize(),
             "decks": sorted(self.registry.decks),
             "counters": dict(self.counters),
+            "journal": {"fault": self.journal_fault, "held": len(self._held)},
         }
         if self.link is not None:
             out["mqtt"] = {"connected": self.link.connected, "backlog": self.link.backlog,
