@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from controller.errors import PokerTableError
+from controller.floor.decision import Decision
 
 BARRED_SECONDS = 3600.0  # RRoP s2 Seating 9: "for one hour"
 
@@ -55,17 +56,6 @@ class Game:
 
     def open_seats(self) -> list[int]:
         return [s for s in range(1, self.seats + 1) if s not in self.players and s not in self.reserved]
-
-
-@dataclass(frozen=True)
-class Decision:
-    kind: str
-    text: str
-    citations: tuple[str, ...]
-    data: dict[str, Any] = field(default_factory=dict)
-
-    def describe(self) -> dict[str, Any]:
-        return {"kind": self.kind, "text": self.text, "citations": list(self.citations), **self.data}
 
 
 class CashRoom:

@@ -34,6 +34,14 @@ def _director(tmp_path: Path, now: FakeTime, sent: list | None = None) -> Direct
     return Director(Store.open(f"sqlite:///{tmp_path / 'floor.db'}"), publish, now=now).restore()
 
 
+def _needs_browser() -> None:
+    missing = browser_missing()
+    if missing:
+        if os.environ.get("CI"):
+            pytest.fail(f"browser tests need Playwright and Chromium in CI: {missing}", pytrace=False)
+        pytest.skip(missing)
+
+
 def _run_tournament(d: Director, now: FakeTime) -> None:
     d.request("tournament.create", {"structure": STRUCTURE})
     for i in range(26):
@@ -76,11 +84,7 @@ def test_requests_are_journaled_and_a_restarted_floor_reaches_the_same_decisions
 
 
 def test_the_clock_page_and_the_room_api_in_a_browser(tmp_path: Path) -> None:
-    missing = browser_missing()
-    if missing:
-        if os.environ.get("CI"):
-            pytest.fail(f"browser tests need Playwright and Chromium in CI: {missing}", pytrace=False)
-        pytest.skip(missing)
+    _needs_browser()
     now = FakeTime()
     d = _director(tmp_path, now)
     _run_tournament(d, now)
@@ -246,11 +250,7 @@ def test_the_chip_race_at_the_scheduled_colour_up_tda_22(tmp_path: Path) -> None
 def test_the_room_page_shows_lists_open_seats_who_is_next_and_each_decision_live(tmp_path: Path) -> None:
     """The floor's room page in Chromium: the tournament's tables and halts with their rules, the cash
     games with open and held seats, the waiting list with who is next, updated as requests come in."""
-    missing = browser_missing()
-    if missing:
-        if os.environ.get("CI"):
-            pytest.fail(f"browser tests need Playwright and Chromium in CI: {missing}", pytrace=False)
-        pytest.skip(missing)
+    _needs_browser()
     hub = Hub()
     now = FakeTime()
     d = Director(Store.open(f"sqlite:///{tmp_path / 'floor.db'}"),

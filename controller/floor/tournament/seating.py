@@ -29,10 +29,11 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from controller.errors import PokerTableError
+from controller.floor.decision import Decision
 from controller.floor.tournament.structure import Structure
 from controller.rules.cards import Card, standard_deck
 
@@ -70,19 +71,6 @@ class TableSeats:
     small_blind: int | None = None
     open: bool = True
     halted: bool = False
-
-
-@dataclass(frozen=True)
-class Decision:
-    """One instruction to the floor and the dealers, with the rule it applies."""
-
-    kind: str
-    text: str
-    citations: tuple[str, ...]
-    data: dict[str, Any] = field(default_factory=dict)
-
-    def describe(self) -> dict[str, Any]:
-        return {"kind": self.kind, "text": self.text, "citations": list(self.citations), **self.data}
 
 
 def _clockwise(start: int, size: int) -> list[int]:
