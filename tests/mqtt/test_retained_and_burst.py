@@ -7,7 +7,6 @@ broker config and ACL.
   dropped a third of them.  The shipped config now queues them all; every one is answered.
 """
 
-# ruff: noqa: F811 - the fixtures are shared with test_request_hardening (imported by name)
 from __future__ import annotations
 
 import json
@@ -15,18 +14,8 @@ import time
 
 from controller.app.daemon import Daemon
 from controller.rules.events import SeatPlayer
-from tests.mqtt.test_request_hardening import (  # noqa: F401 - fixtures
-    CONF,
-    T,
-    _client,
-    _daemon,
-    _request,
-    _responses,
-    broker,
-    daemon,
-    passwords,
-)
-from tests.mqtt_util import require_mosquitto, wait_until
+from tests.mqtt.test_request_hardening import T, _client, _request, _responses
+from tests.mqtt_util import require_mosquitto, start_daemon, wait_until
 
 require_mosquitto()
 
@@ -48,7 +37,7 @@ def _retained_requests(broker, passwords) -> list:
 
 
 def test_a_retained_request_is_refused_cleared_and_never_applied_again(tmp_path, broker, passwords) -> None:
-    d = _daemon(tmp_path, broker, passwords)
+    d = start_daemon(tmp_path / "journal.sqlite", broker, passwords)
     d.submit(SeatPlayer(1, "Ann", stack=100), source="floor")
     console = _client(broker, passwords, "console")
     console.subscribe(T.response + "/#")
@@ -66,7 +55,7 @@ def test_a_retained_request_is_refused_cleared_and_never_applied_again(tmp_path,
     broker.restart(down_for=0.5)
     wait_until(lambda: d.link.connected, timeout=15, what="the daemon back on the broker")
     d.stop()
-    d = _daemon(tmp_path, broker, passwords)
+    d = start_daemon(tmp_path / "journal.sqlite", broker, passwords)
     try:
         time.sleep(0.5)
         assert not _console_entries(d)
@@ -85,7 +74,7 @@ def test_a_retained_request_left_on_the_broker_is_never_delivered(tmp_path, brok
     console.c.publish(T.request("seat"), json.dumps({"seat": 2, "name": "Old", "transaction": "ret-2"}).encode(),
                       qos=1, retain=True)
     wait_until(lambda: bool(_retained_requests(broker, passwords)), what="the retained request stored")
-    d = _daemon(tmp_path, broker, passwords)
+    d = start_daemon(tmp_path / "journal.sqlite", broker, passwords)
     try:
         time.sleep(0.8)
         assert not _console_entries(d) and d.link.counters["requests"] == 0
@@ -98,7 +87,7 @@ def test_a_burst_of_2000_requests_is_answered_in_full(tmp_path, broker, password
     """F7: every QoS 1 request of a 2,000-request burst is answered (Mosquitto's default
     ``max_queued_messages`` of 1,000 dropped 650-720 of them).  The requests are cheap ones (an
     acknowledgement with no alert: refused, nothing journaled), so the queue is what is tested."""
-    d = _daemon(tmp_path, broker, passwords)
+    d = start_daemon(tmp_path / "journal.sqlite", broker, passwords)
     console = _client(broker, passwords, "console")
     console.subscribe(T.response + "/#")
     n = 2000
