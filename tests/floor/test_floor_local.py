@@ -101,6 +101,14 @@ def test_tablectl_floor_serves_the_page(tmp_path: Path) -> None:
         try:
             line = proc.stdout.readline() if proc.stdout else ""
             assert f"127.0.0.1:{port}/floor/" in line, line
+
+            def connected() -> bool:  # the floor's session is subscribed before the table deals
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/health", timeout=2) as r:
+                    import json
+
+                    return bool(json.load(r)["connected"])
+
+            wait_for(connected, 15, "the floor connected to the table's broker")
             script, link = table(broker, users["controller"], "t7", seed=7)
             deal(script, 2)
             assert link.wait_idle(10)
