@@ -242,6 +242,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         return 2
     from controller.app.daemon import Daemon
     from controller.app.paths import registry_path
+    from controller.errors import PokerTableError
     from controller.journal import JournalError
     from controller.rules.decks import DeckRegistry, RegistryError
 
@@ -261,6 +262,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         daemon.stop()
         err.print(f"[red]journal error[/red]: {exc}\n(the journal is {config.journal.path}; "
                   "check its folder is writable by the daemon, or move a damaged file aside)")
+        return 2
+    except PokerTableError as exc:  # a device that cannot start (e.g. no GPIO pin factory): say why, no traceback
+        daemon.stop()
+        err.print(f"[red]cannot start[/red]: {exc}")
         return 2
     web = None
     try:
