@@ -253,7 +253,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         return 2
     if not registry.decks:
         err.print("[bold red]warning: no deck enrolled[/bold red]: every tag will read as unknown; "
-                  "enrol one with `tablectl enroll --deck A ...` (INSTALL.md step 7)")
+                  "enrol one with `tablectl enroll --deck A ...` (INSTALL.md step 2)")
     backends = {"serial": args.serial} if args.serial else None
     daemon = Daemon(config, registry=registry, backends=backends)
     try:
@@ -265,7 +265,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         return 2
     except PokerTableError as exc:  # a device that cannot start (e.g. no GPIO pin factory): say why, no traceback
         daemon.stop()
-        err.print(f"[red]cannot start[/red]: {exc}")
+        from rich.markup import escape
+
+        err.print(f"[red]cannot start[/red]: {escape(str(exc))}")
         return 2
     web = None
     try:

@@ -108,3 +108,52 @@ def test_gpiozero_pin_factory_wins_through_gpiozeros_own_entry_points(tmp_path):
     factory.reset()
     with pytest.raises(PinFactoryError, match="GPIOZERO_PIN_FACTORY=nosuch"):
         choose_pin_factory(tmp_path / "missing", {"GPIOZERO_PIN_FACTORY": "nosuch"})
+
+
+def test_the_daemons_gpio_source_takes_the_chosen_factory(monkeypatch):
+    """The [gpio] source with no stand-in backend builds the real panel on choose_pin_factory's pick."""
+    import threading
+
+    from controller.rules.decks import DeckRegistry
+    from controller.rules.events import NewHand
+    from controller.sources import SourceContext
+    from hw.gpio.config import GpioSection
+    from hw.gpio.source import PanelSource
+
+    monkeypatch.setenv("GPIOZERO_PIN_FACTORY", "mock")
+    posted = []
+    ctx = SourceContext(config=None, registry=DeckRegistry([]), post=lambda e, s: posted.append((e, s)),
+                        apply_now=lambda e, s: None, owner_lock=threading.RLock(), engine=lambda: None,
+                        stopping=threading.Event())
+    src = PanelSource(ctx, GpioSection(enabled=True))
+    src.start()
+    factory = src.panel.device("new_hand").pin_factory
+    try:
+        assert isinstance(factory, MockFactory)
+        press(src.panel, "new_hand")
+        assert posted == [(NewHand(source="button"), "gpio")]
+    finally:
+        src.stop()
+        factory.reset()
+
+
+def test_tablectl_run_without_a_usable_factory_says_why_and_exits_2(tmp_path):
+    """This machine has no Pi GPIO header (CI's x86 host, or the arm64 root filesystem on it)."""
+    import os
+    import subprocess
+    import sys
+
+    if os.path.exists("/proc/device-tree/model") and b"Raspberry Pi" in open("/proc/device-tree/model", "rb").read():
+        pytest.fail("this test expects a machine without a Raspberry Pi's GPIO header")
+    (tmp_path / "decks.json").write_text('{"version": 1, "decks": []}')
+    (tmp_path / "t.toml").write_text(
+        '[table]\nid = "t1"\nsize = 6\ngame = "holdem"\n[stakes]\nsmall_blind = 1\nbig_blind = 2\n'
+        f'[mqtt]\nurl = "mqtt://127.0.0.1:9"\n[journal]\npath = "{tmp_path / "j.sqlite"}"\n'
+        '[gpio]\nenabled = true\n[web]\nenabled = false\n')
+    env = {k: v for k, v in os.environ.items() if k != "GPIOZERO_PIN_FACTORY"}
+    proc = subprocess.run([sys.executable, "-m", "controller.cli", "run", "--config", str(tmp_path / "t.toml"),
+                           "--registry", str(tmp_path / "decks.json")], capture_output=True, text=True,
+                          timeout=120, env=env)
+    assert proc.returncode == 2, proc.stderr
+    assert "cannot start: GPIO:" in proc.stderr and "[gpio] enabled = false" in proc.stderr
+    assert "lgpio:" in proc.stderr and "Traceback" not in proc.stderr
