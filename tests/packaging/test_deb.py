@@ -51,6 +51,7 @@ def test_the_default_config_passes_check_config(tmp_path: Path) -> None:
     assert config.mqtt.read_password() == "a-random-password"
     assert set(config.web.pages()) == {"display", "overlay", "tracker"}
     assert config.gpio.enabled and config.serial.enabled
+    assert str(config.journal.path) == "/var/lib/poker-table-controller/journal.sqlite"  # the unit's StateDirectory
     proc = subprocess.run([sys.executable, "-m", "controller.cli", "check-config", "--config", str(etc / "table.toml")],
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
