@@ -250,6 +250,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         return 2
     from controller.app.daemon import Daemon
     from controller.app.paths import registry_path
+    from controller.errors import PokerTableError
     from controller.journal import JournalError
     from controller.rules.decks import DeckRegistry, RegistryError
 
@@ -260,7 +261,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         return 2
     if not registry.decks:
         err.print("[bold red]warning: no deck enrolled[/bold red]: every tag will read as unknown; "
-                  "enrol one with `tablectl enroll --deck A ...` (INSTALL.md step 7)")
+                  "enrol one with `tablectl enroll --deck A ...` (INSTALL.md step 2)")
     backends = {"serial": args.serial} if args.serial else None
     daemon = Daemon(config, registry=registry, backends=backends)
     try:
@@ -269,6 +270,12 @@ def cmd_run(args: argparse.Namespace) -> int:
         daemon.stop()
         err.print(f"[red]journal error[/red]: {exc}\n(the journal is {config.journal.path}; "
                   "check its folder is writable by the daemon, or move a damaged file aside)")
+        return 2
+    except PokerTableError as exc:  # a device that cannot start (e.g. no GPIO pin factory): say why, no traceback
+        daemon.stop()
+        from rich.markup import escape
+
+        err.print(f"[red]cannot start[/red]: {escape(str(exc))}")
         return 2
     web = None
     try:

@@ -267,7 +267,7 @@ class Daemon:
         if not self.registry.decks:
             # Loud: every tag will read as unknown and every card as an irregularity.
             log.error("NO DECK ENROLLED: every card will be an unknown tag; enrol one with "
-                      "`tablectl enroll --deck A ...` (INSTALL.md step 7)", extra={"table_id": cfg.table.id})
+                      "`tablectl enroll --deck A ...` (INSTALL.md step 2)", extra={"table_id": cfg.table.id})
             status += " - NO DECK ENROLLED"
         elif cfg.table.deck not in self.registry.decks:
             log.error("deck %r (table.deck) is not enrolled; enrolled: %s", cfg.table.deck,
