@@ -50,8 +50,8 @@ def test_demo_with_dead_board_tags_and_no_dealer_mistakes_raises_no_ruling() -> 
     """Issue 15: 60 hands (every game, in turn) with half the board tags dead and no dealer mistake:
     the demo's dealer waits for the camera when the display says a board card is missing, and the
     table raises nothing (no ruling, no camera alert: a flop with a dead tag once raised camera
-    mismatches).  60 hands at the 50 ms pace (a 30 ms pace raised a false burn_error once in a loaded
-    CI run: the dealer's next card came before the camera had read the dead one)."""
+    mismatches).  60 hands at the 50 ms pace (a 30 ms pace raised one false burn_error in a loaded
+    run of the whole suite; its cause is not found yet)."""
     import os
 
     from rich.console import Console
