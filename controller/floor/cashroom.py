@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from controller.errors import PokerTableError
-from controller.floor.decision import Decision
+from controller.floor.decision import Decision, replay_entries
 
 BARRED_SECONDS = 3600.0  # RRoP s2 Seating 9: "for one hour"
 
@@ -262,12 +262,5 @@ class CashRoom:
             "seat_new_player": lambda e: room.seat_new_player(e["form"], e["stakes"]),
             "table_change": lambda e: room.request_table_change(e["player"], e["to"]),
         }
-        for ev in events:
-            call = calls.get(ev.get("op", ""))
-            if call is None:
-                raise CashRoomError(f"unknown cash-room journal entry {ev.get('op')!r}")
-            try:
-                call(ev)
-            except CashRoomError:
-                pass  # a refused request is journaled too, and refused again the same way
+        replay_entries(events, calls, CashRoomError, "cash-room")
         return room

@@ -107,6 +107,7 @@ def test_the_clock_page_and_the_room_api_in_a_browser(tmp_path: Path) -> None:
             assert page.text_content("#phase") == "Level 2"
             assert page.text_content("#left") == "24" and page.text_content("#entries") == "27"
             assert page.text_content("#next-level") == "level 3: 200 / 400 (big blind ante 400)"
+            page.wait_for_function("() => document.getElementById('time').textContent !== '--:--'", timeout=8000)
             shown = page.text_content("#time")
             assert shown is not None and shown.startswith(("28:", "29:"))  # 29 minutes left in level 2
             for box in ("#time", "#blinds", "#next", "#field"):  # nothing clipped on a 720p TV

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from controller.errors import PokerTableError
-from controller.floor.decision import Decision
+from controller.floor.decision import Decision, replay_entries
 from controller.floor.tournament.structure import Structure
 from controller.rules.cards import Card, standard_deck
 
@@ -465,12 +465,5 @@ class Tournament:
             "bust": lambda e: tour.bust(e["hand"]),
             "break_cards": lambda e: tour.break_cards(e["table"], e["cards"]),
         }
-        for ev in it:
-            call = calls.get(ev.get("op", ""))
-            if call is None:
-                raise SeatingError(f"unknown tournament journal entry {ev.get('op')!r}")
-            try:
-                call(ev)
-            except SeatingError:
-                pass  # refused when it was asked, and refused the same way now: the journal keeps it
+        replay_entries(it, calls, SeatingError, "tournament")
         return tour
