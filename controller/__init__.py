@@ -14,7 +14,7 @@ Where things are (README's "Layout" has the whole map):
   :mod:`controller.bench`.
 
 Devices live in ``hw/`` and ``firmware_bridge/``, the camera's recognition in ``vision/``; the
-daemon loads them as source plug-ins.  ``tests/rules/test_layout.py`` holds the import contracts.
+daemon loads them as source plug-ins.  ``tests/core/test_layout.py`` checks the import contracts (``pyproject.toml``).
 """
 
 __version__ = "0.1.0"

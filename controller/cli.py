@@ -13,8 +13,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 
 from controller.app.logs import LEVELS as LOG_LEVELS
+from controller.errors import MissingExtra
 
 DEFAULT_CONFORMANCE = Path(__file__).resolve().parents[2] / "shared" / "conformance"
 
@@ -118,7 +120,8 @@ def _bench_faults(args: argparse.Namespace) -> dict:
     from controller.bench.faults import run_bench
 
     err = _console(stderr=True)
-    return run_bench(hands=args.hands or 60, seed=args.seed,
+    schedule = [f for f in (args.schedule or "").split(",") if f] or None
+    return run_bench(hands=args.hands or 60, seed=args.seed, schedule=schedule,
                      progress=lambda msg: err.print(f"[dim]bench faults: {msg}[/dim]"))
 
 
@@ -132,6 +135,11 @@ def _bench_table(args: argparse.Namespace) -> dict:
     from controller.bench.table import run_bench
 
     err = _console(stderr=True)
+    if args.chip:  # the firmware on the chip's own binary (rp2040js), in the chip's time
+        from firmware_bridge.chip.bench import run_chip_bench
+
+        return run_chip_bench(fw_dir=args.firmware, compiled=args.mpy, board=args.board_config or "",
+                              progress=lambda msg: err.print(f"[dim]bench table: {msg}[/dim]"))
     return run_bench(hands=args.hands or 12, seed=args.seed, fw_dir=args.firmware,
                      progress=lambda msg: err.print(f"[dim]bench table: {msg}[/dim]"))
 
@@ -242,6 +250,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         return 2
     from controller.app.daemon import Daemon
     from controller.app.paths import registry_path
+    from controller.errors import PokerTableError
     from controller.journal import JournalError
     from controller.rules.decks import DeckRegistry, RegistryError
 
@@ -252,7 +261,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         return 2
     if not registry.decks:
         err.print("[bold red]warning: no deck enrolled[/bold red]: every tag will read as unknown; "
-                  "enrol one with `tablectl enroll --deck A ...` (INSTALL.md step 7)")
+                  "enrol one with `tablectl enroll --deck A ...` (INSTALL.md step 2)")
     backends = {"serial": args.serial} if args.serial else None
     daemon = Daemon(config, registry=registry, backends=backends)
     try:
@@ -261,6 +270,12 @@ def cmd_run(args: argparse.Namespace) -> int:
         daemon.stop()
         err.print(f"[red]journal error[/red]: {exc}\n(the journal is {config.journal.path}; "
                   "check its folder is writable by the daemon, or move a damaged file aside)")
+        return 2
+    except PokerTableError as exc:  # a device that cannot start (e.g. no GPIO pin factory): say why, no traceback
+        daemon.stop()
+        from rich.markup import escape
+
+        err.print(f"[red]cannot start[/red]: {escape(str(exc))}")
         return 2
     web = None
     try:
@@ -320,11 +335,35 @@ def cmd_check_config(args: argparse.Namespace) -> int:
     out.print(f"mqtt {config.mqtt.url} as {config.mqtt.username or '(anonymous)'}, topics "
               f"{config.mqtt.base_topic}/{t.id}/..., broadcast delay {config.broadcast.delay}")
     out.print(f"journal {config.journal.path} (sync {config.journal.sync}); {len(config.antennas)} antennas; "
-              f"serial {config.serial.port if config.serial.enabled else 'off'}; "
-              f"gpio {'on' if config.gpio.enabled else 'off'}; camera {'on' if config.camera.enabled else 'off'}")
+              f"serial {serial.port if (serial := config.source('serial')).enabled else 'off'}; "
+              f"gpio {'on' if config.source('gpio').enabled else 'off'}; "
+              f"camera {'on' if config.source('camera').enabled else 'off'}")
     for name, page in config.web.pages().items():
         out.print(f"{name} page on http://{page.host}:{page.port}/{name}/ as {page.user or '(no login)'}")
+    from rich.markup import escape
+
+    for warning in _config_warnings(config):
+        out.print(f"[yellow]warning[/yellow]: {escape(warning)}")
     return 0
+
+
+def _config_warnings(config) -> list[str]:
+    """What loads but will not work with the shipped Mosquitto config (passwords required, no
+    anonymous login): a missing MQTT password, a page with no login or no password."""
+    out = []
+    m = config.mqtt
+    if not m.username:
+        out.append("no MQTT login ([mqtt] username): the shipped Mosquitto config refuses anonymous clients")
+    elif m.password is None and m.password_file is None:
+        out.append(f"no MQTT password for {m.username} ([mqtt] password_file): the broker will refuse the controller")
+    for name, page in config.web.pages().items():
+        if not page.user:
+            out.append(f"the {name} page has no broker login ([web.{name}] user): it can only show what an "
+                       "anonymous client may read, nothing with the shipped ACL")
+        elif page.password_file is None:
+            out.append(f"the {name} page has no password for {page.user} ([web.{name}] password_file): "
+                       "its users must type it in the page's address (?pass=...)")
+    return out
 
 
 # ---------------------------------------------------------------------- replay / export
@@ -367,26 +406,43 @@ def cmd_replay(args: argparse.Namespace) -> int:
             err.print(f"[red]journal error[/red]: {exc}")
             return 2
         hands = journal.hands()
+        chain = journal.verify_chain()  # tamper evidence: where the hash chain breaks, if it does
+        status = 0 if chain.ok else 1
         if args.json:
             print(json.dumps({"events": journal.last_seq, "hands": [
                 {"hand_id": h.hand_id, "game": h.setup.game, "rules": h.setup.rules, "seq": [h.first_seq, h.last_seq],
-                 "outcome": h.outcome} for h in hands], "state": service.public_state()}, default=str))
-            return 0
+                 "outcome": h.outcome} for h in hands], "state": service.public_state(),
+                "chain": chain.to_dict()}, default=str))
+            return status
         out = _console()
+        if chain.ok:
+            unchained = f" ({chain.unchained} older entries predate the chain)" if chain.unchained else ""
+            out.print(f"hash chain verified: {chain.chained} entries{unchained}; head {chain.head or '-'}")
+        else:
+            err.print(f"[bold red]hash chain BROKEN at seq {chain.broken_at}[/bold red]: {chain.reason} "
+                      f"({chain.chained} entries before it verified)")
         out.print(f"{journal.last_seq} events, {len(hands)} completed hands, {len(alerts)} rulings")
+        from rich.markup import escape
+
+        from controller.hand_result import result_words
+
         for h in hands:
             rulings = ", ".join(r["reason"] for r in h.outcome.get("rulings", [])) or "clean"
-            out.print(f"hand {h.hand_id:>4}  {h.setup.game:<16} {h.outcome.get('result', '?'):<12} {rulings}")
+            out.print(f"hand {h.hand_id:>4}  {h.setup.game:<16} {h.outcome.get('result', '?'):<12} {rulings}"
+                      f"  {escape(result_words(h.outcome))}")
         state = service.public_state()
         if state["hand"] is not None and state["hand"]["phase"] not in ("done", "dead"):
             out.print(f"in progress: hand {state['hand_id']}, street {state['hand']['street']}, "
                       f"next card to seat {state['hand']['next_seat']}, to act {state['hand']['to_act']}")
-    return 0
+    return status
 
 
 def cmd_export(args: argparse.Namespace) -> int:
+    from controller.extras import require
     from controller.journal import Journal
     from controller.phh import export_phh
+
+    require("pokerkit", "phh", "tablectl export --phh")
 
     config = _load_config_or_exit(args.config)
     path = Path(args.journal or config.journal.path)
@@ -412,11 +468,19 @@ def cmd_demo(args: argparse.Namespace) -> int:
         if not args.console:
             _console(stderr=True).print("mosquitto is not installed (scripts/bootstrap installs it): "
                                         "running the terminal demo without broker and displays")
-        stats = run_console_demo(hands=args.hands, seed=args.seed, delay=args.delay, mistake_rate=args.mistakes)
+        stats = run_console_demo(hands=args.hands, seed=args.seed, delay=args.delay, mistake_rate=args.mistakes,
+                                 games=args.game, rules=args.rules)
     else:
-        stats = run_table_demo(hands=args.hands, seed=args.seed, pace=args.pace, mistake_rate=args.mistakes,
-                               ws_port=args.ws_port, http_port=args.http_port, broadcast_delay=args.broadcast_delay,
-                               dead_tags=args.dead_tags)
+        from controller.demo.lifecycle import DemoError
+
+        try:
+            stats = run_table_demo(hands=args.hands, seed=args.seed, pace=args.pace, mistake_rate=args.mistakes,
+                                   ws_port=args.ws_port, http_port=args.http_port,
+                                   broadcast_delay=args.broadcast_delay, dead_tags=args.dead_tags,
+                                   games=args.game, rules=args.rules)
+        except DemoError as exc:
+            _console(stderr=True).print(f"[red]the demo cannot start[/red]: {exc}")
+            return 2
     return 0 if stats.ok else 1
 
 
@@ -460,7 +524,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--runs", type=int, default=None, help="alert: repeated runs")
     p.add_argument("--real", default=None, metavar="DIR", help="vision: score real photos of a YOLO-labelled folder")
     p.add_argument("--seed", type=int, default=1, help="random seed (the same seed replays the same run)")
+    p.add_argument("--schedule", default=None, help="faults: the hands' faults in turn, e.g. stall,corrupt,retained")
     p.add_argument("--firmware", default=None, help="table: the firmware folder to run (default: the shipped one)")
+    p.add_argument("--chip", action="store_true", help="table: on the RP2040's own binary (rp2040js), in chip time")
+    p.add_argument("--mpy", action="store_true", help="table --chip: the modules precompiled with mpy-cross")
+    p.add_argument("--board-config", default=None, help="table --chip: lines for board_config.py ('PIPELINE = 5')")
     p.set_defaults(func=cmd_bench)
 
     p = sub.add_parser("recognize", help="read the cards in image files (camera fallback)")
@@ -490,7 +558,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--config", required=True, help="the table's TOML config")
     p.set_defaults(func=cmd_check_config)
 
-    p = sub.add_parser("replay", help="rebuild the table from its journal and list the hands")
+    p = sub.add_parser("replay", help="rebuild the table from its journal, verify its hash chain (exit 1 where it "
+                                      "breaks) and list the hands")
     p.add_argument("--config", required=True, help="the table's TOML config")
     p.add_argument("--journal", default=None, help="default: the config's journal path")
     p.add_argument("--json", action="store_true", help="one JSON object on stdout")
@@ -500,7 +569,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--phh", action="store_true", required=True, help="PHH format (PokerKit reads it)")
     p.add_argument("--config", required=True, help="the table's TOML config")
     p.add_argument("--journal", default=None, help="default: the config's journal path")
-    p.add_argument("output", help="a folder (one .phh per hand), a .phhs file, or - for stdout")
+    p.add_argument("output", help="a folder (one .phh per hand; made if missing), a .phhs file, or - for stdout")
     p.set_defaults(func=cmd_export)
 
     p = sub.add_parser("demo", help="a simulated table: realistic hands with the occasional dealer mistake")
@@ -514,6 +583,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--broadcast-delay", type=int, default=5, help="seconds before the overlay may show a hand")
     p.add_argument("--dead-tags", type=float, default=0.1,
                    help="share of board cards whose tag does not read (the camera fills them in)")
+    from controller.rules.games import GAMES
+    from controller.sim.dealer import PROFILES
+
+    p.add_argument("--game", action="append", choices=list(GAMES), default=None, metavar="GAME",
+                   help=f"deal only this game (repeat for several; default: every game in turn): {', '.join(GAMES)}")
+    p.add_argument("--rules", choices=list(PROFILES), default=None,
+                   help="deal under this rule profile only (default: a different one each hand)")
     p.add_argument("--console", action="store_true", help="terminal only: the engine without broker or pages")
     p.add_argument("--delay", type=float, default=0.15, help="--console: seconds between events")
     p.set_defaults(func=cmd_demo)
@@ -542,6 +618,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.func(args) or 0)
     except KeyboardInterrupt:
         return 130
+    except MissingExtra as exc:
+        _console(stderr=True).print(f"[red]not installed[/red]: {escape(str(exc))}")
+        return 2
 
 
 if __name__ == "__main__":

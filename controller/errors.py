@@ -11,3 +11,7 @@ from __future__ import annotations
 
 class PokerTableError(Exception):
     """Root of the project's own exceptions."""
+
+
+class MissingExtra(PokerTableError, ImportError):
+    """A command needs a library of an extra the installation left out (``pip install '...[room]'``)."""

@@ -24,10 +24,20 @@ Tables:
 * ``meta``    -- the schema version and the MQTT outbox cursor ``published_seq``.
 
 A row that does not decode is never skipped: :class:`JournalError` names its seq.
+
+Tamper evidence: every event row carries ``hash``, the SHA-256 of the previous row's hash and
+of its own columns (seq, at, source, kind, data), so the events form a hash chain.  Editing,
+deleting, inserting or renumbering a row breaks the chain at that row, and
+:meth:`Journal.verify_chain` (``tablectl replay``) says where.  Rows written before the chain
+existed (a schema 1 journal, upgraded in place when opened) have no hash: they are counted as
+unchained, and the chain starts after them.  Like any chain kept beside the data, it does not
+reveal rows cut off the *end*, nor a journal rewritten whole by someone who recomputes every
+hash; the hash of the newest row, published or copied elsewhere (the floor), pins it.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import sqlite3
@@ -40,7 +50,8 @@ from typing import Any
 from controller.errors import PokerTableError
 from controller.rules.events import Event, EventError, HandSetup, event_from_dict
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: events.hash (the hash chain); a version 1 journal is upgraded when opened
+GENESIS = "0" * 64  # the "previous hash" of the first chained row
 SYNC_MODES = {
     # Every append is flushed to the disk before it returns: survives a power cut.
     "full": "FULL",
@@ -61,7 +72,8 @@ CREATE TABLE IF NOT EXISTS events (
     at     REAL NOT NULL,
     source TEXT NOT NULL,
     kind   TEXT NOT NULL,
-    data   TEXT NOT NULL
+    data   TEXT NOT NULL,
+    hash   TEXT
 );
 CREATE TABLE IF NOT EXISTS transactions (
     tx  TEXT PRIMARY KEY,
@@ -79,6 +91,46 @@ CREATE TABLE IF NOT EXISTS hands (
 
 class JournalError(PokerTableError, RuntimeError):
     """The journal cannot be opened, written or read (the message names the file and the row)."""
+
+
+class JournalFullError(JournalError):
+    """An append failed because the disk (or the file system) is full: nothing was written, and
+    the same append may succeed once space returns."""
+
+
+_SQLITE_FULL = 13  # SQLite's primary result code for "database or disk is full"
+
+
+def _append_error(path: Path, exc: sqlite3.Error) -> JournalError:
+    """The error an append raises: :class:`JournalFullError` when the disk is full."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is not None and code & 0xFF == _SQLITE_FULL or "disk is full" in str(exc):
+        return JournalFullError(f"journal {path}: full (no space left on its disk): {exc}")
+    return JournalError(f"journal {path}: append failed: {exc}")
+
+
+def chain_hash(prev: str, seq: int, at: float, source: str, kind: str, data: str) -> str:
+    """One link of the chain: SHA-256 over the previous hash and the row's columns, as canonical JSON
+    (``at`` by its shortest round-trip repr, so the REAL SQLite stores gives the same text)."""
+    text = json.dumps([prev, int(seq), repr(float(at)), source, kind, data], separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class ChainReport:
+    """What :meth:`Journal.verify_chain` found: ``ok``, how many rows are chained and how many
+    predate the chain, and, when broken, the seq of the first row that breaks it and why."""
+
+    ok: bool
+    chained: int
+    unchained: int
+    broken_at: int | None
+    reason: str | None
+    head: str | None = None  # the newest row's hash (pin it elsewhere to catch a cut-off end)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"ok": self.ok, "chained": self.chained, "unchained": self.unchained, "broken_at": self.broken_at,
+                "reason": self.reason, "head": self.head}
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,6 +186,12 @@ class Journal:
                 if row is None:
                     self._db.execute("INSERT INTO meta (key, value) VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
                     self._db.execute("INSERT INTO meta (key, value) VALUES ('published_seq', '0')")
+                elif row[0] == "1":
+                    # Version 1 had no hash chain: its rows stay as they are (unchained), new rows chain.
+                    columns = {r[1] for r in self._db.execute("PRAGMA table_info(events)")}
+                    if "hash" not in columns:
+                        self._db.execute("ALTER TABLE events ADD COLUMN hash TEXT")
+                    self._db.execute("UPDATE meta SET value = ? WHERE key = 'schema'", (str(SCHEMA_VERSION),))
                 elif row[0] != str(SCHEMA_VERSION):
                     raise JournalError(
                         f"journal {self.path}: schema version {row[0]}, this controller reads {SCHEMA_VERSION}"
@@ -178,27 +236,63 @@ class Journal:
         if not math.isfinite(at):
             raise ValueError(f"journal: 'at' must be a finite timestamp, got {at!r}")
         data = json.dumps(event.to_dict(), separators=(",", ":"), sort_keys=True)
+        source = str(source)
         with self._lock:
             self._check_open()
             try:
-                if transaction is None:
-                    cur = self._db.execute(
-                        "INSERT INTO events (at, source, kind, data) VALUES (?, ?, ?, ?)",
-                        (at, str(source), event.kind, data),
+                # The chain's head and the next seq, read in the same write transaction as the insert:
+                # no other writer can slip a row in between.
+                with self._transaction():
+                    head = self._db.execute(
+                        "SELECT hash FROM events WHERE hash IS NOT NULL ORDER BY seq DESC LIMIT 1").fetchone()
+                    row = self._db.execute("SELECT seq FROM sqlite_sequence WHERE name = 'events'").fetchone()
+                    seq = max(int(row[0]) if row else 0, self._max_seq()) + 1
+                    digest = chain_hash(head[0] if head else GENESIS, seq, at, source, event.kind, data)
+                    self._db.execute(
+                        "INSERT INTO events (seq, at, source, kind, data, hash) VALUES (?, ?, ?, ?, ?, ?)",
+                        (seq, at, source, event.kind, data, digest),
                     )
-                    seq = cur.lastrowid
-                else:
-                    with self._transaction():
-                        cur = self._db.execute(
-                            "INSERT INTO events (at, source, kind, data) VALUES (?, ?, ?, ?)",
-                            (at, str(source), event.kind, data),
-                        )
-                        seq = cur.lastrowid
+                    if transaction is not None:
                         self._db.execute("INSERT INTO transactions (tx, seq) VALUES (?, ?)", (str(transaction), seq))
             except sqlite3.Error as exc:
-                raise JournalError(f"journal {self.path}: append failed: {exc}") from exc
-        assert seq is not None
-        return int(seq)
+                raise _append_error(self.path, exc) from exc
+        return seq
+
+    def _max_seq(self) -> int:
+        row = self._db.execute("SELECT MAX(seq) FROM events").fetchone()
+        return int(row[0] or 0)
+
+    def verify_chain(self) -> ChainReport:
+        """Walk every row and recompute the chain; the report names the first row that breaks it."""
+        prev = GENESIS
+        chained = unchained = 0
+        last = 0
+        while True:
+            with self._lock:
+                self._check_open()
+                rows = self._db.execute(
+                    "SELECT seq, at, source, kind, data, hash FROM events WHERE seq > ? ORDER BY seq LIMIT ?",
+                    (last, _BATCH)).fetchall()
+            for seq, at, source, kind, data, digest in rows:
+                last = seq
+                if digest is None:
+                    if chained:
+                        return ChainReport(False, chained, unchained, seq,
+                                           f"entry seq {seq} has no hash, but entries before it do")
+                    unchained += 1
+                    continue
+                try:
+                    expected = chain_hash(prev, int(seq), float(at), str(source), str(kind), str(data))
+                except (TypeError, ValueError) as exc:
+                    return ChainReport(False, chained, unchained, seq, f"entry seq {seq} does not read: {exc}")
+                if digest != expected:
+                    return ChainReport(False, chained, unchained, seq,
+                                       f"entry seq {seq} does not match the chain: it, or an entry before it, "
+                                       "was changed, inserted or removed")
+                prev = digest
+                chained += 1
+            if len(rows) < _BATCH:
+                return ChainReport(True, chained, unchained, None, None, head=prev if chained else None)
 
     def transaction_seq(self, transaction: str) -> int | None:
         """The seq of the event a request with this transaction id caused, or None."""
@@ -392,4 +486,5 @@ def _json_default(value: Any) -> Any:
     raise TypeError(f"{type(value).__name__} is not JSON-serialisable")
 
 
-__all__ = ["HandRecord", "Journal", "JournalEntry", "JournalError", "SCHEMA_VERSION"]
+__all__ = ["ChainReport", "GENESIS", "HandRecord", "Journal", "chain_hash", "JournalEntry", "JournalError",
+           "JournalFullError", "SCHEMA_VERSION"]

@@ -123,6 +123,10 @@ class _Exporter:
         self.discards: dict[int, list[Card]] = {s: [] for s in self.order}
         self.draw_written = False
         self.board_chunks = [st.board for st in self.game.streets if st.board]
+        steps = [sum(len(st.hole) for st in self.game.streets[:i + 1]) for i in range(len(self.game.streets))]
+        # How many hole cards a seat holds after each street (stud); other games: one chunk at a time.
+        self.hole_steps: list[int | None] = [n for i, n in enumerate(steps) if self.game.streets[i].hole] + [None] \
+            if self.stud else [None]
         self.board_done = 0  # cards of the settled board already in a 'd db' line
         self.chunk_i = 0
 
@@ -178,10 +182,12 @@ class _Exporter:
             chips = self.engine.chips
             assert chips is not None
             applied = chips.applied
+            top = chips.max_bet
             if isinstance(ev, Act | Put):
                 self._flush()
             self.engine.apply(ev)
             if chips.applied != applied and chips.last_action is not None:
+                self._open_pair_check(chips, top)
                 self._action(chips.last_action)
             if self.engine.phase is Phase.DEAD:
                 reasons = ", ".join(r.reason for r in self.engine.rulings if r.ends_hand)
@@ -190,6 +196,15 @@ class _Exporter:
         self._flush()
         self._showdown()
         return self.actions
+
+    def _open_pair_check(self, chips: Any, top: int) -> None:
+        """An open pair on fourth street lets a limit stud player bet the big bet (RRoP s8 Seven-Card
+        Stud 4); PHH's fixed-limit stud (PokerKit) has only the small bet there."""
+        last = chips.last_action
+        if self.stud and chips.big_option and last["action"] in ("bet", "raise", "complete") \
+                and last["amount"] - top > self.fields["small_bet"]:
+            raise PhhUnsupported("a big bet on fourth street after an open pair (RRoP s8 Seven-Card Stud 4): "
+                                 "PHH's fixed-limit stud has no such option")
 
     def _track_cards(self, before: dict[int, list[Card]], unknown: dict[int, int]) -> None:
         eng = self.engine
@@ -233,11 +248,14 @@ class _Exporter:
                         raise PhhUnsupported(f"seat {seat} drew {declared} but {len(known)} of the discards were "
                                              "identified (PHH needs the cards thrown)")
                     self.actions.append(f"{self._p(seat)} sd {_faces(known)}".rstrip())
-        for seat in self.order:
-            new = self.holding[seat][self.shown[seat]:]
-            if new and (seat not in self.engine.folded or self.shown[seat] == 0):
-                self.actions.append(f"d dh {self._p(seat)} {_faces(new)}")
-                self.shown[seat] = len(self.holding[seat])
+        # Stud deals street by street, and PHH (PokerKit) takes one 'd dh' per player per street: an
+        # all-in run-out (no action between the streets) is still written a street at a time.
+        for upto in self.hole_steps:
+            for seat in self.order:
+                new = self.holding[seat][self.shown[seat]:upto]
+                if new and (seat not in self.engine.folded or self.shown[seat] == 0):
+                    self.actions.append(f"d dh {self._p(seat)} {_faces(new)}")
+                    self.shown[seat] += len(new)
         board = [c for c in self.engine.board if c not in self.engine.premature and not c.is_joker]
         while self.chunk_i < len(self.board_chunks) and len(board) >= self.board_done + self.board_chunks[self.chunk_i]:
             n = self.board_chunks[self.chunk_i]
@@ -326,8 +344,9 @@ def export_phh(journal: Journal, path_or_stream: str | Path | IO[str], *,
                table: str | None = None) -> ExportResult:
     """Write every recorded hand PHH can express.
 
-    ``path_or_stream``: a folder (one ``hand-000042.phh`` per hand), a file name (a ``.phhs``
-    set: one ``[hand_id]`` table per hand) or a text stream (the same set).  Hands that
+    ``path_or_stream``: a folder (one ``hand-000042.phh`` per hand; made when it does not exist
+    and its name does not end in ``.phhs``), a file name ending in ``.phhs`` (a set: one
+    ``[hand_id]`` table per hand) or a text stream (the same set).  Hands that
     cannot be written are listed in :attr:`ExportResult.skipped` with the reason.
     """
     result = ExportResult()
@@ -363,6 +382,9 @@ def export_phh(journal: Journal, path_or_stream: str | Path | IO[str], *,
             result.exported.append(rec.hand_id)
         except PhhUnsupported as exc:
             result.skipped.append((rec.hand_id, str(exc)))
+    if isinstance(path_or_stream, str | Path) and not Path(path_or_stream).exists() \
+            and Path(path_or_stream).suffix.lower() not in (".phhs", ".phh", ".toml"):
+        Path(path_or_stream).mkdir(parents=True)  # a folder that is not there yet (no .phhs name): made
     if isinstance(path_or_stream, str | Path) and Path(path_or_stream).is_dir():
         for hand_id, text in texts:
             (Path(path_or_stream) / f"hand-{hand_id:06d}.phh").write_text(text, encoding="utf-8")
@@ -371,6 +393,7 @@ def export_phh(journal: Journal, path_or_stream: str | Path | IO[str], *,
     for hand_id, text in texts:
         out.write(f"[{hand_id}]\n{text}\n")
     if isinstance(path_or_stream, str | Path):
+        Path(path_or_stream).parent.mkdir(parents=True, exist_ok=True)
         Path(path_or_stream).write_text(out.getvalue(), encoding="utf-8")
     else:
         path_or_stream.write(out.getvalue())

@@ -115,6 +115,7 @@ class TableService:
     _alert_count: int = 0
     _hand_first_seq: int = 0
     _hand_closed: bool = True
+    _street_sent: int | None = None  # the street event/street last announced, this hand
 
     # ------------------------------------------------------------------ input
     def submit(self, event: Event, source: str = "", transaction: str | None = None) -> list[Output]:
@@ -261,7 +262,12 @@ class TableService:
                                               for p in engine.chips.pots()]}
         final = engine.chips.final_stacks() or {}
         self.table.carry_stacks(final)
-        return {"payouts": {str(s): c for s, c in payouts.items() if c}, "pots": engine.chips.awarded}
+        seat, excess = engine.chips.uncalled()
+        # The uncalled excess goes back: it is in ``payouts`` (every chip pushed to the seat) but
+        # it is no winnings, so ``returned`` names it apart.
+        returned = {"seat": seat, "amount": excess} if seat is not None and excess else None
+        return {"payouts": {str(s): c for s, c in payouts.items() if c}, "pots": engine.chips.awarded,
+                "returned": returned}
 
     def _try(self, change: Callable[[Table], object]) -> None:
         probe = _copy_table(self.table)
@@ -310,6 +316,7 @@ class TableService:
         if not redeal:
             self.table.level_for_hand(at)  # a new level takes effect with the next hand, never mid-hand
         self.engine = self.table.start_hand(redeal=redeal)
+        self._street_sent = None
         self.hand_id += 1
         self._hand_first_seq = self.seq
         self._hand_closed = False
@@ -332,6 +339,7 @@ class TableService:
     def _apply_start_hand(self, ev: StartHand, out: list[Output], at: float) -> None:
         """A hand with an explicit setup (replays, scenarios and the console's override)."""
         self.engine = HandEngine(ev.setup)
+        self._street_sent = None
         self.table.last_setup = ev.setup
         self.hand_id += 1
         self._hand_first_seq = self.seq
@@ -342,12 +350,13 @@ class TableService:
         engine = self.engine
         if engine is None or engine.over:
             return
-        street = (engine.street_i, engine.phase)
         board_before = len(engine.board)
         applied = engine.chips.applied if engine.chips is not None else 0
         rulings = engine.apply(ev)
         self._describe(ev, out, board_before, applied)
-        if street != (engine.street_i, engine.phase) and engine.phase in (Phase.BET, Phase.BOARD, Phase.DRAW):
+        if engine.street_i != self._street_sent and engine.phase in (Phase.BET, Phase.BOARD, Phase.DRAW):
+            # Once per street: a board street goes from waiting for its cards to its betting.
+            self._street_sent = engine.street_i
             out.append(Output("street", {"name": engine.street.name}))
         for r in rulings:
             self._alert(r, out, at)
@@ -445,6 +454,10 @@ class TableService:
             payload["ruling"], payload["severity"] = None, "fault"
         payload["dealer"] = self.dealer
         alert = Alert(payload["id"], hand_id, payload, payload["severity"], True, self.seq, at)
+        if r.ends_hand:
+            # A misdeal or void supersedes this hand's pending irregularities: their instructions
+            # ("put it back, it is the next burn") no longer apply to a hand that is redealt.
+            self.alerts = [a for a in self.alerts if not (a.hand_id == hand_id and a.severity == IRREGULARITY)]
         self.alerts.append(alert)
         out.append(Output("alert", payload))
 
@@ -482,8 +495,10 @@ class TableService:
         result: dict[str, Any] = {"result": result_kind, "winners": winners, "shown": shown, "summary": summary}
         result |= self._chips_result(engine)
         if result.get("payouts"):
-            for w in winners:
-                w["share"] = int(result["payouts"].get(str(w["seat"]), 0))
+            back = result.get("returned") or {}
+            for w in winners:  # what the seat won: its own uncalled chips back are not winnings
+                w["share"] = int(result["payouts"].get(str(w["seat"]), 0)) - \
+                    (int(back["amount"]) if back.get("seat") == w["seat"] else 0)
         out.append(Output("hand_end", result))
         if self.journal is not None and hasattr(self.journal, "record_hand"):
             try:
@@ -503,6 +518,8 @@ class TableService:
         if hand is not None and hand.get("chips") and self.engine is not None and not self.engine.over:
             for seat, player in table["players"].items():  # during a hand: the chips behind
                 player["stack"] = hand["chips"]["stacks"].get(seat, player["stack"])
+        elif hand is not None and hand.get("chips") and self.engine is not None:
+            hand["chips"] = _settled_chips(self.engine, hand["chips"])
         return {
             "table": table,
             "hand_id": self.hand_id if self.engine is not None else None,
@@ -513,6 +530,26 @@ class TableService:
 
     def hole_cards(self) -> dict[str, list[str]]:
         return _str_keys(self.engine.hole_cards()) if self.engine is not None else {}
+
+
+def _settled_chips(engine: HandEngine, chips: dict[str, Any]) -> dict[str, Any]:
+    """The chips once the hand is over, as the table shows them after the push: the stacks paid
+    (a misdeal or void: every chip back where it was), no bets in front of anyone, and the pot
+    that was awarded (an uncalled bet returned is no part of it).  When nothing could be awarded
+    automatically the chips stay as they lie, for the floor to settle."""
+    book = engine.chips
+    if book is None:
+        return chips
+    none = {str(s): 0 for s in book.order}
+    base = {**chips, "bets": none, "to_call": None, "min_raise": None, "max_raise": None}
+    if engine.phase is Phase.DEAD:
+        return {**base, "stacks": {str(s): c for s, c in book.start.items()}, "pot": 0, "pots": []}
+    final = book.final_stacks()
+    if final is None:
+        return chips
+    pots = [{"amount": int(p["amount"]), "eligible": list(p["eligible"])} for p in book.awarded]
+    return {**base, "stacks": {str(s): c for s, c in final.items()}, "pot": sum(p["amount"] for p in pots),
+            "pots": pots}
 
 
 def _legal_words(seat: int, legal: Any) -> str:

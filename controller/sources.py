@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cache
 from importlib.metadata import entry_points
@@ -125,17 +125,38 @@ class SourcePlugin:
 
 
 @cache
-def plugins() -> dict[str, SourcePlugin]:
-    """Every registered source plug-in, in start order."""
-    found: list[SourcePlugin] = []
-    for ep in entry_points(group=ENTRY_POINT_GROUP):
-        try:
-            plugin = ep.load()
-        except Exception as exc:  # a broken plug-in names itself
-            raise SourceError(f"source plug-in {ep.name!r} ({ep.value}) does not load: {exc}") from exc
-        if not isinstance(plugin, SourcePlugin) or plugin.name != ep.name:
-            raise SourceError(f"entry point {ep.name!r} ({ep.value}) is not a SourcePlugin named {ep.name!r}")
-        found.append(plugin)
-    if not found:
+def plugin_names() -> tuple[str, ...]:
+    """The names of the registered source plug-ins, read from the entry points without loading any
+    (a config names the sections it uses; only those plug-ins and their libraries are imported)."""
+    names = tuple(sorted({ep.name for ep in entry_points(group=ENTRY_POINT_GROUP)}))
+    if not names:
         raise SourceError(f"no source plug-ins registered under {ENTRY_POINT_GROUP!r}: is the project installed?")
+    return names
+
+
+@cache
+def plugin(name: str) -> SourcePlugin:
+    """One source plug-in, loaded on first use."""
+    found = [ep for ep in entry_points(group=ENTRY_POINT_GROUP) if ep.name == name]
+    if not found:
+        raise SourceError(f"no source plug-in named {name!r}; known: {list(plugin_names())}")
+    ep = found[0]
+    try:
+        loaded = ep.load()
+    except Exception as exc:  # a broken plug-in names itself
+        raise SourceError(f"source plug-in {ep.name!r} ({ep.value}) does not load: {exc}") from exc
+    if not isinstance(loaded, SourcePlugin) or loaded.name != ep.name:
+        raise SourceError(f"entry point {ep.name!r} ({ep.value}) is not a SourcePlugin named {ep.name!r}")
+    return loaded
+
+
+def in_start_order(names: Iterable[str]) -> dict[str, SourcePlugin]:
+    """The named plug-ins (loaded), in start order."""
+    found = [plugin(n) for n in set(names)]
     return {p.name: p for p in sorted(found, key=lambda p: (p.order, p.name))}
+
+
+def plugins() -> dict[str, SourcePlugin]:
+    """Every registered source plug-in, loaded, in start order (the tools and the layout test; the
+    daemon loads only the ones its config or its backends name)."""
+    return in_start_order(plugin_names())

@@ -13,6 +13,9 @@ class SerialSection(Section):
     enabled: StrictBool = True
     port: str = "/dev/ttyACM0"
     baudrate: int = Field(115200, gt=0, le=4_000_000)
+    # Seconds without a HEARTBEAT before the host reboots the board; None: four of the board's
+    # periods (2 s).  A board slower than real time (the emulated RP2040 in tests) needs more.
+    heartbeat_timeout: float | None = Field(None, gt=0, le=600)
 
     @field_validator("port")
     @classmethod

@@ -13,7 +13,7 @@ muck       ``Muck(card)``
 shoe       ``Stub(cards)``: grouped like the board
 =========  ====================================================
 
-UIDs are resolved only through :class:`controller.decks.DeckRegistry`.  An unknown
+UIDs are resolved only through :class:`controller.rules.decks.DeckRegistry`.  An unknown
 UID never becomes a card: it produces an :class:`UnknownTag` notice for the daemon to
 raise as an alert.  A UID enrolled to another deck resolves to that deck's card, and
 the engine voids the hand for the foreign back.

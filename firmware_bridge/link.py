@@ -16,6 +16,14 @@ Ordering and loss are handled with the device's 16-bit sequence number:
   reconcile the model against it (emitting only the differences), then continue
   with the frames that follow the snapshot.
 
+A stalled device (its loop stopped for a while, then one scan found several new cards) reports
+those cards in antenna order, not in the order they landed.  The link sees the stall coming: a
+presence frame after a silence longer than a heartbeat period opens a *stall window*; the
+changes in it wait for the next heartbeat, whose ``uptime_ms`` says whether the device's own
+loop stalled (a heartbeat late by its own clock).  If it did and two or more cards arrived, they
+go out with ``ordered=False`` (the pipeline asks the dealer to confirm them); otherwise they go
+out as they came.  Outside such a window nothing waits (issue 26, F4).
+
 Corrupt frames are counted and logged (rate-limited) and never become a change.
 A device that stops heartbeating is considered hung: the link sends REBOOT and
 reopens the port, with exponential backoff, forever (unplug/replug is the same path).
@@ -226,12 +234,20 @@ class BridgeLink:
         # device replays its ring to order a snapshot's arrivals; the ring's arrivals, in order.
         self._order_replay: tuple[int, float, list, set] | None = None
         self._ring_order: dict[tuple[int, str, bool], int] = {}
+        self._ring_seqs: set[int] = set()  # every frame the ring replay brought: holes mean lost ones
+        self._last_missing: int | None = None  # the last lost frame of a reconciled gap (distance)
+        self._when: dict[tuple[int, str, bool], int] = {}  # an explained change's place in the gap
         # Changes made while a snapshot's differences wait for that replay: the model already holds
         # the snapshot, so they must follow its differences, or a leave could precede its arrival.
         self._held: list[PresenceChange] = []
         self._expect_wanted: tuple[int, ...] = ()
         self._expect_sent: tuple[int, ...] | None = None
         self._expect_at = 0.0
+        # Stall detection: how long the line was silent before the frame being handled; the last
+        # heartbeat's (uptime_ms, scan_cycles); the open stall window (opened at, changes held).
+        self._silence = 0.0
+        self._last_beat: tuple[int, int] | None = None
+        self._stall: tuple[float, list[PresenceChange], bool] | None = None  # + stalled already known
 
     # -- public API -------------------------------------------------------------
     def start(self) -> BridgeLink:
@@ -473,6 +489,7 @@ class BridgeLink:
             self._corrupt(item, now)
             return
         self.counters["frames"] += 1
+        self._silence = now - self._last_frame if self._last_frame is not None else 0.0
         self._last_frame = now
         if isinstance(item, p.Hello):
             self._on_hello(item, now)
@@ -487,9 +504,13 @@ class BridgeLink:
                 self._request_inventory(now, "reset detected by heartbeat")
         if isinstance(item, p.Heartbeat):
             self._last_heartbeat = now
+        if self._order_replay is not None and seq_distance(item.seq, self._expected) < 0:
+            self._ring_seqs.add(item.seq)
         if (self._order_replay is not None and isinstance(item, p.TagArrive) and not isinstance(item, p.TagLeave)
                 and seq_distance(item.seq, self._expected) < 0):
-            self._ring_order[(item.antenna, item.uid.hex().upper(), True)] = len(self._ring_order)
+            # Its place in the ring is its seq, not when its copy arrived (replayed frames can be
+            # reordered on the line too).
+            self._ring_order[(item.antenna, item.uid.hex().upper(), True)] = seq_distance(item.seq, self._expected)
             return
         if isinstance(item, p.Inventory):
             first = (item.seq - (item.part - 1)) % SEQ_MOD
@@ -561,6 +582,9 @@ class BridgeLink:
             )
             if self.config.device is not None and self._state != "syncing":
                 self._send(self.config.device, now, track=True)
+        if self._stall is not None:
+            self._close_stall(True)
+        self._last_beat = None  # the new boot's uptime starts again
         self._boot_id = boot_id
         self._expected = next_seq
         self._replay = None
@@ -623,9 +647,18 @@ class BridgeLink:
                     self.counters["redundant_reports"] += 1
                     return
                 (self._model.add if arrived else self._model.discard)(key)
-            self._emit(PresenceChange(key[0], key[1], arrived, now, "event", msg.seq, self._boot_id))
+            self._emit_live(PresenceChange(key[0], key[1], arrived, now, "event", msg.seq, self._boot_id), now)
         elif isinstance(msg, p.Heartbeat):
             self.counters["heartbeats"] += 1
+            stalled = self._device_stalled(msg)
+            if self._stall is not None:
+                self._close_stall(stalled or self._stall[2])
+            elif stalled and self._last_beat is not None:
+                # A late heartbeat came before the scan that ends the stall: that scan's arrivals
+                # may still follow, so they wait for the next heartbeat.
+                self.counters["stall_windows"] += 1
+                self._stall = (now, [], True)
+            self._last_beat = (msg.uptime_ms, msg.scan_cycles)
             if not self._need_inventory and msg.present != len(self._model):
                 self.counters["consistency_mismatches"] += 1
                 reason = f"heartbeat counts {msg.present} tags, model has {len(self._model)}"
@@ -676,12 +709,18 @@ class BridgeLink:
             self._model = snapshot
         ordered = self._reconcile_order(gone, new, first)
         unexplained = {c for c in ordered if c[2]} - self._explained
+        if unexplained and self._last_missing is not None:
+            # A lost arrival goes first only if every lost frame came before the explained ones; an
+            # explained arrival sent before a lost frame may have been before or after its arrival
+            # (issue 26, F5: heavy corruption, several gaps in one snapshot): no order is known.
+            unexplained |= {c for c in ordered if c[2] and 0 <= self._when.get(c, -1) < self._last_missing}
         if len(unexplained) >= 2 and self._order_replay is None:
             # Several arrivals and no frame says in which order: the device's ring may (a host that
             # just started, or one whose gap the ring no longer covers); the ACK ends its replay.
             sent = self._send(p.Replay((first - fw.RING_FRAMES) % SEQ_MOD), now)
             self._order_replay = (sent.seq, now, ordered, unexplained)
             self._ring_order = {}
+            self._ring_seqs = set()
             self.counters["order_replays"] += 1
         else:
             self._emit_reconciled(ordered, unexplained, {}, now)
@@ -711,6 +750,10 @@ class BridgeLink:
         """Emit a snapshot's differences; arrivals the ring placed go in the ring's order, after
         any it could not place, which are flagged unordered if there are several."""
         unplaced = [c for c in unexplained if c not in ring]
+        if unplaced and len(unexplained) >= 2 and self._ring_holes():
+            # The ring's replay lost frames too: an arrival it did not place may be in a hole, not
+            # older than the ones it placed.  None of them has a known order.
+            unplaced = list(unexplained)
         if ring:
             placed = sorted((c for c in ordered if c in ring), key=lambda c: ring[c])
             rest = [c for c in ordered if c not in ring]
@@ -720,6 +763,14 @@ class BridgeLink:
             if not known:
                 self.counters["unordered_arrivals"] += 1
             self._emit(PresenceChange(change[0], change[1], change[2], now, "inventory", None, self._boot_id, known))
+
+    def _ring_holes(self) -> bool:
+        """Whether the ring replay skipped frames (lost or corrupted on the way)."""
+        if len(self._ring_seqs) < 2:
+            return bool(self._ring_seqs) or self._order_replay is not None
+        base = min(self._ring_seqs, key=lambda q: seq_distance(q, self._expected))
+        spread = max(seq_distance(q, base) for q in self._ring_seqs)
+        return spread + 1 > len(self._ring_seqs)
 
     def _order_replay_done(self, now: float) -> None:
         assert self._order_replay is not None
@@ -747,6 +798,10 @@ class BridgeLink:
                 when[change] = max(when.get(change, -1), seq_distance(seq, self._expected))
         diffs = [(a, u, False) for a, u in gone] + [(a, u, True) for a, u in new]
         self._explained = set(when)
+        self._when = when
+        span = seq_distance(first, self._expected)
+        have = {seq_distance(q, self._expected) for q in self._buffer}
+        self._last_missing = next((d for d in reversed(range(max(span, 0))) if d not in have), None)
         return sorted(diffs, key=lambda change: when.get(change, -1))  # stable: lost changes keep their order
 
     def _ask_replay(self, now: float) -> None:
@@ -777,7 +832,49 @@ class BridgeLink:
         self._inventory_due = now + self.config.inventory_timeout
         self._send(p.RequestInventory(), now)
 
+    def _heartbeat_period(self) -> float:
+        """The device's heartbeat period in seconds (configured, announced, or the reference 500 ms)."""
+        period_ms = self.config.device.heartbeat_ms if self.config.device else None
+        if period_ms is None:
+            period_ms = self._hello.heartbeat_ms if self._hello else 500
+        return period_ms / 1000
+
+    def _emit_live(self, change: PresenceChange, now: float) -> None:
+        """A change from an in-sequence frame: out at once, unless it opens or falls in a stall window."""
+        period = self._heartbeat_period()
+        if self._stall is None and change.arrived and self._silence > period + self._stall_margin():
+            self.counters["stall_windows"] += 1
+            self._stall = (now, [], False)
+        self._emit(change)
+
+    def _device_stalled(self, beat: p.Heartbeat) -> bool:
+        """Whether the device's loop stalled since the previous heartbeat, by its own clock."""
+        if self._last_beat is None:
+            return True  # nothing to compare with: assume the worst, the dealer confirms
+        elapsed_ms = (beat.uptime_ms - self._last_beat[0]) % (1 << 32)
+        return elapsed_ms > (self._heartbeat_period() + self._stall_margin()) * 1000
+
+    def _stall_margin(self) -> float:
+        """How late (seconds) a heartbeat must be to mean a stall: a fifth of a period, at least 0.1 s.
+        A board that stalled that long may have scanned two new cards at once: the dealer is asked."""
+        return max(0.1, self._heartbeat_period() / 5)
+
+    def _close_stall(self, stalled: bool) -> None:
+        """Let a stall window's changes out: arrivals of unknown order flagged if there are several."""
+        assert self._stall is not None
+        held, self._stall = self._stall[1], None
+        unknown = stalled and sum(1 for c in held if c.arrived) >= 2
+        if unknown:
+            self.counters["unordered_arrivals"] += sum(1 for c in held if c.arrived)
+            log.warning("device stalled while %d cards arrived: their order is unknown", len(held),
+                        extra={"event": "bridge_stall_order_unknown", "url": self.url})
+        for change in held:
+            self._emit(dataclasses.replace(change, ordered=False) if unknown and change.arrived else change)
+
     def _emit(self, change: PresenceChange) -> None:
+        if self._stall is not None:  # every change waits behind a stall window's, whatever its path
+            self._stall[1].append(change)
+            return
         if self._order_replay is not None:
             # A snapshot's differences are not out yet (the ring is ordering its arrivals) but the
             # model already includes them: this change comes after them, so it waits its turn.
@@ -796,10 +893,7 @@ class BridgeLink:
     def _heartbeat_timeout(self) -> float:
         if self.config.heartbeat_timeout is not None:
             return self.config.heartbeat_timeout
-        period_ms = self.config.device.heartbeat_ms if self.config.device else None
-        if period_ms is None:
-            period_ms = self._hello.heartbeat_ms if self._hello else 500
-        return max(1.0, 4 * period_ms / 1000)
+        return max(1.0, 4 * self._heartbeat_period())
 
     def _timers(self, now: float) -> None:
         cfg = self.config
@@ -823,6 +917,8 @@ class BridgeLink:
                 self._send(p.Reboot(), now)
             self._lost("heartbeat watchdog")
             return
+        if self._stall is not None and now - self._stall[0] > 2 * self._heartbeat_period() + 0.1:
+            self._close_stall(True)  # no heartbeat came to say the device was fine
         if self._gap_since is not None and now - self._gap_since >= cfg.reorder_window:
             self.counters["gaps"] += 1
             log.info("sequence gap", extra={"event": "bridge_gap", "url": self.url,

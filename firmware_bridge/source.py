@@ -31,6 +31,7 @@ class RfidSource:
         self.ctx = ctx
         self.url = str(ctx.backend) if ctx.backend is not None else section.port
         self.baudrate = section.baudrate
+        self.heartbeat_timeout = section.heartbeat_timeout
         #: Called with every event the antennas produce, before it is applied (the camera's cross-check).
         self.observers: list[Callable[[Any], None]] = []
         # Arrivals commit at once: the firmware confirms each with a second read (see zones.py).
@@ -47,7 +48,7 @@ class RfidSource:
         if isinstance(item, OrderUnknown):  # never dealt in a guessed order: the dealer confirms them
             cards = ", ".join(f"{z.name} {c.label()}" for z, c in item.cards)
             self.ctx.apply_now(CameraReport("card_unread", item.cards[0][0].name,
-                                            detail=f"order unknown after a reconnect, confirm: {cards}"), "rfid")
+                                            detail=f"order unknown (reconnect or stall), confirm: {cards}"), "rfid")
             return
         for observe in self.observers:
             observe(item)
@@ -57,7 +58,7 @@ class RfidSource:
         engine = self.ctx.engine()
         if engine is not None and not engine.over:
             self.pipeline.remember(engine.placements())
-        self.bridge = BridgeLink(self.url, LinkConfig(baudrate=self.baudrate),
+        self.bridge = BridgeLink(self.url, LinkConfig(baudrate=self.baudrate, heartbeat_timeout=self.heartbeat_timeout),
                                  on_change=lambda change: self.pipeline.feed(change)).start()
         self._timer = self.ctx.thread(self._poll, "rfid-timer")
 

@@ -3,13 +3,13 @@
 Two halves, usable separately:
 
 * :class:`TableSim` turns one hand (a FORMAT scenario dict, e.g. from
-  :func:`controller.dealer_sim.legal_hand`) into a :class:`HandPlan`: the ordered list of
+  :func:`controller.sim.dealer.legal_hand`) into a :class:`HandPlan`: the ordered list of
   physical :class:`Movement` s (tags placed on / lifted from antennas) and :class:`Console`
   events (what the dealer's console sends: actions, discards, reports), plus the TRUE
   sequence of events the engine must receive for it;
 * :class:`TableRig` plays plans through the whole hardware path, ``Emulator`` (pty, fault
   injection) -> :class:`~firmware_bridge.link.BridgeLink` -> :class:`~firmware_bridge.zones.ZoneTracker`
-  -> :class:`~firmware_bridge.fusion.Fusion` -> a :class:`~controller.engine.HandEngine` per hand,
+  -> :class:`~firmware_bridge.fusion.Fusion` -> a :class:`~controller.rules.engine.HandEngine` per hand,
   and records what the engine actually received.
 
 The layout is ``ZoneMap.standard(seats, hole_slots, board_slots)``: every seat has as many

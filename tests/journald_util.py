@@ -1,8 +1,11 @@
 """A stand-in for journald's socket, so tests can read what the daemon logs through libsystemd.
 
-libsystemd writes to the fixed path ``/run/systemd/journal/socket``.  On a machine with no
-journald (a container, CI) the tests bind that path themselves (root only) and read the
-datagrams; on a machine whose journald runs they skip rather than read the real journal.
+libsystemd writes to the fixed path ``/run/systemd/journal/socket``.  A test marked ``journald``
+runs in a private mount namespace of its own (``unshare``; a user namespace too when not root), on
+an empty tmpfs over ``/run/systemd/journal``, where it binds that path and reads the datagrams: so it
+runs the same whether the machine's journald runs or not, as root or not, and beside other test
+processes (xdist workers, other checkouts) that bind the same path.  ``tests/conftest.py`` re-runs
+such a test there (:func:`namespace_command`).
 """
 
 from __future__ import annotations
@@ -10,6 +13,8 @@ from __future__ import annotations
 import os
 import socket
 import struct
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -63,10 +68,8 @@ def fake_journald() -> Iterator[FakeJournald]:
     import pytest
 
     path = Path(JOURNAL_SOCKET)
-    if path.exists():
-        pytest.skip("a journald socket exists here: not replacing it")
-    if os.geteuid() != 0:
-        pytest.skip("binding /run/systemd/journal/socket needs root")
+    if not in_private_journal():
+        pytest.fail("a test using fake_journald() must be marked journald (it runs in a namespace of its own)")
     path.parent.mkdir(parents=True, exist_ok=True)
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
     sock.bind(str(path))
@@ -76,3 +79,35 @@ def fake_journald() -> Iterator[FakeJournald]:
     finally:
         sock.close()
         path.unlink(missing_ok=True)
+
+
+#: Set in the namespace's test process.
+NS_ENV = "TABLECTL_PRIVATE_JOURNAL"
+
+
+def in_private_journal() -> bool:
+    return os.environ.get(NS_ENV) == "1"
+
+
+def namespace_command(nodeid: str) -> list[str]:
+    """Run one test (``nodeid``) in a private mount namespace (``python -m tests.journald_util``)."""
+    user = [] if os.geteuid() == 0 else ["--user", "--map-root-user"]
+    return ["unshare", "--mount", "--propagation", "private", *user, "--",
+            sys.executable, "-m", "tests.journald_util", nodeid]
+
+
+def _run_in_namespace(nodeid: str) -> None:
+    """Inside the new namespace: an empty tmpfs of our own over journald's folder, then the test."""
+    folder = Path(JOURNAL_SOCKET).parent
+    base = folder
+    while not base.exists():
+        base = base.parent
+    subprocess.run(["mount", "-t", "tmpfs", "tablectl-test-journal", str(base)], check=True)
+    folder.mkdir(parents=True, exist_ok=True)
+    os.environ[NS_ENV] = "1"
+    os.execv(sys.executable, [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-o", "addopts=", "-q",
+                              "-rfEs", nodeid])
+
+
+if __name__ == "__main__":
+    _run_in_namespace(sys.argv[1])

@@ -7,6 +7,7 @@ import secrets
 import threading
 import time
 from collections.abc import Callable
+from typing import Any
 
 import paho.mqtt.client as mqtt
 from paho.mqtt.client import CallbackAPIVersion, MQTTMessage
@@ -15,6 +16,45 @@ from paho.mqtt.reasoncodes import ReasonCode
 from controller.mqtt.broker import Broker, mosquitto_available
 
 TIMEOUT = 5.0
+
+
+# ---------------------------------------------------------------------- the shipped broker and a daemon
+def _shipped(name: str) -> str:
+    from tests.conftest import REPO
+
+    return (REPO / "systemd" / "mosquitto" / name).read_text()
+
+
+#: The shipped Mosquitto config and ACL (systemd/mosquitto/).
+CONF = _shipped("poker-table.conf")
+ACL = _shipped("acl")
+#: The table's logins in the shipped ACL.
+ROLES = ("controller", "display", "console", "overlay", "homeassistant", "admin")
+
+
+def new_passwords(roles: tuple[str, ...] = ROLES) -> dict[str, str]:
+    return {role: secrets.token_urlsafe(12) for role in roles}
+
+
+def shipped_broker(passwords: dict[str, str], *, websockets: bool = True, acl: str = ACL) -> Broker:
+    """A real Mosquitto on a free loopback port with the shipped config, ACL and these logins (and a
+    websockets listener for the pages); use it as a context manager."""
+    require_mosquitto()
+    return Broker.start(users=passwords, acl_text=acl, websockets_port=0 if websockets else None,
+                        config_template=CONF)
+
+
+def start_daemon(journal: Any, broker: Broker, passwords: dict[str, str], *, table: str = "t1", size: int = 6,
+                 delay: int | str = 0, **demo: Any) -> Any:
+    """The demo's table config on ``broker``, as its controller login; started and connected."""
+    from controller.app.daemon import Daemon
+    from controller.demo.config import demo_config
+
+    cfg = demo_config(table, size=size, journal=journal, mqtt_url=f"mqtt://127.0.0.1:{broker.port}",
+                      broadcast_delay=delay, **demo)
+    d = Daemon(cfg, mqtt_username="controller", mqtt_password=passwords["controller"]).start()
+    assert d.link is not None and d.link.connected_event.wait(10)
+    return d
 
 
 def require_mosquitto() -> None:

@@ -31,11 +31,11 @@ from controller.rules.events import Event, SeatPlayer, StartHand
 from controller.rules.scenario import Scenario
 from controller.rules.table import Table
 from controller.service import Output, Rejected, TableService
+from tests.mqtt_util import ACL, CONF, shipped_broker
+from tests.mqtt_util import new_passwords as _new_passwords
 
 REPO = Path(__file__).resolve().parent.parent
 WEB = REPO / "web"
-CONF = (REPO / "systemd" / "mosquitto" / "poker-table.conf").read_text()
-ACL = (REPO / "systemd" / "mosquitto" / "acl").read_text()
 ROLES = ("controller", "display", "console", "overlay")
 from controller.app.webserver import CHROMIUM, CHROMIUM_ARGS, launch_chromium  # noqa: E402
 
@@ -84,11 +84,11 @@ def watch_console(page: Any) -> list[str]:
 
 def start_broker(passwords: dict[str, str]) -> Broker:
     """The shipped config and ACL on a real Mosquitto, with a websockets listener for the pages."""
-    return Broker.start(users=passwords, acl_text=ACL, websockets_port=0, config_template=CONF)
+    return shipped_broker(passwords)
 
 
 def new_passwords() -> dict[str, str]:
-    return {role: secrets.token_urlsafe(12) for role in ROLES}
+    return _new_passwords(ROLES)
 
 
 class Recorder:
@@ -175,7 +175,7 @@ class TableFeed:
         outputs = self.service.submit(event, source="test")
         if self.debounce is None:
             self.publisher.publish(outputs, self.service)
-        else:  # the daemon's path (controller/daemon.py STATE_DEBOUNCE): events first, the state a moment later
+        else:  # the daemon's path (controller/app/daemon.py STATE_DEBOUNCE): events first, the state a moment later
             self.publisher.publish(outputs, self.service, state=False)
             time.sleep(self.debounce)
             self.publisher.publish_state(self.service)
@@ -275,7 +275,7 @@ def needs_browser() -> None:
 
 try:
     import pytest as _pytest
-except ImportError:  # pragma: no cover - the helpers are also used by web/screenshots.py
+except ImportError:  # pragma: no cover - the helpers are also used by tests/web/screenshots.py
     _pytest = None
 
 if _pytest is not None:

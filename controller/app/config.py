@@ -31,6 +31,7 @@ Sections (see ``examples/table.toml`` for a commented, complete example):
 ``[broadcast]``  delay: seconds (int >= 0) or ``"end_of_hand"`` for hole cards
 ``[journal]``    path, sync
 ``[camera]``     enabled
+``[room]``       name, resend_grace: the room this table belongs to (leave it out for a table in no room)
 ``[web]``        the pages ``tablectl run`` serves: ``[web.display]``, ``[web.overlay]`` (host, port,
                  the broker login each page gets), the broker's websockets URL
 """
@@ -39,6 +40,7 @@ from __future__ import annotations
 
 import re
 import tomllib
+from functools import cache
 from pathlib import Path
 from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
@@ -62,7 +64,7 @@ from controller.errors import PokerTableError
 from controller.geometry import Slot, ZoneError, ZoneMap
 from controller.rules.games import GAMES, STRUCTURES, Family, get_game
 from controller.rules.profiles import ProfileError, get_profile
-from controller.sources import KeyedProblems, SourcePlugin, plugins
+from controller.sources import KeyedProblems, SourcePlugin, in_start_order, plugin, plugin_names
 
 SAFE_ID = r"^[A-Za-z0-9_-]+$"
 
@@ -320,6 +322,18 @@ class JournalSection(_Section):
         return v
 
 
+class RoomSection(_Section):
+    """The room the table belongs to (``[room]``, docs/scale.md): its floor stores the table's events
+    through the table's Mosquitto bridge and reports what it stored; the daemon resends what the floor
+    lacks (:class:`~controller.app.floor_ack.FloorAck`).  A table in no room leaves the section out and
+    runs none of it."""
+
+    #: The room's name (the daemon logs it when it starts the room's acknowledgement).
+    name: str = Field(min_length=1)
+    #: Seconds the floor's newest stored event may stand still before what it lacks is resent.
+    resend_grace: float = Field(5.0, gt=0)
+
+
 class WebPageSection(_Section):
     """One page served by ``tablectl run``: where it listens and the broker login it hands out.
     Each page has its own server, so the display's port never serves the overlay's login."""
@@ -389,10 +403,18 @@ class CoreConfig(_Section):
     broadcast: BroadcastSection = Field(default_factory=BroadcastSection)
     journal: JournalSection = Field(default_factory=JournalSection)
     web: WebSection = Field(default_factory=WebSection)
+    room: RoomSection | None = None
 
     def source(self, name: str) -> Any:
-        """A source plug-in's section (``config.source("gpio")`` is ``config.gpio``)."""
-        return getattr(self, name)
+        """A source plug-in's section (``config.source("gpio")`` is ``config.gpio``); for a section the
+        file leaves out, the plug-in's default (which loads the plug-in)."""
+        if name in type(self).model_fields:
+            return getattr(self, name)
+        return plugin(name).default_section()
+
+    def sources_named(self) -> list[str]:
+        """The source sections this file names (their plug-ins are loaded)."""
+        return [name for name in type(self).model_fields if name in plugin_names()]
 
     @field_validator("stakes")
     @classmethod
@@ -460,7 +482,7 @@ class CoreConfig(_Section):
         return ZoneMap(self.antennas)
 
     def table_kwargs(self) -> dict[str, Any]:
-        """Keyword arguments for :class:`controller.table.Table`."""
+        """Keyword arguments for :class:`controller.rules.table.Table`."""
         t = self.table
         out: dict[str, Any] = {"size": t.size, "game": t.game, "rules": t.rules, "event": t.event,
                                "structure": t.structure, "deck": t.deck}
@@ -524,23 +546,31 @@ def _table_check(plugin: SourcePlugin) -> Any:
     return field_validator(plugin.name)(classmethod(_fits_the_table))
 
 
-def _with_sources() -> type[CoreConfig]:
+@cache
+def config_model(sources: frozenset[str] = frozenset()) -> type[CoreConfig]:
+    """The config model for a file naming these source sections: :class:`CoreConfig` plus one section
+    per named plug-in, so only the plug-ins a table uses (and their libraries) are imported."""
+    named = in_start_order(sources)
     fields: dict[str, Any] = {name: (p.section, Field(default_factory=p.default_section))
-                              for name, p in plugins().items()}
-    checks = {f"_{name}_fits_the_table": _table_check(p) for name, p in plugins().items() if p.check is not None}
+                              for name, p in named.items()}
+    checks = {f"_{name}_fits_the_table": _table_check(p) for name, p in named.items() if p.check is not None}
     return create_model("Config", __base__=CoreConfig, __doc__="A table's whole config (``examples/table.toml``).",
                         __validators__=checks, **fields)
 
 
-#: The config model: :class:`CoreConfig` plus one section per source plug-in.
-Config = _with_sources()
+def __getattr__(name: str) -> Any:
+    # ``Config``: the model with every registered plug-in's section (built, and the plug-ins loaded, on use).
+    if name == "Config":
+        return config_model(frozenset(plugin_names()))
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def validate_config(data: dict[str, Any], *, base_dir: str | Path | None = None,
                     source: str | None = None) -> CoreConfig:
     """Validate already-parsed data (a TOML document as a dict)."""
     try:
-        return Config.model_validate(data, context={"base_dir": Path(base_dir) if base_dir else None})
+        model = config_model(frozenset(k for k in data if k in plugin_names()))
+        return model.model_validate(data, context={"base_dir": Path(base_dir) if base_dir else None})
     except ValidationError as exc:
         raise ConfigError(_problems(exc), source) from None
 
@@ -576,14 +606,15 @@ def _toml_problem(message: str) -> str:
 __all__ = [
     "AntennaSlot",
     "BroadcastSection",
-    "Config",
     "CoreConfig",
     "ConfigError",
     "JournalSection",
     "MqttSection",
+    "RoomSection",
     "StakesSection",
     "TableSection",
     "TlsSection",
+    "config_model",
     "load_config",
     "validate_config",
 ]

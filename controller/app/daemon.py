@@ -30,6 +30,7 @@ import signal
 import sys
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 from dataclasses import dataclass
@@ -39,7 +40,7 @@ from controller.app.config import CoreConfig
 from controller.app.floor_ack import FloorAck
 from controller.app.publisher import Publisher
 from controller.app.sdnotify import Notifier, watchdog_interval
-from controller.journal import Journal
+from controller.journal import Journal, JournalError, JournalFullError
 from controller.mqtt.contract import RequestError, Topics, parse_request, request_transaction, response_payload
 from controller.mqtt.link import MqttLink, MqttSettings
 from controller.rules.decks import DeckRegistry
@@ -60,7 +61,7 @@ from controller.rules.events import (
 )
 from controller.rules.table import Table
 from controller.service import Output, Rejected, TableService
-from controller.sources import Source, SourceContext, SourceError, plugins
+from controller.sources import Source, SourceContext, SourceError, in_start_order, plugin_names
 
 log = logging.getLogger("controller.app.daemon")
 
@@ -76,6 +77,9 @@ INFO_PERIOD = 60.0
 
 #: Longest response topic accepted (bytes); MQTT allows 65535, nothing needs more than this.
 MAX_RESPONSE_TOPIC = 512
+
+#: Seconds between two tries to journal the events held while the journal could not be written.
+HELD_RETRY = 0.5
 
 
 @dataclass
@@ -169,9 +173,9 @@ class Daemon:
         #: Stand-ins for devices by source name (an emulator's port for ``serial``, a mock panel
         #: factory for ``gpio``...): the demo and the tests run the very same daemon on them.
         self.backends = dict(backends or {})
-        unknown = set(self.backends) - set(plugins())
+        unknown = set(self.backends) - set(plugin_names())
         if unknown:
-            raise SourceError(f"no source plug-in named {sorted(unknown)}; known: {sorted(plugins())}")
+            raise SourceError(f"no source plug-in named {sorted(unknown)}; known: {sorted(plugin_names())}")
         #: The running sources by name, in start order.
         self.sources: dict[str, Source] = {}
         #: Called with every event the owner applied and its source (after it is journaled).
@@ -198,7 +202,14 @@ class Daemon:
         self.owner_beat = time.monotonic()
         self.listeners: list[Callable[[list[Output]], None]] = []
         self.started = threading.Event()
-        self.counters = {"owner_errors": 0, "duplicate_requests": 0, "bad_response_topics": 0}
+        self.counters = {"owner_errors": 0, "duplicate_requests": 0, "bad_response_topics": 0, "held_events": 0,
+                         "journal_faults": 0}
+        # Events from the table's devices that could not be journaled (a full disk), oldest first:
+        # applied in their order once the journal takes them again, never dropped, never skipped.
+        self._held: deque[_Item] = deque()
+        self._held_retry = 0.0
+        #: Why the journal cannot be written right now (None: it can).
+        self.journal_fault: str | None = None
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> Daemon:
@@ -224,19 +235,23 @@ class Daemon:
             persistent=True,  # console requests sent while the daemon is down wait on the broker
         )
         self.link = MqttLink(settings, self.topics.availability, request_filter=self.topics.requests,
-                             on_request=self._on_request, on_delivered=self._delivered, manual_ack=True)
-        # A room's floor reports what it stored (floor/<table>/stored, bridged in); what it lacks is
-        # resent.  Inert on a table without a room: no report ever comes.
-        self.floor_ack = FloorAck(self.link, settings, self.topics.root)
-        self.publisher = Publisher(self.floor_ack, self.topics, cfg.table.id, cfg.broadcast.delay,
-                                   clock=self.clock)
+                             on_request=self._on_request, on_delivered=self._delivered, manual_ack=True,
+                             on_refused=self._refuse_request)
+        # In a room, the floor reports what it stored (floor/<table>/stored, bridged in); what it lacks
+        # is resent.  A table in no room runs none of it.
+        if cfg.room is not None:
+            self.floor_ack = FloorAck(self.link, settings, self.topics.root, grace=cfg.room.resend_grace)
+            log.info("in a room: resending what its floor reports missing", extra={"room": cfg.room.name})
+        self.publisher = Publisher(self.link, self.topics, cfg.table.id, cfg.broadcast.delay, clock=self.clock,
+                                   on_event=self.floor_ack.record if self.floor_ack is not None else None)
         published = self.journal.published_seq
         unsent = [o for o in replayed if o.seq > published]
         if unsent:
             log.info("republishing what the broker never acknowledged", extra={"outputs": len(unsent)})
         self.publisher.publish(unsent, self.service)
         self.link.start()
-        self.floor_ack.start()
+        if self.floor_ack is not None:
+            self.floor_ack.start()
         if cfg.mqtt.discovery:
             for topic, payload in discovery_messages(cfg, self.topics):
                 self.link.publish(topic, payload, retain=True)
@@ -252,7 +267,7 @@ class Daemon:
         if not self.registry.decks:
             # Loud: every tag will read as unknown and every card as an irregularity.
             log.error("NO DECK ENROLLED: every card will be an unknown tag; enrol one with "
-                      "`tablectl enroll --deck A ...` (INSTALL.md step 7)", extra={"table_id": cfg.table.id})
+                      "`tablectl enroll --deck A ...` (INSTALL.md step 2)", extra={"table_id": cfg.table.id})
             status += " - NO DECK ENROLLED"
         elif cfg.table.deck not in self.registry.decks:
             log.error("deck %r (table.deck) is not enrolled; enrolled: %s", cfg.table.deck,
@@ -348,6 +363,8 @@ class Daemon:
             if item is None:
                 break
             try:
+                if self._held:
+                    self._retry_held()
                 if item is not _WAKE:
                     with self.owner_lock:
                         self._apply(item)
@@ -381,25 +398,33 @@ class Daemon:
                 self._state_due = None
                 self.publisher.publish_state(self.service)
 
-    def _apply(self, item: _Item) -> None:
+    def _apply(self, item: _Item, retry: bool = False) -> bool:
+        """Journal and apply one event (the owner lock is held).  False when it could not be
+        journaled and is held for later (:meth:`_journal_failed`)."""
         assert self.service is not None and self.publisher is not None
         try:
+            if self._held and not retry:
+                # Behind events that wait for the journal: the table's order is kept.
+                raise JournalFullError(self.journal_fault or "events are waiting for the journal")
             if item.request and item.future is not None:
                 duplicate = self._precheck_console(item)
                 if duplicate is not None:
                     item.future.set_result(duplicate)
-                    return
+                    return True
             outputs = self.service.submit(item.event, source=item.source, transaction=item.transaction)
+        except JournalError as exc:
+            self._journal_failed(item, exc, front=retry)
+            return False
         except Rejected as exc:
             log.info("rejected %s: %s", item.event.kind, exc, extra={"source": item.source})
             if item.future is not None:
                 item.future.set_exception(exc)
-            return
+            return True
         except Exception as exc:  # never lose the owner thread to one bad event
             log.exception("failed to apply %s", item.event.kind)
             if item.future is not None:
                 item.future.set_exception(exc)
-            return
+            return True
         try:
             self.publisher.publish(outputs, self.service, state=False)
         except Exception:  # journaled and applied: a publishing bug must not stop the table
@@ -413,6 +438,74 @@ class Daemon:
         self._after(outputs)
         if item.future is not None:
             item.future.set_result(outputs)
+        return True
+
+    # ------------------------------------------------------------------ a journal that cannot be written
+    def _journal_failed(self, item: _Item, exc: JournalError, front: bool) -> None:
+        """An event the journal did not take (a full disk): nothing of it was applied.  A request
+        someone waits on (the console) is refused, and may be sent again; an event from the table
+        itself (a card, a button) is held, in order, and applied once the journal takes it.  The
+        table says so at once: an alert on ``alert/active`` that the display shows."""
+        if item.future is not None:
+            item.future.set_exception(Rejected(
+                f"journal full: the table cannot record anything now ({exc}); nothing changed"))
+        elif front:
+            self._held.appendleft(item)
+        else:
+            self._held.append(item)
+            self.counters["held_events"] += 1
+        self._held_retry = time.monotonic() + HELD_RETRY
+        if self.journal_fault is None:
+            self.journal_fault = str(exc)
+            self.counters["journal_faults"] += 1
+            log.error("JOURNAL CANNOT BE WRITTEN: %s; events are held until it can", exc,
+                      extra={"table_id": self.config.table.id, "reason": "journal_full"})
+            self._publish_journal_alert()
+
+    def _retry_held(self) -> None:
+        """The owner thread: journal and apply the held events, oldest first, once the journal
+        takes them again; then the alert is cleared."""
+        if time.monotonic() < self._held_retry:
+            return
+        with self.owner_lock:
+            while self._held:
+                if not self._apply(self._held.popleft(), retry=True):
+                    return
+            if self.journal_fault is not None:
+                log.warning("the journal is written again: held events applied in order",
+                            extra={"table_id": self.config.table.id})
+                self.journal_fault = None
+                self._publish_journal_alert()
+
+    def journal_alert(self) -> dict[str, Any] | None:
+        """The ``alert/active`` payload while the journal cannot be written (a fault, not a
+        ruling: nothing is journaled for it, since nothing can be)."""
+        if self.journal_fault is None or self.service is None or self.journal is None:
+            return None
+        full = "full" in self.journal_fault
+        return {
+            "schema": 1, "id": "journal-full", "seq": self.journal.last_seq, "ts": round(self.clock(), 3),
+            "hand_id": self.service.hand_id or None, "ruling": None,
+            "reason": "journal_full" if full else "journal_unwritable", "remedy": None,
+            "message": ("Journal full: the table cannot record. Stop dealing and free disk space."
+                        if full else "The journal cannot be written: stop dealing and call the floor."),
+            "steps": ["Stop dealing until this alert clears.",
+                      "Free space on the controller's disk (or fix the journal's disk).",
+                      "Cards already placed are held in their order and counted when the journal is written again."],
+            "citations": [], "seat": None, "card": None, "severity": "fault", "requires_ack": False,
+        }
+
+    def _publish_journal_alert(self) -> None:
+        """The journal alert on ``alert/active``, or, once it clears, the table's own active alert."""
+        if self.link is None or self.service is None:
+            return
+        alert = self.journal_alert()
+        if alert is not None:
+            self.link.publish(self.topics.alert, alert)
+        else:
+            alert = self.service.alerts[0].payload() if self.service.alerts else None
+        self.link.publish(self.topics.alert_active, alert if alert is not None else b"", retain=True)
+        self.publish_info()
 
     def _log_outputs(self, outputs: list[Output]) -> None:
         """Rulings, hands and table changes in the log, with journal fields (``journalctl -t
@@ -479,6 +572,8 @@ class Daemon:
         if self.journal is not None and seq:
             try:
                 self.journal.mark_published(min(seq, self.journal.last_seq))
+            except JournalError as exc:  # a full disk: the journal alert says so; stored once it clears
+                log.warning("could not store the delivered cursor: %s", exc)
             except Exception:
                 log.exception("could not store the delivered cursor")
         return seq
@@ -508,6 +603,13 @@ class Daemon:
         fut: Future = Future()
         fut.add_done_callback(lambda f: self._answer(f, reply))
         self.inbox.put(_Item(event, "console", fut, time.monotonic(), transaction, request=True))
+
+    def _refuse_request(self, name: str, payload: bytes, response_topic: str | None, correlation: bytes | None,
+                        reason: str) -> None:
+        """A request the link refused before parsing (a retained one): answered, never applied."""
+        transaction = request_transaction(payload)
+        topic = response_topic if response_topic is not None and self.topics_allow_response(response_topic) else None
+        self._respond(_Reply(name, topic, correlation, transaction), response_payload(transaction, False, reason))
 
     def topics_allow_response(self, topic: str) -> bool:
         """A response topic the controller may publish on: ``<root>/response`` or below it, no
@@ -577,8 +679,8 @@ class Daemon:
         ctx = dict(config=self.config, registry=self.registry, post=self.post, apply_now=self.apply_now,
                    owner_lock=self.owner_lock, stopping=self._stop,
                    engine=lambda: self.service.engine if self.service is not None else None)
-        for name, plugin in plugins().items():
-            section = getattr(self.config, name)
+        for name, plugin in in_start_order([*self.config.sources_named(), *self.backends]).items():
+            section = self.config.source(name)
             backend = self.backends.get(name)
             if not plugin.enabled(section, backend):
                 continue
@@ -621,6 +723,7 @@ class Daemon:
             "inbox": self.inbox.qsize(),
             "decks": sorted(self.registry.decks),
             "counters": dict(self.counters),
+            "journal": {"fault": self.journal_fault, "held": len(self._held)},
         }
         if self.link is not None:
             out["mqtt"] = {"connected": self.link.connected, "backlog": self.link.backlog,
@@ -671,9 +774,13 @@ def discovery_messages(config: CoreConfig, topics: Topics) -> list[tuple[str, di
     entities = [
         ("binary_sensor", "online", {"name": "Online", "state_topic": topics.availability, "payload_on": "online",
                                      "payload_off": "offline", "device_class": "connectivity"}),
-        ("sensor", "alert", {"name": "Active alert", "state_topic": topics.alert_active, "icon": "mdi:alert",
-                             "value_template": "{{ value_json.reason if value else 'none' }}",
-                             "json_attributes_topic": topics.alert_active}),
+        # Read off the retained state (published at start, its `alert` null when none is up): the
+        # sensor says "none" from the first moment, and a cleared alert is JSON null there, where
+        # alert/active's empty payload is no JSON for the attributes.
+        ("sensor", "alert", {"name": "Active alert", "state_topic": topics.state, "icon": "mdi:alert",
+                             "value_template": "{{ value_json.alert.reason if value_json.alert else 'none' }}",
+                             "json_attributes_topic": topics.state,
+                             "json_attributes_template": "{{ (value_json.alert or {}) | tojson }}"}),
         ("sensor", "game", {"name": "Game", "state_topic": topics.state, "icon": "mdi:cards-playing",
                             "value_template": "{{ value_json.table.game }}"}),
         ("sensor", "hand_number", {"name": "Hand number", "state_topic": topics.state, "icon": "mdi:counter",
@@ -682,7 +789,8 @@ def discovery_messages(config: CoreConfig, topics: Topics) -> list[tuple[str, di
     ]
     out = []
     for component, obj, fields in entities:
-        payload = {**fields, **common, "unique_id": f"{node}_{obj}", "object_id": f"{node}_{obj}"}
+        # default_entity_id (domain.slug) replaces object_id, which Home Assistant stops honouring in 2026.4.
+        payload = {**fields, **common, "unique_id": f"{node}_{obj}", "default_entity_id": f"{component}.{node}_{obj}"}
         if component == "binary_sensor":
             payload.pop("availability_topic")
             payload.pop("payload_available")

@@ -5,7 +5,7 @@ antenna, an NFC pad (``hw.nfc``), a keyboard-wedge reader, a script -- and
 answers each with an :class:`EnrollStep`.
 
 How cards are matched to tags
-    The dealer taps the cards in the fixed order of :func:`controller.cards.standard_deck`
+    The dealer taps the cards in the fixed order of :func:`controller.rules.cards.standard_deck`
     (``2c 2d 2h 2s 3c ... As``); a tag **without** a card code becomes
     :attr:`Enrollment.expected`, the first card of that order not enrolled yet.
     A tag that **carries** a card code in its memory (see ``hw.nfc``: ``Ah`` or
@@ -107,8 +107,8 @@ class Enrollment:
             raise EnrollmentError(f"deck id must be a non-empty word without '@', got {deck_id!r}")
         if deck_id in registry.decks and not replace:
             raise EnrollmentError(
-                f"deck {deck_id} is already enrolled; "
-                "confirm re-enrolling it (replace=True, tablectl enroll --replace)"
+                f"deck {deck_id} is already enrolled; to enroll it again: "
+                f"tablectl enroll --deck {deck_id} --replace"
             )
         cards = [Card(c.rank, c.suit, deck_id) for c in (standard_deck(deck_id) if order is None else order)]
         if not cards:

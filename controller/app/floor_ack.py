@@ -1,16 +1,16 @@
 """The table's half of the end-to-end acknowledgement with a room's floor (docs/scale.md).
 
-:class:`FloorAck` sits between the publisher and the table's :class:`~controller.mqtt.link.MqttLink`:
-everything goes through to the link unchanged, and each ``event/<kind>`` message is also kept by a
-:class:`~controller.mqtt.resend.Resender`.  A small MQTT client of its own (the controller's login,
+:class:`FloorAck` is the publisher's collaborator on a table in a room (a ``[room]`` section in its
+config): the publisher tells it each ``event/<kind>`` message it sent (:meth:`FloorAck.record`), which a
+:class:`~controller.mqtt.resend.Resender` keeps.  A small MQTT client of its own (the controller's login,
 its own client id) reads ``floor/<table>/stored``, where the table's Mosquitto bridge puts the room's
 ``<base>/<table>/floor/stored`` (the controller may read it, no local login may write it); what the
 floor lacks is published again on ``<base>/<table>/resend/event/<kind>``, a topic no display reads
 and that the bridge forwards to the room as ``event/<kind>``.  The floor's store is idempotent, so a
 resend of something it had after all changes nothing.
 
-Without a room (no bridge, no floor) no report ever arrives and nothing is resent; the messages it
-keeps meanwhile are bounded (:attr:`Resender.limit`).
+A table in no room runs no FloorAck (no second MQTT connection, nothing kept); in a room whose
+floor is away the messages it keeps meanwhile are bounded (:attr:`Resender.limit`).
 """
 
 from __future__ import annotations
@@ -27,7 +27,9 @@ log = logging.getLogger("controller.floor_ack")
 
 
 class FloorAck:
-    """A link wrapper (``publish`` as :meth:`MqttLink.publish`) plus the report's subscriber."""
+    """What a table in a room keeps of its events, the floor's report subscriber, and the resends.
+
+    ``link`` is the table's own :class:`~controller.mqtt.link.MqttLink` (resends go out on it)."""
 
     def __init__(self, link: Any, settings: MqttSettings, root: str, *, grace: float = 5.0) -> None:
         self.link = link
@@ -38,13 +40,11 @@ class FloorAck:
         self.client: Any = None
 
     # ------------------------------------------------------------------ the publisher's side
-    def publish(self, topic: str, payload: Any, **kw: Any) -> None:
-        self.link.publish(topic, payload, **kw)
-        if topic.startswith(self.root + "/event/") and not kw.get("delay"):
+    def record(self, topic: str, payload: Any) -> None:
+        """The publisher sent ``payload`` on ``topic`` (now, not delayed): keep it if it is one of the
+        table's events."""
+        if topic.startswith(self.root + "/event/"):
             self.resender.record(topic, payload)
-
-    def __getattr__(self, name: str) -> Any:  # everything else is the link's
-        return getattr(self.link, name)
 
     def _resend(self, topic: str, payload: bytes) -> None:
         suffix = topic[len(self.root) + 1:]

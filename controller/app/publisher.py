@@ -31,6 +31,8 @@ class Publisher:
     broadcast_delay: float | str = END_OF_HAND
     clock: Callable[[], float] = time.time
     live_equity: bool = True
+    #: Told each event message as it is sent (a table in a room: :meth:`FloorAck.record`).
+    on_event: Callable[[str, dict[str, Any]], None] | None = None
     _held: list[tuple[str, dict[str, Any], bool]] = field(default_factory=list)  # end_of_hand buffer
     _equity: Any = None
     _equity_key: tuple | None = None  # what the last equity request was about
@@ -52,7 +54,7 @@ class Publisher:
 
         With ``state`` false the retained snapshot and the hole cards (each a whole-table
         snapshot too) wait for :meth:`publish_state`, which the daemon calls a moment later
-        (:data:`controller.daemon.STATE_DEBOUNCE`): the card's event leaves first and alone."""
+        (:data:`controller.app.daemon.STATE_DEBOUNCE`): the card's event leaves first and alone."""
         now = round(self.clock(), 3)
         seq = service.seq
         hand_id = service.hand_id if service.engine is not None else None
@@ -72,10 +74,10 @@ class Publisher:
         if kind == "card":
             msg = card_event(seq=seq, ts=now, hand_id=hand_id or 1, seat=p["seat"], face=p["face"], card=p["card"],
                              source=p.get("source") or "rfid", exposed=bool(p.get("exposed")))
-            self.link.publish(t.event("card"), msg, seq=seq)
+            self._event(t.event("card"), msg, seq)
         elif kind in _EVENT_KINDS:
             msg = event_payload(kind, seq=seq, ts=now, hand_id=hand_id or 1, **p)
-            self.link.publish(t.event(kind), msg, seq=seq)
+            self._event(t.event(kind), msg, seq)
             if kind == "hand_start":
                 self._held.clear()
             elif kind == "hand_end":
@@ -84,9 +86,8 @@ class Publisher:
                 self._end_broadcast(service, hand_id or 1, seq, now)
         elif kind == "alert":
             self.link.publish(t.alert, p, seq=seq)
-            self.link.publish(t.event("ruling"),
-                              event_payload("ruling", seq=seq, ts=now, hand_id=p.get("hand_id") or hand_id or 1,
-                                            alert=p), seq=seq)
+            ruling = event_payload("ruling", seq=seq, ts=now, hand_id=p.get("hand_id") or hand_id or 1, alert=p)
+            self._event(t.event("ruling"), ruling, seq)
             self._active_alert(service, seq)
         elif kind == "alert_cleared":
             self._active_alert(service, seq)
@@ -94,6 +95,11 @@ class Publisher:
             secret = {"schema": SCHEMA_VERSION, "seq": seq, "ts": now, "hand_id": hand_id or 1, "seats": p["seats"]}
             self.link.publish(t.private_holecards, secret, seq=seq)
             self._broadcast("holecards", dict(secret, delay=self.delay_label), retain=True)
+
+    def _event(self, topic: str, msg: dict[str, Any], seq: int) -> None:
+        self.link.publish(topic, msg, seq=seq)
+        if self.on_event is not None:
+            self.on_event(topic, msg)
 
     def _request_equity(self, service: TableService, seq: int) -> None:
         """Win percentages for the overlay whenever what they depend on changes (off-thread): the

@@ -15,7 +15,14 @@ default) from a background thread:
 each page its own server (``tablectl run`` does), and the display's port can never hand
 out the overlay's login.
 
-Nothing else under ``root`` is served (no directory listings, no ``..``).  The config
+Nothing else under ``root`` is served (no directory listings, no ``..``).
+
+The server runs inside the daemon, so a client can cost it only so much: at most
+``MAX_CONNECTIONS`` connections (one thread each) are open at once per server; when another
+arrives the oldest is shut down (a page's request takes milliseconds, so the oldest is an idle
+or trickling one), and a connection that sends nothing for ``REQUEST_TIMEOUT`` seconds is
+closed.  A thousand idle connections cost a thousand accepts, not a thousand threads and file
+descriptors (issue 26, F2: they used to take the serial port's and the broker's descriptors).  The config
 may hold a broker password: keep the server on loopback (the default) or on the table's
 own network, and give each page the least-privileged broker user it needs (``display``
 or ``console`` for the table, ``overlay`` for the booth).
@@ -32,8 +39,10 @@ import mimetypes
 import os
 import posixpath
 import shutil
+import socket
 import tempfile
 import threading
+from collections import OrderedDict
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from http import HTTPStatus
@@ -51,6 +60,11 @@ SERVED = ("display", "overlay", "tracker", "common", "vendor")
 CSP = ("default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
        "connect-src 'self' ws: wss:; worker-src 'self' blob:; object-src 'none'; base-uri 'none'; "
        "frame-ancestors 'self'")
+
+#: Connections one server keeps open at once (each has a thread); the oldest goes when another comes.
+MAX_CONNECTIONS = 32
+#: Seconds a connection may stay silent (while the request is read or the response is written).
+REQUEST_TIMEOUT = 5.0
 
 mimetypes.add_type("text/javascript", ".js")
 mimetypes.add_type("text/javascript", ".mjs")
@@ -150,20 +164,50 @@ class _Server(ThreadingHTTPServer):
     allow_reuse_address = True
 
     def __init__(self, address: tuple[str, int], root: Path, config: Mapping[str, Any], verbose: bool,
-                 pages: tuple[str, ...] = PAGES) -> None:
+                 pages: tuple[str, ...] = PAGES, max_connections: int = MAX_CONNECTIONS,
+                 request_timeout: float = REQUEST_TIMEOUT) -> None:
         self.root = root
         self.pages = pages
         self.config = {k: v for k, v in config.items() if k not in PAGES or k in pages}
         self.verbose = verbose
-        handler = type("Handler", (_Handler,), {"server_root": root})
+        self.max_connections = max(1, int(max_connections))
+        self._open: OrderedDict[Any, None] = OrderedDict()  # open connections, oldest first
+        self._open_lock = threading.Lock()
+        self.counters = {"connections": 0, "evicted": 0}
+        handler = type("Handler", (_Handler,), {"server_root": root, "timeout": request_timeout})
         super().__init__(address, handler)
+
+    @property
+    def open_connections(self) -> int:
+        return len(self._open)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        """A thread for this connection, after shutting the oldest down if the server is full
+        (its thread then sees the end of its stream and exits)."""
+        with self._open_lock:
+            self.counters["connections"] += 1
+            while len(self._open) >= self.max_connections:
+                oldest, _ = self._open.popitem(last=False)
+                self.counters["evicted"] += 1
+                try:
+                    oldest.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+            self._open[request] = None
+        super().process_request(request, client_address)
+
+    def shutdown_request(self, request: Any) -> None:
+        with self._open_lock:
+            self._open.pop(request, None)
+        super().shutdown_request(request)
 
 
 class WebServer:
     """Serve ``root`` (``web/``) and a generated ``config.json`` from a background thread."""
 
     def __init__(self, root: str | Path = DEFAULT_ROOT, port: int = 0, config: Mapping[str, Any] | None = None,
-                 host: str = HOST, verbose: bool = False, pages: tuple[str, ...] = PAGES) -> None:
+                 host: str = HOST, verbose: bool = False, pages: tuple[str, ...] = PAGES,
+                 max_connections: int = MAX_CONNECTIONS, request_timeout: float = REQUEST_TIMEOUT) -> None:
         self.root = Path(root).resolve()
         if not (self.root / "display" / "index.html").is_file():
             raise FileNotFoundError(f"{self.root} does not look like the web/ folder (no display/index.html)")
@@ -171,7 +215,8 @@ class WebServer:
         if unknown or not pages:
             raise ValueError(f"pages must be some of {PAGES}, got {pages!r}")
         self.pages = tuple(pages)
-        self._server = _Server((host, port), self.root, config or {}, verbose, self.pages)
+        self._server = _Server((host, port), self.root, config or {}, verbose, self.pages, max_connections,
+                               request_timeout)
         self.host, self.port = self._server.server_address[:2]
         self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.1},
                                         name="webserver", daemon=True)
@@ -184,6 +229,15 @@ class WebServer:
     @config.setter
     def config(self, value: Mapping[str, Any]) -> None:
         self._server.config = {k: v for k, v in value.items() if k not in PAGES or k in self.pages}
+
+    @property
+    def open_connections(self) -> int:
+        """Connections open right now (at most ``max_connections``)."""
+        return self._server.open_connections
+
+    @property
+    def counters(self) -> dict[str, int]:
+        return dict(self._server.counters)
 
     @property
     def url(self) -> str:

@@ -9,7 +9,16 @@ comes).  While the dealer keeps dealing, faults are injected at random moments o
 * ``kill``: ``kill -9`` of the daemon, restarted at once;
 * ``outage``: the broker stopped for 0.5-2 s and started again;
 * ``unplug``: the antenna board's USB unplugged for 0.8 s;
-* ``reset``: the antenna board reboots.
+* ``reset``: the antenna board reboots;
+* ``stall``: the antenna board's loop stops for 0.5 s while the dealer goes on pitching (cards
+  that land meanwhile are found by one scan, in antenna order: the table asks the dealer to
+  confirm them, a ``confirm_alert``, never a false ruling; issue 26, F4);
+* ``corrupt``: 3 s of heavy line corruption (a fifth of the frames mangled, 5 % dropped;
+  issue 26, F5);
+* ``retained``: the console publishes one ``request/misdeal`` with the retain flag, and the
+  broker restarts (it must never be applied; issue 26, F1).
+
+After the hands, a burst of 2,000 QoS 1 requests at once: how many are answered (issue 26, F7).
 
 A subscriber on ``#`` for every credential (display, console, overlay, homeassistant) and one
 for the controller on the event stream (a persistent session) record everything with its
@@ -55,7 +64,8 @@ WATCHERS = ("display", "console", "overlay", "homeassistant")
 TABLE = "t1"
 SEATS = (1, 2, 3, 4, 5, 6)
 GAMES = ("holdem", "omaha")
-FAULTS = ("none", "kill", "outage", "unplug", "reset", "misdeal")  # misdeal: the dealer calls one mid-deal
+# misdeal: the dealer calls one mid-deal; stall, corrupt, retained: issue 26
+FAULTS = ("none", "kill", "outage", "unplug", "reset", "misdeal", "stall", "corrupt", "retained")
 SHOWN_KINDS = ("deal", "burn", "board")  # input events that each give one event/card, event/burn, event/board
 CARD = re.compile(r"(?<![A-Za-z0-9])([2-9TJQKA][hdcs])(?![A-Za-z0-9])")
 
@@ -203,6 +213,7 @@ class Rig:
             r.connected.wait(10)
         self.console = Console(host, port, self.passwords["console"], t)
         self.kills = self.outages = self.unplugs = self.resets = 0
+        self.stalls = self.corruptions = self.retained = 0
         self.recovery: dict[str, list[float]] = {"restart": [], "unplug": [], "reset": []}
         self._replugs: list[tuple[str, float]] = []
         self._threads: list[threading.Thread] = []
@@ -307,6 +318,32 @@ enabled = false
         self.emulator.reset()
         self._replugs.append(("reset", time.monotonic()))
 
+    def stall(self) -> None:
+        self.stalls += 1
+        self.emulator.silence(0.5)
+
+    def corrupt(self) -> None:
+        """A burst of heavy line corruption for 3 s (the emulator's own fault injector)."""
+        import dataclasses
+
+        self.corruptions += 1
+        injector = self.emulator.injector
+        calm = injector.config
+
+        def burst() -> None:
+            injector.config = dataclasses.replace(calm, corrupt=0.2, drop=0.05)
+            time.sleep(3.0)
+            injector.config = calm
+
+        self._spawn(burst)
+
+    def retained_request(self) -> None:
+        """A retained ``request/misdeal`` (transaction ``retained-N``), then a broker restart."""
+        self.retained += 1
+        payload = json.dumps({"reason": "called_misdeal", "transaction": f"retained-{self.retained}"}).encode()
+        self.console.rec.c.publish(self.topics.request("misdeal"), payload, qos=1, retain=True)
+        self._spawn(lambda: (time.sleep(0.3), self.broker.restart(down_for=0.5)))
+
     def _spawn(self, fn: Callable[[], None]) -> None:
         t = threading.Thread(target=fn, daemon=True)
         t.start()
@@ -410,7 +447,7 @@ def deal_hand(rig: Rig, n: int, fault: str, progress: Callable[[str], None]) -> 
                 log.refused.append(f"misdeal: {r and r['error']}")
             break
         if i == at:
-            getattr(rig, {"kill": "kill9"}.get(fault, fault))()
+            getattr(rig, {"kill": "kill9", "retained": "retained_request"}.get(fault, fault))()
         if hasattr(action, "event"):
             if any(e["seq"] > seq for e in rig.events("hand_end")):
                 break  # the hand ended early (a ruling): the dealer stops and clears the table
@@ -467,11 +504,18 @@ def analyse(rig: Rig, hands: list[HandLog], retained: list[Record] | None = None
     expected: dict[tuple[str, int], int] = {}
     ended: set[int] = set()
     rulings: list[dict] = []
+    confirm: list[dict] = []  # the table asking the dealer to confirm cards of unknown order
+    retained_applied = 0
     called = 0
     downcards: dict[int, set[str]] = defaultdict(set)
     with Journal(cfg.journal.path) as journal:
         svc = TableService(Table(**cfg.table_kwargs()))
+        retained_seqs = {seq for tx, seq in journal._db.execute(  # noqa: SLF001 - a bench reads the table
+            "SELECT tx, seq FROM transactions WHERE tx LIKE 'retained-%'")}
+        retained_applied = len(retained_seqs)
+        chain = journal.verify_chain().to_dict()
         for entry in journal.entries():
+            asks = entry.event.kind == "camera_report" and "order unknown" in getattr(entry.event, "detail", "")
             for out in svc.apply(entry.event, seq=entry.seq, at=entry.at):
                 if out.kind in public_kinds:
                     expected[(out.kind, out.seq)] = svc.hand_id
@@ -479,6 +523,8 @@ def analyse(rig: Rig, hands: list[HandLog], retained: list[Record] | None = None
                     ended.add(svc.hand_id)
                 elif out.kind == "alert" and out.payload.get("reason") == "called_misdeal":
                     called += 1  # the dealer's own call, not a ruling the table made
+                elif out.kind == "alert" and asks:
+                    confirm.append(dict(out.payload, seq=out.seq))
                 elif out.kind == "alert":
                     rulings.append(dict(out.payload, seq=out.seq))
                 elif out.kind == "holecards":
@@ -553,6 +599,10 @@ def analyse(rig: Rig, hands: list[HandLog], retained: list[Record] | None = None
     # A finished hand's hole cards still retained on the overlay's topic (a live hand's may be).
     stale = [r for r in retained or [] if json.loads(r.payload).get("hand_id") in ended]
     by_reason = Counter(r["reason"] for r in rulings)
+    # The bench's dealer never answers a confirm alert: cards it left unconfirmed can make a later
+    # ruling in the same hand (a seat that looks dealt out).  Counted within false_rulings, and here.
+    asked = {(dealt_hand(c["seq"]), c["seq"]) for c in confirm}
+    after_confirm = Counter(r["hand"] for r in rulings if any(h == r["hand"] and q < r["seq"] for h, q in asked))
     by_fault = Counter(fault_of.get(r["hand"], "?") for r in rulings)
 
     def summary(xs: list[float]) -> dict[str, Any]:
@@ -564,10 +614,17 @@ def analyse(rig: Rig, hands: list[HandLog], retained: list[Record] | None = None
         "hands": len(hands),
         "hands_finished": sum(h.finished for h in hands),
         "faults": {"kill_9": rig.kills, "broker_outage": rig.outages, "unplug": rig.unplugs, "reset": rig.resets,
+                   "stall": rig.stalls, "corrupt_burst": rig.corruptions, "retained_request": rig.retained,
                    "hands_by_fault": dict(Counter(h.fault for h in hands))},
+        "retained_requests_applied": retained_applied,
+        "confirm_alerts": len(confirm),
+        "confirm_alerts_by_fault": dict(Counter(fault_of.get(dealt_hand(c["seq"]), "?") for c in confirm)),
+        "journal_chain": chain,
         "misdeals_called_by_the_dealer": called,
         "false_rulings": len(rulings),
         "false_rulings_by_reason": dict(by_reason),
+        "false_rulings_after_an_unanswered_confirm_alert": sum(after_confirm.values()),
+        "false_rulings_after_an_unanswered_confirm_alert_by_hand": {str(h): n for h, n in after_confirm.items()},
         "false_rulings_by_fault": dict(by_fault),
         "hands_with_false_rulings_by_fault": dict(Counter(fault_of.get(h, "?") for h in {r["hand"] for r in rulings})),
         "false_rulings_by_hand": {str(h): n for h, n in sorted(Counter(r["hand"] for r in rulings).items())},
@@ -655,18 +712,39 @@ def request_round_trip(rig: Rig, n: int = 200) -> dict[str, Any]:
             "journal_sync": "normal", "answered": [len(applied), len(refused), len(echo)]}
 
 
+def request_burst(rig: Rig, n: int = 2000, timeout: float = 60.0) -> dict[str, Any]:
+    """``n`` QoS 1 requests published at once (cheap ones: an acknowledgement with nothing to
+    acknowledge, refused, nothing journaled); how many are answered, and how fast."""
+    tag = uuid.uuid4().hex[:6]
+    t0 = time.monotonic()
+    for i in range(n):
+        rig.console.rec.c.publish(rig.topics.request("acknowledge"),
+                                  json.dumps({"transaction": f"burst-{tag}-{i}"}).encode(), qos=1)
+
+    def answered() -> int:
+        marker = f"burst-{tag}-".encode()
+        return len({r.payload for r in rig.console.rec.snapshot() if r.payload and marker in r.payload})
+
+    deadline = t0 + timeout
+    while answered() < n and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return {"sent": n, "answered": answered(), "seconds": round(time.monotonic() - t0, 2)}
+
+
 def run_bench(hands: int = 60, seed: int = 1, delay: int = 2, pace: float = 0.08, log_mode: str = "json",
               fault_weights: dict[str, float] | None = None, schedule: list[str] | None = None,
               progress: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Deal ``hands`` hands, each with one fault drawn by ``fault_weights`` (or taken in turn from
     ``schedule``), and count what went wrong (see the module's docstring)."""
     progress = progress or (lambda msg: None)
-    weights = fault_weights or {"none": 2, "kill": 1, "outage": 1, "unplug": 1, "reset": 1, "misdeal": 1}
+    weights = fault_weights or {"none": 2, "kill": 1, "outage": 1, "unplug": 1, "reset": 1, "misdeal": 1, "stall": 1,
+                                "corrupt": 1, "retained": 1}
     work = Path(tempfile.mkdtemp(prefix="tablectl-faults-"))
     rig = Rig(work, seed, delay, log_mode, pace)
     t_start = time.monotonic()
     logs: list[HandLog] = []
     rtt = None
+    burst = None
     retained: list[Record] = []
     try:
         rig.recovery["restart"].append(rig.wait_online(rig.start_daemon()))
@@ -689,9 +767,11 @@ def run_bench(hands: int = 60, seed: int = 1, delay: int = 2, pace: float = 0.08
         time.sleep(1.0)
         retained = [r for r in late.snapshot() if r.payload]
         late.close()
+        burst = request_burst(rig) if hands else None
     finally:
         rig.stop()
     result = analyse(rig, logs, retained)
+    result["request_burst"] = burst
     result["request_to_response"] = rtt
     result["seconds"] = round(time.monotonic() - t_start, 1)
     result["workdir"] = str(work)

@@ -13,12 +13,14 @@ from __future__ import annotations
 import random
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from rich.console import Console
 from rich.panel import Panel
 from rich.table import Table as RichTable
 
+from controller.hand_result import result_words
 from controller.rules.cards import Card
 from controller.rules.events import StartHand
 from controller.rules.games import GAMES
@@ -44,8 +46,8 @@ class DemoStats:
         return self.caught == self.mistakes and self.false_alarms == 0
 
 
-def _hand_dict(rng: random.Random, game: str, mistake_rate: float) -> tuple[dict, bool]:
-    hand = dealer_sim.legal_hand(rng, game=game, chips=True)
+def _hand_dict(rng: random.Random, game: str, mistake_rate: float, rules: str | None = None) -> tuple[dict, bool]:
+    hand = dealer_sim.legal_hand(rng, game=game, rules=rules, chips=True)
     if rng.random() < mistake_rate:
         bad = dealer_sim.corrupt(rng, hand)
         if bad is not None:
@@ -72,16 +74,17 @@ def _seats_line(svc: TableService) -> str:
 
 
 def run_console_demo(hands: int = 0, seed: int | None = None, delay: float = 0.15, mistake_rate: float = 0.25,
-                     console: Console | None = None) -> DemoStats:
+                     console: Console | None = None, games: list[str] | None = None,
+                     rules: str | None = None) -> DemoStats:
     """Deal ``hands`` hands (0: until interrupted); returns what happened."""
     console = console or Console(highlight=False)
     rng = random.Random(seed)
     stats = DemoStats(rulings=Counter())
-    games = list(GAMES)
+    games = games or list(GAMES)
     n = 0
     while hands == 0 or n < hands:
         game = games[n % len(games)]
-        data, mistake = _hand_dict(rng, game, mistake_rate)
+        data, mistake = _hand_dict(rng, game, mistake_rate, rules)
         scenario = Scenario.from_dict(data)
         setup = scenario.setup
         svc = TableService(Table(size=setup.table_size, game=setup.game, rules=setup.rules, event=setup.event))
@@ -139,12 +142,33 @@ RFID_MISTAKES = (
 
 def run_table_demo(hands: int = 0, seed: int | None = None, pace: float = 0.4, mistake_rate: float = 0.25,
                    ws_port: int = 0, http_port: int = 0, broadcast_delay: int = 5, dead_tags: float = 0.1,
-                   console: Console | None = None) -> DemoStats:
+                   console: Console | None = None, games: list[str] | None = None,
+                   rules: str | None = None) -> DemoStats:
     """The real daemon on simulated hardware: a Mosquitto it starts, the antenna emulator on a
     pty, a synthetic camera over the board and seats 1-2, a dealer who moves tags on the
     antennas and presses the console's buttons, the web pages.  A share ``dead_tags`` of the
     board cards carry a dead tag: the camera fills them in.  Prints the topics and the display
-    URLs, then deals until ``hands`` are done."""
+    URLs, then deals until ``hands`` are done.  SIGTERM and SIGHUP stop it as Ctrl-C does; a
+    broker an earlier demo left behind is stopped, and a port still held is a clear error
+    (:mod:`controller.demo.lifecycle`)."""
+    from controller.demo import lifecycle
+
+    console = console or Console(highlight=False)
+    lifecycle.clean_up_after_earlier_demo(say=lambda text: console.print(f"[yellow]{text}[/]"))
+    lifecycle.require_free([("the pages' websockets", ws_port), ("the display page", http_port),
+                            ("the overlay page", http_port + 1 if http_port else 0),
+                            ("the action tracker", http_port + 2 if http_port else 0)])
+    with lifecycle.stop_on_signals():
+        try:
+            return _run_table_demo(hands, seed, pace, mistake_rate, ws_port, http_port, broadcast_delay, dead_tags,
+                                   console, games or list(GAMES), rules)
+        finally:
+            lifecycle.forget()
+
+
+def _run_table_demo(hands: int, seed: int | None, pace: float, mistake_rate: float, ws_port: int, http_port: int,
+                    broadcast_delay: int, dead_tags: float, console: Console, games: list[str],
+                    rules: str | None) -> DemoStats:
     import secrets
     import tempfile
     from pathlib import Path
@@ -152,6 +176,7 @@ def run_table_demo(hands: int = 0, seed: int | None = None, pace: float = 0.4, m
     from controller.app.config import validate_config
     from controller.app.daemon import Daemon
     from controller.app.webserver import HOST, PageServers
+    from controller.demo import lifecycle
     from controller.mqtt.broker import Broker
     from controller.rules.decks import DeckRegistry
     from controller.rules.events import Acknowledge, Act, ChangeGame, EndHand, SeatPlayer, UnseatPlayer
@@ -160,7 +185,6 @@ def run_table_demo(hands: int = 0, seed: int | None = None, pace: float = 0.4, m
     from firmware_bridge.table_sim import Console as ConsoleStep
     from firmware_bridge.table_sim import Movement, TableLayout, TableSim, enroll_deck
 
-    console = console or Console(highlight=False)
     rng = random.Random(seed)
     repo = Path(__file__).resolve().parents[2]
     conf = (repo / "systemd" / "mosquitto" / "poker-table.conf").read_text()
@@ -168,11 +192,13 @@ def run_table_demo(hands: int = 0, seed: int | None = None, pace: float = 0.4, m
     passwords = {role: secrets.token_urlsafe(9) for role in ("controller", "display", "console", "overlay")}
     work = Path(tempfile.mkdtemp(prefix="tablectl-demo-"))
     deck = enroll_deck("A", seed=0)
+    ended: list[dict] = []  # hand_end payloads, as the daemon published them
     registry = DeckRegistry([deck])
     layout = TableLayout.for_games(GAMES, seats=10)
     stats = DemoStats(rulings=Counter())
     with Broker.start(users=passwords, acl_text=acl, websockets_port=ws_port or 0, config_template=conf) as broker:
-        config = validate_config({
+        lifecycle.record(broker.pid)
+        settings = {
             "camera": {"enabled": True, "fps": 6, "tag_timeout": 1.2},
             "table": {"id": "demo", "size": 10, "game": "holdem"},
             "stakes": {"small_blind": 1, "big_blind": 2, "ante": 0},
@@ -180,7 +206,12 @@ def run_table_demo(hands: int = 0, seed: int | None = None, pace: float = 0.4, m
             "broadcast": {"delay": broadcast_delay},
             "journal": {"path": str(work / "journal.sqlite")},
             "antennas": layout.zone_map.to_dict(),
-        })
+        }
+        config = validate_config(settings)
+        # Beside the journal: `tablectl replay` and `tablectl export --phh` need the table's config.
+        import tomli_w
+
+        (work / "config.toml").write_text("# written by tablectl demo\n" + tomli_w.dumps(settings), encoding="utf-8")
         emulator = Emulator(layout.antenna_count, link_path=str(work / "ttyEMU")).start()
         card_of = {bytes.fromhex(uid): card for uid, card in deck.tags.items()}
         slot_of = {a: f"{s.zone.kind}/{s.index}" if s.zone.kind == "board" else f"seat:{s.zone.seat}/{s.index}"
@@ -206,6 +237,8 @@ def run_table_demo(hands: int = 0, seed: int | None = None, pace: float = 0.4, m
         daemon = Daemon(config, registry=registry, mqtt_username="controller", mqtt_password=passwords["controller"],
                         backends={"serial": str(work / "ttyEMU"),
                                   "camera": lambda: SyntheticTableCamera(camera_view, seed=rng.randrange(1000))})
+        logs = _log_to_file(work / "demo.log")  # the daemon's log (each ruling too) beside the journal, not here
+        daemon.listeners.append(lambda outputs: ended.extend(o.payload for o in outputs if o.kind == "hand_end"))
         daemon.start()
         ws = f"ws://127.0.0.1:{broker.websockets_port}"
         # One server per page: the display's port never hands out the overlay's login.
@@ -226,7 +259,9 @@ def run_table_demo(hands: int = 0, seed: int | None = None, pace: float = 0.4, m
             console.print(f"[bold]dealer display[/]    {web.page_url('display')}")
             console.print(f"[bold]action tracker[/]    {web.page_url('tracker')}")
             console.print(f"[bold]broadcast overlay[/] {web.page_url('overlay')}   (delay {broadcast_delay} s)")
-            console.print(f"journal     {work / 'journal.sqlite'}")
+            console.print(f"journal     {work / 'journal.sqlite'}  (config {work / 'config.toml'}: "
+                          f"tablectl export --phh --config {work / 'config.toml'} hands/)")
+            console.print(f"log         {work / 'demo.log'}")
             console.print(f"camera      synthetic, over the board and seats 1-2; {dead_tags:.0%} of board tags dead")
             console.print("Ctrl-C stops.")
             sim = TableSim(layout, deck)
@@ -274,8 +309,8 @@ def run_table_demo(hands: int = 0, seed: int | None = None, pace: float = 0.4, m
             n = 0
             seated: set[int] = set()
             while hands == 0 or n < hands:
-                game = list(GAMES)[n % len(GAMES)]
-                data = dealer_sim.legal_hand(rng, game=game, chips=True)
+                game = games[n % len(games)]
+                data = dealer_sim.legal_hand(rng, game=game, rules=rules, chips=True)
                 mistake = rng.random() < mistake_rate
                 if mistake:
                     kinds = list(RFID_MISTAKES)
@@ -344,6 +379,9 @@ def run_table_demo(hands: int = 0, seed: int | None = None, pace: float = 0.4, m
                         label = a["ruling"] or "fault"
                         console.print(f"  [{'red' if label in ('misdeal', 'void') else 'yellow'}]{label}: "
                                       f"{a['message']}[/]  [dim]{'; '.join(a['citations'])}[/]")
+                    for result in ended:
+                        console.print(f"  [green]result: {result_words(result)}[/]")
+                    ended.clear()
                     if mistake and len(svc.alerts) > before:
                         stats.caught += 1
                     elif not mistake and len(svc.alerts) > before:
@@ -358,8 +396,32 @@ def run_table_demo(hands: int = 0, seed: int | None = None, pace: float = 0.4, m
             web.stop()
             daemon.stop()
             emulator.stop()
+            logs()
     console.rule("demo over")
     console.print(f"{stats.hands} hands, {stats.mistakes} dealer mistakes, {stats.caught} caught, "
                   f"{stats.false_alarms} false alarms, {stats.dead_tags} dead tags filled in by the camera; "
                   f"rulings: {dict(stats.rulings)}")
     return stats
+
+
+def _log_to_file(path) -> Callable[[], None]:
+    """Send the process's log records to ``path`` (errors still reach the terminal); returns the undo."""
+    import logging
+
+    root = logging.getLogger()
+    to_file = logging.FileHandler(path, encoding="utf-8")
+    to_file.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    errors = logging.StreamHandler()
+    errors.setLevel(logging.ERROR)
+    level = root.level
+    root.addHandler(to_file)
+    root.addHandler(errors)
+    root.setLevel(logging.INFO)
+
+    def undo() -> None:
+        root.removeHandler(to_file)
+        root.removeHandler(errors)
+        root.setLevel(level)
+        to_file.close()
+
+    return undo

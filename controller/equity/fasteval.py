@@ -4,13 +4,13 @@
 answers the same question - which hand is better - for millions of hands a second, which
 is what exact equities need.  Values are plain integers per evaluator, LARGER IS BETTER,
 equal values split; ``0`` means "no qualifying low" for the eight-or-better evaluators.
-:func:`value_key` turns a value back into the key :class:`controller.evaluate.HandValue`
+:func:`value_key` turns a value back into the key :class:`controller.rules.evaluate.HandValue`
 would carry, so the two modules can be checked against each other.
 
 How it works ("rank sum + flush" decomposition):
 
 * A card is a code ``4 * rank + suit`` (``rank`` 0..12 for 2..A, ``suit`` 0..3 for c, d, h, s:
-  the order of :func:`controller.cards.standard_deck`).
+  the order of :func:`controller.rules.cards.standard_deck`).
 * Every card has an additive 32-bit key: a rank part, chosen so that the sum over any
   multiset of up to seven ranks (at most four of a rank) identifies the multiset, plus a suit
   part whose sum over up to seven cards tells which suit, if any, has five cards.  A hand's
@@ -611,7 +611,7 @@ def _py_flag5() -> array.array:
 
 
 def value_key(evaluator: str, value: int) -> tuple[int, ...] | None:
-    """The :class:`controller.evaluate.HandValue` key of a value (None: no qualifying low)."""
+    """The :class:`controller.rules.evaluate.HandValue` key of a value (None: no qualifying low)."""
     ordered, _ = _classes(_base(evaluator))
     value = int(value)
     if value == 0:

@@ -8,6 +8,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from controller.extras import require
 from controller.floor.service import FloorService
 from controller.floor.sources import NatsSettings
 from controller.floor.store import redact
@@ -45,6 +46,10 @@ def cmd_floor(args: argparse.Namespace) -> int:
     from controller.app.logs import setup_logging
 
     setup_logging("auto")
+    if args.room or args.nats:
+        require("nats", "room", "tablectl floor with NATS")
+    if args.room or (args.db or "").startswith("postgres"):
+        require("psycopg", "room", "tablectl floor with PostgreSQL")
     if args.demo:
         from controller.floor.demo import run_demo
 

@@ -122,7 +122,7 @@ class BridgedTable(_Table):
                             Topics("poker", self.table_id).root).start()
         self.truth = Recorder(self.broker, "admin", self.users["admin"], [f"poker/{self.table_id}/#"])
         self.display = Recorder(self.broker, "display", self.users["display"], [f"poker/{self.table_id}/#"])
-        self.script = TableScript(self.table_id, self.ack, seed=self.seed, mistakes=0.2,
+        self.script = TableScript(self.table_id, self.link, seed=self.seed, mistakes=0.2, on_event=self.ack.record,
                                   broadcast_delay=self.broadcast_delay)
         self.dealer = Dealer(self.script, pace=self.pace, gap=self.pace * 4)
         return self

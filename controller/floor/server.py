@@ -9,7 +9,12 @@ per request; loopback by default).
 * ``GET /api/report?hours=`` (or ``since``/``until``), ``GET /api/report.csv``: the dealer report;
 * ``GET /api/stream``: server-sent events (new alerts, table changes) so the page hears of a
   misdeal without polling;
-* ``GET /api/health``: the ingest counters.
+* ``GET /api/health``: the ingest counters;
+* ``GET /api/room``: the tournament (clock, seats, decisions), the cash room's games and lists, the
+  action clocks; ``POST /api/room/<family>/<request>`` with a JSON body: a request to the director
+  (:mod:`.director`: ``tournament/register``, ``tournament/bust``, ``cash/join_list``,
+  ``clock/call`` ...), answered with the decisions it made; ``/floor/clock.html``: the tournament
+  clock for a TV in the room.
 """
 
 from __future__ import annotations
@@ -24,6 +29,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
+from controller.errors import PokerTableError
+from controller.floor.director import Director
 from controller.floor.report import dealer_report, report_csv
 from controller.floor.sources import Hub, Ingestor
 from controller.floor.store import Store
@@ -45,10 +52,12 @@ def _loads(row: dict[str, Any]) -> dict[str, Any]:
 class FloorApi:
     """The queries behind the page (usable without HTTP, e.g. by the tests and the benchmark)."""
 
-    def __init__(self, store: Store, ingestor: Ingestor | None = None, source: Any = None) -> None:
+    def __init__(self, store: Store, ingestor: Ingestor | None = None, source: Any = None,
+                 director: Director | None = None) -> None:
         self.store = store
         self.ingestor = ingestor
         self.source = source  # for /api/health: is the floor reading its tables
+        self.director = director
 
     def tables(self) -> list[dict[str, Any]]:
         rows = self.store.query("SELECT * FROM tables ORDER BY table_id")
@@ -155,6 +164,8 @@ class _Handler(BaseHTTPRequestHandler):
                     self._json(report)
             elif parts[1:] == ["stream"]:
                 self._stream()
+            elif parts[1:] == ["room"] and api.director is not None:
+                self._json(api.director.state())
             elif parts[1:] == ["health"]:
                 c = api.ingestor.counters if api.ingestor else None
                 source = getattr(api, "source", None)
@@ -170,6 +181,16 @@ class _Handler(BaseHTTPRequestHandler):
         parts = [unquote(p) for p in urlsplit(self.path).path.split("/") if p]
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length) if length else b""
+        director = self.server.api.director
+        if len(parts) == 4 and parts[:2] == ["api", "room"] and director is not None:
+            try:
+                request = json.loads(body or b"{}")
+                if not isinstance(request, dict):
+                    raise ValueError("the body must be a JSON object")
+                decisions = director.request(f"{parts[2]}.{parts[3]}", request)
+            except (ValueError, PokerTableError) as exc:
+                return self._error(400, str(exc))
+            return self._json({"decisions": decisions})
         if len(parts) == 5 and parts[:2] == ["api", "alerts"] and parts[4] == "ack":
             who = "floor"
             if body:

@@ -17,11 +17,13 @@ A room: a durable consumer on the JetStream cluster, PostgreSQL::
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 from dataclasses import dataclass, field
 from typing import Any
 
+from controller.floor.director import Director
 from controller.floor.server import FloorApi, FloorServer
 from controller.floor.sources import Ingestor, MqttSource, NatsSettings, NatsSource
 from controller.floor.store import Store
@@ -47,6 +49,7 @@ class FloorService:
     source: Any = None
     server: FloorServer | None = None
     read_store: Store | None = None
+    director: Director | None = None
     _stopped: threading.Event = field(default_factory=threading.Event)
 
     def start(self) -> FloorService:
@@ -54,16 +57,36 @@ class FloorService:
         # The page's queries get their own connection: a long report never holds up ingestion.
         self.read_store = Store.open(self.db)
         self.ingestor = Ingestor(self.store, base=self.base)
+        # The director first: a tournament table's first hand_start already finds it listening.
+        self.director = Director(self.store, self._announce, base=self.base).restore()
+        self.ingestor.observers.append(self.director.observe)
         if self.nats is not None:
             self.source = NatsSource(self.ingestor, self.nats).start()
         else:
             host, port = self.mqtt or ("127.0.0.1", 1883)
             self.source = MqttSource(self.ingestor, host, port, username=self.mqtt_user,
                                      password=self.mqtt_password, client_id=self.client_id, base=self.base).start()
-        self.server = FloorServer(FloorApi(self.read_store, self.ingestor, self.source), self.ingestor.hub,
-                                  self.http_host,
-                                  self.http_port)
+        self.server = FloorServer(FloorApi(self.read_store, self.ingestor, self.source, self.director),
+                                  self.ingestor.hub, self.http_host, self.http_port)
+        threading.Thread(target=self._tick, name="floor-clock", daemon=True).start()
         return self
+
+    def _tick(self) -> None:
+        """The tournament clock's heartbeat: a new level reaches the tables within a second."""
+        while not self._stopped.wait(1.0):
+            if self.director is not None:
+                try:
+                    self.director.tick()
+                except Exception:  # a publish during a broker outage: the next second tries again
+                    log.exception("floor clock tick")
+
+    def _announce(self, topic: str, payload: dict[str, Any]) -> None:
+        """A director's decision: to the floor page's live stream, and to the tables over MQTT."""
+        assert self.ingestor is not None
+        self.ingestor.hub.publish({"type": "room", "topic": topic, "decision": payload})
+        client = getattr(self.source, "client", None)
+        if client is not None:  # one machine: the tables' own Mosquitto (a room's NATS gets none yet)
+            client.publish(topic, json.dumps(payload), qos=1)
 
     @property
     def url(self) -> str:

@@ -6,7 +6,7 @@ and irregularities to rule on), fed through the daemon's own :class:`TableServic
 :class:`Publisher`, with dealers signing in and rotating.  What it publishes is exactly what a
 daemon publishes; where it goes depends on the link:
 
-* a full table: the daemon's :class:`~controller.mqtt_link.MqttLink` to the table's own
+* a full table: the daemon's :class:`~controller.mqtt.link.MqttLink` to the table's own
   Mosquitto, bridged to the room by Mosquitto (``systemd/room/mosquitto-bridge.conf``);
 * a lightweight table (:class:`RoomLink`): straight to a NATS node's MQTT listener with the
   table's credentials, only the topics the bridge would forward (:data:`BRIDGED`), QoS 1 in a
@@ -59,7 +59,8 @@ class TableScript:
 
     def __init__(self, table_id: str, link: Any, *, seed: int = 0, mistakes: float = 0.15, base: str = "poker",
                  dealers: Sequence[str] = DEALERS, rotate_every: int = 12, clock: Callable[[], float] = time.time,
-                 broadcast_delay: float | str = END_OF_HAND):
+                 broadcast_delay: float | str = END_OF_HAND,
+                 on_event: Callable[[str, dict[str, Any]], None] | None = None):
         self.table_id = table_id
         self.rng = random.Random(seed)
         self.mistakes = mistakes
@@ -68,7 +69,7 @@ class TableScript:
         self.service = TableService(Table(size=10), clock=clock)
         self.topics = Topics(base, table_id)
         self.publisher = Publisher(link, self.topics, table_id, broadcast_delay=broadcast_delay, clock=clock,
-                                   live_equity=False)
+                                   live_equity=False, on_event=on_event)
         self.hands = 0
         self.hand_starts = 0
         self.rulings = 0

@@ -22,11 +22,11 @@ import queue
 import ssl
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from controller.floor.ingest import FLOOR_TOPICS, Counters, live_notes, parse, rows_for
+from controller.floor.ingest import FLOOR_TOPICS, Counters, Parsed, live_notes, parse, rows_for
 from controller.floor.store import Store
 from controller.floor.stored import StoredTracker
 
@@ -80,6 +80,8 @@ class Ingestor:
     counters: Counters = field(default_factory=Counters)
     #: What the store holds per table, for the end-to-end acknowledgement (a room's floor only).
     stored: StoredTracker | None = None
+    #: Called with each first delivery of a table's message (the director follows its tournament tables).
+    observers: list[Callable[[Parsed], None]] = field(default_factory=list)
 
     def handle(self, batch: Sequence[tuple[str, bytes]]) -> int:
         rows, spans, parsed = [], [], []
@@ -106,6 +108,8 @@ class Ingestor:
                 self.counters.kinds[kind] = self.counters.kinds.get(kind, 0) + 1
                 for note in live_notes(msg):
                     self.hub.publish(note)
+                for observe in self.observers:
+                    observe(msg)
             elif msg.path == "availability":
                 for note in live_notes(msg):
                     self.hub.publish(note)

@@ -59,6 +59,9 @@ CREATE TABLE IF NOT EXISTS tables (
     table_id TEXT PRIMARY KEY, online INTEGER NOT NULL DEFAULT 0, seen DOUBLE PRECISION NOT NULL,
     last_seq BIGINT NOT NULL DEFAULT 0, game TEXT, rules TEXT, structure TEXT, stakes TEXT,
     hand_id BIGINT, street TEXT, in_hand INTEGER NOT NULL DEFAULT 0, dealer TEXT, dealer_seq BIGINT NOT NULL DEFAULT 0);
+CREATE TABLE IF NOT EXISTS room_log (
+    stream TEXT NOT NULL, seq BIGINT NOT NULL, ts DOUBLE PRECISION NOT NULL, payload TEXT NOT NULL,
+    PRIMARY KEY (stream, seq));
 """
 
 
@@ -148,6 +151,17 @@ class Store:
         """Write a batch in one transaction; returns, per row, 1 if it was new (0: already there)."""
         with self.transaction() as cur:
             return [getattr(self, f"_w_{row.op}")(cur, **row.fields) for row in rows]
+
+    def _w_room(self, cur: Any, *, stream: str, seq: int, ts: float, payload: dict[str, Any]) -> int:
+        """One input of the floor's director (a tournament's or the cash room's journal)."""
+        cur.execute("INSERT INTO room_log (stream, seq, ts, payload) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                    (stream, seq, ts, _dump(payload)))
+        return cur.rowcount
+
+    def room_log(self, stream: str) -> list[dict[str, Any]]:
+        """A director's journal in order, to replay it after a restart."""
+        rows = self.query("SELECT payload FROM room_log WHERE stream = ? ORDER BY seq", (stream,))
+        return [json.loads(r["payload"]) for r in rows]
 
     def _w_event(self, cur: Any, *, table_id: str, hand_id: int, seq: int, kind: str, sub: str, ts: float,
                  payload: dict[str, Any]) -> int:

@@ -23,6 +23,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Mapping
@@ -126,7 +127,10 @@ def render_config(
                 if websockets_port is None:
                     block = [ln for ln in block if ln.split()[:1] not in _LISTENER_ONLY]
                 else:
-                    block = [f"listener {websockets_port} {host}"] + block[1:]
+                    # Mosquitto 2.0.11's websockets listener (libwebsockets) ignores an address and
+                    # listens everywhere; it takes an interface name: loopback is "lo".
+                    ws_host = "lo" if host in ("127.0.0.1", "localhost") and sys.platform.startswith("linux") else host
+                    block = [f"listener {websockets_port} {ws_host}"] + block[1:]
             elif plain_done:
                 # A second plain listener (e.g. a TLS one) is not needed in a test.
                 block = [ln for ln in block if ln.split()[:1] not in _LISTENER_ONLY]

@@ -398,7 +398,7 @@ def event_payload(kind: str, *, seq: int, ts: float, hand_id: int, **fields: Any
 
 def alert_from_ruling(ruling: Any, *, id: str, seq: int, ts: float, hand_id: int | None,
                       public: Iterable[str] = (), requires_ack: bool = True) -> dict[str, Any]:
-    """The ``alert`` payload of a :class:`controller.rulings.Ruling`.
+    """The ``alert`` payload of a :class:`controller.rules.rulings.Ruling`.
 
     ``public`` is the set of public card identities (:func:`public_cards` of the snapshot):
     a ruling's card outside it (e.g. a duplicate found in a player's hand) is withheld, and

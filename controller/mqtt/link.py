@@ -27,6 +27,14 @@ Design:
 * The session is persistent (``clean_start`` false, a session expiry): requests sent while
   the daemon is down wait on the broker; with ``manual_ack`` a request is acknowledged only
   once the daemon has answered it, so one in flight at a crash is delivered again.
+* A request published with the retain flag is refused, never applied, and cleared from the
+  broker (an empty retained message on its topic): a retained request would otherwise be
+  delivered again at every reconnect and every restart.  The subscription asks for
+  ``retainAsPublished`` (so the flag is seen) and ``retainHandling`` 2 (no retained message is
+  ever sent at subscribe time, even one this link could not clear).
+* While the broker is away the network thread retries with a backoff, but it never sleeps
+  longer than ``NET_TICK`` at a time and beats at every turn: the watchdog sees a link that
+  waits, not one that hangs (a connect attempt itself is bounded by ``CONNECT_TIMEOUT``).
 * Sockets get ``TCP_NODELAY``: a request, a card's event, an acknowledgement are small
   packets that must not wait for Nagle's algorithm.
 """
@@ -53,12 +61,17 @@ import paho.mqtt.client as mqtt
 from paho.mqtt.enums import CallbackAPIVersion
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
+from paho.mqtt.subscribeoptions import SubscribeOptions
 
 log = logging.getLogger("controller.mqtt")
 
 ACK_BATCH = 0.05  # seconds between two looks at the broker's acknowledgements
 SESSION_EXPIRY = 7 * 24 * 3600  # seconds the broker keeps the session (and queued requests) while we are away
 NET_TICK = 1.0  # the network thread wakes at least this often (keepalive, reconnects)
+CONNECT_TIMEOUT = 3.0  # seconds one connect attempt may take (a broker host that does not answer)
+#: Why a retained request is refused (the response's error).
+RETAINED_REFUSAL = ("a request must not be retained: it would be applied again at every reconnect; "
+                    "publish it without the retain flag")
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,12 +131,16 @@ class MqttLink:
         on_delivered: Callable[[int], None] | None = None,
         clock: Callable[[], float] = time.monotonic,
         manual_ack: bool = False,
+        on_refused: Callable[[str, bytes, str | None, bytes | None, str], None] | None = None,
     ) -> None:
         self.settings = settings
         self.availability_topic = availability_topic
         self.request_filter = request_filter
         self.on_request = on_request
         self.on_delivered = on_delivered
+        #: Told of a request refused before ``on_request`` (a retained one): name, payload,
+        #: response topic, correlation data, the reason.
+        self.on_refused = on_refused
         self.clock = clock
         # With manual_ack, on_request gets a fifth argument: a callable that acknowledges the
         # request to the broker (call it once the request is answered).
@@ -155,7 +172,7 @@ class MqttLink:
         self.delivered_seq = 0
         self._max_seq = 0
         self.counters = {"published": 0, "acked": 0, "resent": 0, "connects": 0, "disconnects": 0, "dropped": 0,
-                         "requests": 0}
+                         "requests": 0, "retained_requests": 0}
         self.last_loop = time.monotonic()
         self.net_beat = time.monotonic()
         self.client = self._make_client()
@@ -174,6 +191,7 @@ class MqttLink:
                            cert_reqs=ssl.CERT_REQUIRED)
         client.will_set(self.availability_topic, b"offline", qos=1, retain=True)
         client.max_inflight_messages_set(100)
+        client.connect_timeout = CONNECT_TIMEOUT
         client.on_connect = self._on_connect
         client.on_disconnect = self._on_disconnect
         client.on_publish = self._on_publish
@@ -200,7 +218,8 @@ class MqttLink:
             return
         self._reconnect_delay = self.settings.min_reconnect
         if self.request_filter:
-            client.subscribe(self.request_filter, qos=1)
+            client.subscribe(self.request_filter, options=SubscribeOptions(
+                qos=1, noLocal=True, retainAsPublished=True, retainHandling=SubscribeOptions.RETAIN_DO_NOT_SEND))
         self._notes.put(("connected", None))
 
     def _on_disconnect(self, client, userdata, flags, reason_code, properties) -> None:
@@ -236,6 +255,19 @@ class MqttLink:
                 acked.set()
                 self.client.ack(message.mid, message.qos)
 
+        if getattr(message, "retain", False):
+            if not message.payload:  # someone clearing a retained request: nothing to answer
+                ack()
+                return
+            self.counters["retained_requests"] += 1
+            log.warning("refused a retained request on %r; clearing it", message.topic)
+            self._clear_retained(message.topic)
+            try:
+                if self.on_refused is not None:
+                    self.on_refused(name, bytes(message.payload), response, correlation, RETAINED_REFUSAL)
+            finally:
+                ack()
+            return
         if self.on_request is None:
             ack()
             return
@@ -248,6 +280,15 @@ class MqttLink:
             ack()
             raise
 
+    def _clear_retained(self, topic: str) -> None:
+        """An empty retained message on ``topic`` (the broker forgets the retained request).  Not
+        remembered as this link's own retained state: it is sent once, not at every reconnect."""
+        msg = Message(0.0, next(self._order), topic, b"", 1, True, 0)
+        with self._lock:
+            self._pending.append(msg)
+            if self._thread is not None:
+                self._flush()
+
     # ------------------------------------------------------------------ network thread
     def _run_network(self) -> None:
         """select() on the socket; read, write, keep alive; reconnect with a backoff."""
@@ -257,7 +298,7 @@ class MqttLink:
             sock = client.socket()
             if sock is None:
                 if not self._connect_once():
-                    self._stop.wait(self._reconnect_delay)
+                    self._backoff(self._reconnect_delay)
                     self._reconnect_delay = min(self._reconnect_delay * 2, self.settings.max_reconnect)
                 continue
             try:
@@ -280,6 +321,16 @@ class MqttLink:
                 if client.want_write():
                     client.loop_write()
                 client.loop_misc()
+
+    def _backoff(self, delay: float) -> None:
+        """Wait ``delay`` seconds before the next connect attempt, beating at least every
+        ``NET_TICK``: a thread waiting out a broker outage is alive, and says so."""
+        deadline = time.monotonic() + delay
+        while not self._stop.is_set():
+            self.net_beat = now = time.monotonic()
+            if now >= deadline:
+                return
+            self._stop.wait(min(NET_TICK, deadline - now))
 
     def _connect_once(self) -> bool:
         with self._io_lock:

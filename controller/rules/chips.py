@@ -219,10 +219,11 @@ class ChipBook:
             payer = big_blind if big_blind is not None else self.order[-1]
             self._dead(payer, st.bb_ante)
         blinds = st.blinds
+        self.blind_shortfall = 0  # what short all-in blinds lack of the nominal blinds (TDA 49-B)
         if len(blinds) == 2 and small_blind is not None:
-            self._put(small_blind, blinds[0])
+            self.blind_shortfall += blinds[0] - self._put(small_blind, blinds[0])
         if blinds and big_blind is not None:
-            self._put(big_blind, blinds[-1])
+            self.blind_shortfall += blinds[-1] - self._put(big_blind, blinds[-1])
         nominal = max(blinds) if blinds and big_blind is not None else 0
         if st.straddle and big_blind is not None:
             after = self.order[(self.order.index(big_blind) + 1) % len(self.order)]
@@ -316,8 +317,14 @@ class ChipBook:
         low = top + self.raise_size if top else self._min_bet()
         low = max(low, top + 1)
         if self.structure == "pot_limit":
+            pot = self.pot
+            if self.street == 0 and self.rules.short_blind_counts_whole and self.blind_shortfall:
+                # TDA 49-B: pre-flop a short all-in blind does not lower the pot-limit maximum: the
+                # pot is counted as if the blind were whole (post-flop the actual pot counts).
+                pot += self.blind_shortfall
+                top = max(top, self.stakes.big_blind or 0)
             call = top - self.bets[seat]
-            return low, top + self.pot + call
+            return low, top + pot + call
         return low, self.bets[seat] + self.stacks[seat]
 
     def legal(self, seat: int) -> Range:
@@ -391,6 +398,10 @@ class ChipBook:
         if declare == "all_in" or (declare is None and pushed == stack):
             return self._all_in(seat, "all_in")
         if declare == "call":
+            if pushed < min(facing, stack):
+                # TDA 38-A (RRoP s3 Betting and Raising 8): a declared call binds to the full amount;
+                # a push short of it is an under-call the dealer completes.
+                return self._under_call(seat)
             return self._total(seat, min(top, own + stack), declared="call")
         if declare in ("raise", "bet") or to is not None:
             # A declaration binds (TDA 38-A, 42-B; RRoP s3 Betting and Raising 8); a declared raise

@@ -97,6 +97,9 @@ class Betting:
     open: bool = False
     level: int = 0  # how many bets/raises (a blind or bring-in counts as one) this round
     matched: dict[int, int] = field(default_factory=dict)  # seat -> level it has put in
+    anchor: int = 0  # the pointer the round opened with: the first to act is the next seat after it
+    aggressor: int | None = None  # the last seat to bet or raise in this round (TDA 15-A)
+    acted: int = 0  # actions taken in this round
 
 
 def clockwise(seats: Sequence[int], start: int, size: int) -> list[int]:
@@ -155,6 +158,7 @@ class HandEngine:
         self.flop_overfull = False
         self.winner: int | None = None
         self.showdown_reached = False  # the last betting round ended with two or more players
+        self.passed_out = False  # jacks-or-better: nobody opened (RRoP s12 Jacks-or-Better 1)
         # Turn order (RRoP s3 Betting and Raising 10; TDA 39): out-of-turn actions waiting for the
         # turn to reach their seat, as [action, changed since]; seats limited to call or fold.
         self.pending_oot: dict[int, list] = {}
@@ -166,6 +170,13 @@ class HandEngine:
         self.common: list[Card] = []  # stud: a common card when the deck runs out (RRoP s8 15)
         self.premature_round: int | None = None  # the betting round a premature card broke into
         self.rounds_opened = 0
+        # RRoP s8 Seven-Card Stud 13: after a burn error the dealer corrects the cards' positions;
+        # until the next action a card of this street named again moves from where it lies.
+        self.correcting = False
+        self.round_burns: list[Card] = []
+        # RRoP s8 Seven-Card Stud 7: a stud hand folded when there is no wager goes on receiving
+        # cards until a bet kills it (out of the betting and the showdown meanwhile).
+        self.dealt_folded: set[int] = set()  # burn cards since the last betting round ended
         self.mucked: set[int] = set()  # hands thrown away at the showdown: out of every pot
         self.chips: ChipBook | None = self._chip_book()
         self._start_street()
@@ -235,6 +246,29 @@ class HandEngine:
         if self.button_short is not None:
             return self.button_short
         return None
+
+    @property
+    def to_show(self) -> int | str | None:
+        """Who tables first once the betting is over with two or more hands live.
+
+        TDA 14 (RRoP s15 Tournaments 34): a player all in and all betting over, every hand is
+        tabled: ``"all"``.  Otherwise, once the last round is over, TDA 15-A and RRoP s3 Showdown 7:
+        the last aggressor of the final round, or with no bet on it the seat that would have acted
+        first (left of the button in flop games, the high hand showing in stud, the low in razz).
+        """
+        if self.phase is Phase.DEAD or len(self.active) < 2:
+            return None
+        over = self.phase is Phase.DONE and self.showdown_reached
+        if self.active & self.all_in:
+            able = self.active - self.all_in
+            if over or (len(able) <= 1 and (not self.bet.open or not self.bet.need)):
+                return "all"
+            return None
+        if not over:
+            return None
+        if self.bet.aggressor is not None and self.bet.aggressor in self.active:
+            return self.bet.aggressor
+        return self._next_in(self.active - self.mucked or self.active, self.bet.anchor)
 
     def cards_at(self, seat: int) -> int:
         return sum(1 for h in self.hands.get(seat, []) if not h.scrap) - self.unknown_discards.get(seat, 0)
@@ -325,6 +359,11 @@ class HandEngine:
     def _live(self) -> list[int]:
         return [s for s in self.order if s in self.active]
 
+    def _dealt(self) -> list[int]:
+        """The seats a street's cards go to: the live hands and, in stud, a hand folded when there
+        was no wager and not yet killed by a bet (RRoP s8 Seven-Card Stud 7)."""
+        return [s for s in self.order if s in self.active or s in self.dealt_folded]
+
     def _start_street(self) -> None:
         st = self.street
         if st.board:
@@ -337,7 +376,7 @@ class HandEngine:
             self.slots = []
         else:
             self.phase = Phase.DEAL
-            live = self._live()
+            live = self._dealt()
             slots = []
             for r, face in enumerate(st.hole):
                 for seat in live:
@@ -367,11 +406,19 @@ class HandEngine:
     def _advance(self) -> None:
         """The betting round is over: next street, or the end of the hand."""
         self.bet.open = False
+        self.round_burns = []
         if len(self.active) <= 1:
             self._finish()
             return
         if self.street_i + 1 >= len(self.game.streets):
             self.showdown_reached = True
+            self._finish()
+            return
+        if (self.street_i == 0 and self.game.openers_required and self.big_blind is None
+                and self.opener is None):
+            # RRoP s12 Jacks-or-Better 1: nobody opened: no draw, the deal is over (the antes stay
+            # for the next deal, and the button moves forward).
+            self.passed_out = True
             self._finish()
             return
         self.street_i += 1
@@ -426,6 +473,7 @@ class HandEngine:
                                 else self.button if self.button is not None else self.size)
         else:
             self.bet.pointer = self.button if self.button is not None else self.size
+        self.bet.anchor = self.bet.pointer
         if self.street.first is not FirstToAct.BLINDS and len(need) <= 1:
             self._advance()  # nobody left to bet against: the cards come without betting
         elif not need:
@@ -459,6 +507,9 @@ class HandEngine:
         if self.phase is Phase.DEAL and self.street_i == 0:
             if not self._deal_ends_by_action():
                 return
+        if self.phase is Phase.DEAL and self.slots and all(s.seat in self.dealt_folded for s in self.slots):
+            for folded in {s.seat for s in self.slots}:
+                self._pass_folded(folded)
         if self.phase is not Phase.BET or seat not in self.active:
             return
         if isinstance(ev, Put) and self.chips is None:
@@ -483,6 +534,8 @@ class HandEngine:
         all_in = decision.all_in if decision is not None else bool(getattr(ev, "all_in", False))
         aggressive = decision.aggressive if decision is not None else action in AGGRESSIVE
         self.bet.pointer = seat
+        self.bet.acted += 1
+        self.correcting = False
         if not self._is_forced_bet(seat, action):
             self.actions += 1
             self.acted_seats.add(seat)
@@ -498,6 +551,10 @@ class HandEngine:
         if action in ("bet", "raise") and self.opener is None and self.street_i == 0:
             self.opener = seat
         bet = self.bet
+        if action == "fold" and self._no_wager(seat):
+            self.dealt_folded.add(seat)  # RRoP s8 Seven-Card Stud 7
+        elif aggressive:
+            self.dealt_folded.clear()  # the bet kills a hand folded with no wager
         if action == "fold":
             self.active.discard(seat)
             self.folded.add(seat)
@@ -505,6 +562,8 @@ class HandEngine:
         elif aggressive:
             bet.level += 1
             bet.matched[seat] = bet.level
+            if action != "bring_in":
+                bet.aggressor = seat
             bet.need = {s for s in self.active if s not in self.all_in and s != seat}
         else:
             if action == "call":
@@ -525,6 +584,22 @@ class HandEngine:
             self._advance()
         else:
             self._resolve_out_of_turn()
+
+    def _pass_folded(self, seat: int) -> None:
+        """The dealer passed over a hand folded with no wager (RRoP s8 Seven-Card Stud 7 keeps it
+        receiving cards only until it is killed): it is taken as killed, and is no error."""
+        self.dealt_folded.discard(seat)
+        self.slots = [s for s in self.slots if s.seat != seat]
+        if self.phase is Phase.DEAL and not self.slots:
+            self._open_betting()
+
+    def _no_wager(self, seat: int) -> bool:
+        """Stud: the seat folds facing no bet (RRoP s8 Seven-Card Stud 7)."""
+        if self.game.family is not Family.STUD:
+            return False
+        if self.chips is not None:
+            return self.chips.bets[seat] >= self.chips.max_bet
+        return self.bet.level == 0
 
     # ------------------------------------------------------------------ turn order
     def _is_forced_bet(self, seat: int, action: str) -> bool:
@@ -640,6 +715,8 @@ class HandEngine:
         if self.over:
             return
         card = ev.card
+        if self.correcting and card in self.where:
+            self._correct(card)
         if self._identity_void(card, from_deck=True):
             return
         seat = ev.seat
@@ -673,6 +750,10 @@ class HandEngine:
         if self.phase is Phase.DRAW:
             return self._match_draw(seat)
         slots = self.slots
+        if self.phase is Phase.DEAL and slots and slots[0].seat != seat and slots[0].seat in self.dealt_folded \
+                and any(s.seat == seat for s in slots):
+            self._pass_folded(slots[0].seat)
+            slots = self.slots
         if self.phase is Phase.DEAL and slots:
             if slots[0].seat == seat:
                 self.scrap_seat = None
@@ -801,12 +882,12 @@ class HandEngine:
         """No card of the current (later) stud street has reached a seat yet."""
         st = self.street
         return (self.game.family is Family.STUD and self.street_i > 0 and self.phase is Phase.DEAL
-                and len(self.slots) == len(st.hole) * len(self._live()) and not self.common)
+                and len(self.slots) == len(st.hole) * len(self._dealt()) and not self.common)
 
     def _stud_burn_missing(self, seat: int) -> None:
         """RRoP s8 Seven-Card Stud 13: a street dealt without a burn card."""
         if self._stud_street_starts() and self.slots and self.slots[0].seat == seat and self.burns_since_card == 0:
-            self._rule(IRREGULARITY, "burn_error", "correct_positions", seat=seat, count=0)
+            self._burn_error(seat=seat, count=0)
 
     def _stud_burn(self) -> None:
         """RRoP s8 Seven-Card Stud 13: two burn cards for one round."""
@@ -814,7 +895,45 @@ class HandEngine:
         if self.game.family is not Family.STUD or self.burns_since_card != 2:
             return
         if self._stud_street_starts() or (self.phase is Phase.BET and self.street_i > 0):
-            self._rule(IRREGULARITY, "burn_error", "correct_positions", count=2, street=self.street.name)
+            self._burn_error(count=2, street=self.street.name)
+
+    def _burn_error(self, **ctx) -> None:
+        """RRoP s8 Seven-Card Stud 13: "the cards will be corrected, if at all possible, to their
+        proper positions"; the dealer's corrections follow as steps (FORMAT.md ``correct_positions``)."""
+        self._rule(IRREGULARITY, "burn_error", "correct_positions", **ctx)
+        self.correcting = True
+
+    def _correct(self, card: Card) -> None:
+        """A correction after a burn error: a card of this street named again by a ``deal`` or a
+        ``burn`` moves from where it lies (a second burn card to its seat, a card dealt without a
+        burn to the burn pile) and the street goes on as if dealt right.  Any other card named
+        again is left to the duplicate-card rule."""
+        place = self.where.get(card)
+        if place == "burn" and card in self.round_burns:
+            self._take(card)
+            self.round_burns.remove(card)
+            return
+        if place is None or not place.startswith("seat:"):
+            return
+        seat = int(place[5:])
+        held = next((h for h in self.hands.get(seat, []) if h.card == card), None)
+        if held is None or held.scrap or held.street != self.street_i:
+            return
+        if self.phase is Phase.BET and self.bet.acted == 0 and self.street_i > 0:
+            # The street looked complete; its betting has not begun: the dealing resumes.
+            self.phase = Phase.DEAL
+            self.bet = Betting()
+            self.rounds_opened -= 1
+        if self.phase is not Phase.DEAL:
+            return
+        self._take(card)
+        self.cards_off -= 1
+        st = self.street
+        live = self._dealt()
+        r = sum(1 for h in self.hands[seat] if h.street == self.street_i and not h.scrap)
+        if r < len(st.hole):
+            self.slots.append(Slot(seat, st.hole[r], r))
+            self.slots.sort(key=lambda x: (x.round, live.index(x.seat) if x.seat in live else len(live)))
 
     def _stud_last_card_up(self, seat: int, label: str) -> None:
         """RRoP s8 Seven-Card Stud 16-17: a final downcard dealt face up."""
@@ -1054,8 +1173,11 @@ class HandEngine:
                     return
         elif self.where[card] == "burn":
             return  # the same card read twice
+        elif self.correcting:
+            self._correct(card)
         self._take(card)
         self.burns.append(card)
+        self.round_burns.append(card)
         self.where[card] = "burn"
         self._stud_burn()
         self._settle_board()
@@ -1183,6 +1305,7 @@ class HandEngine:
             "next_seat": self.next_seat,
             "missing_board": self.missing_board(),
             "to_act": self.to_act,
+            "to_show": self.to_show,
             "bring_in": self.bring_in(),
             "substantial_action": self.substantial_action,
             "winner": self.winner,

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from controller.errors import PokerTableError
+from controller.rules.cards import Card
 
 
 class Family(StrEnum):
@@ -75,6 +76,13 @@ class Game:
     # Limit: an open pair on fourth street lets any player bet the upper limit (RRoP s8 Seven-Card
     # Stud 4; not in razz, s9 Razz 4, nor stud high-low, s10 Seven-Card Stud High-Low 7).
     open_pair_option: bool = False
+    # The draw for the button (RRoP s2 Seating 6; s3 Ties 1-2): the highest card wins it in high and
+    # high-low games, the lowest in low games, ranked as the game ranks cards: 'high' (ace high),
+    # 'low_a5' (ace low: ace-to-five, razz) or 'low_27' (ace high: deuce-to-seven).
+    button_draw: str = "high"
+    # RRoP s12 Jacks-or-Better 1: "A pair of jacks or better is required to open the pot. If no
+    # player opens the pot, the button moves forward": a first round with no bet ends the deal.
+    openers_required: bool = False
 
     @property
     def button(self) -> bool:
@@ -131,7 +139,7 @@ GAMES: dict[str, Game] = {
              bring_in="low", showing="high", rules="RRoP s8", open_pair_option=True),
         # RRoP s9 rule 3: highest card by suit (aces low) brings it in; the low hand acts first after.
         Game("razz", "Razz", Family.STUD, _STUD_STREETS, "limit", ("low_a5",),
-             bring_in="high", showing="low_a5", rules="RRoP s9"),
+             bring_in="high", showing="low_a5", rules="RRoP s9", button_draw="low_a5"),
         # RRoP s10 rule 4: the low card by suit (ace high) brings it in; the high hand acts first after.
         Game("stud8", "Seven-card stud hi-lo 8 or better", Family.STUD, _STUD_STREETS, "limit",
              ("high", "low_a5_8"), bring_in="low", showing="high", rules="RRoP s10"),
@@ -140,20 +148,37 @@ GAMES: dict[str, Game] = {
         Game("lowball_a5", "Ace-to-five lowball", Family.DRAW, _draw_streets(FirstToAct.BUTTON), "limit",
              ("low_a5",), uses_joker=True,
              exposure=ExposurePolicy({"limit": frozenset("A234567"), "no_limit": frozenset("A2345"),
-                                      "pot_limit": frozenset("A2345")}, "replace"), rules="RRoP s11"),
+                                      "pot_limit": frozenset("A2345")}, "replace"), rules="RRoP s11",
+             button_draw="low_a5"),
         # RRoP s11 Deuce-to-Seven 2 and NL lowball 2(b): 2, 3, 4, 5, 7 taken; anything else, 6 too, replaced.
         Game("lowball_27", "Deuce-to-seven lowball", Family.DRAW, _draw_streets(FirstToAct.BUTTON), "limit",
-             ("low_27",), exposure=ExposurePolicy({"*": frozenset("23457")}, "replace"), rules="RRoP s11"),
+             ("low_27",), exposure=ExposurePolicy({"*": frozenset("23457")}, "replace"), rules="RRoP s11",
+             button_draw="low_27"),
         # RRoP s12 Draw High 3: any card exposed before the draw must be kept; action after the
         # draw starts with the opener.
         Game("draw_high", "Five-card draw high", Family.DRAW, _draw_streets(FirstToAct.OPENER), "limit",
              ("high",), exposure=ExposurePolicy({"*": ALL_RANKS}, "replace"), rules="RRoP s12"),
         Game("jacks_or_better", "Jacks or better", Family.DRAW, _draw_streets(FirstToAct.OPENER), "limit",
-             ("high",), exposure=ExposurePolicy({"*": ALL_RANKS}, "replace"), rules="RRoP s12 Jacks-or-Better"),
+             ("high",), exposure=ExposurePolicy({"*": ALL_RANKS}, "replace"), rules="RRoP s12 Jacks-or-Better",
+             openers_required=True),
     )
 }
 
 STRUCTURES = ("no_limit", "pot_limit", "limit")
+
+
+def draw_winner(game: Game, cards: dict[int, Card]) -> int:
+    """The seat a draw for the button goes to (RRoP s2 Seating 6; s3 Ties 1-2): the highest card
+    by rank and then suit (spades, hearts, diamonds, clubs) in high games; in low games the lowest,
+    the lower suit winning a tie of ranks."""
+    if not cards:
+        raise GameError("a draw for the button needs a card for each player")
+    if any(c.is_joker for c in cards.values()):
+        raise GameError("a joker cannot be drawn for the button")
+    if game.button_draw == "high":
+        return max(cards, key=lambda s: (cards[s].high, cards[s].suit_order))
+    rank = (lambda c: c.low) if game.button_draw == "low_a5" else (lambda c: c.high)
+    return min(cards, key=lambda s: (rank(cards[s]), cards[s].suit_order))
 
 
 class GameError(PokerTableError, ValueError):

@@ -56,6 +56,9 @@ class BettingRules:
     # Limit: the share of a full bet an all-in must reach to reopen the betting (RRoP s3 Betting
     # and Raising 5; TDA 43).
     limit_reopen: float = 0.5
+    # Pot-limit: TDA 49-B counts a short all-in blind as whole in the pre-flop maximum; RRoP has no
+    # such rule (s14 Pot-Limit 4: the pot as it is).
+    short_blind_counts_whole: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +84,13 @@ class Profile:
     oot_changed_by: tuple[str, ...] = ("bet", "raise", "complete", "call")
     # A live straddle (RRoP s14 No-Limit 12; house rules may allow it at cash games only).
     straddle_events: tuple[str, ...] = ("cash",)
+    # New players at a tournament are dealt in at once (RRoP s15 Tournaments 15: "including the
+    # small blind or button position"), except, under TDA 7 and 9, between the small blind and the
+    # button, where they wait for the button to pass: the events where that gap applies.
+    newcomer_gap_events: tuple[str, ...] = ()
+    # Going heads-up: TDA 32 adjusts the button so nobody has the big blind twice in a row; RRoP s4
+    # Rules for Using Blinds 1(a) and 3 move the button forward to the next player (a moving button).
+    heads_up_button_adjust: bool = False
     # The profile this one overrides field by field; its citations stand where this one has none.
     base: str | None = None
     source: str = ""  # the data file, for a profile loaded from one
@@ -108,7 +118,10 @@ PROFILES: dict[str, Profile] = {
         stud_premature_card="set_aside_round",
         oot_changed_by=("bet", "raise", "complete"),
         straddle_events=(),
-        betting=BettingRules(heads_up_unlimited_raises=False, multiple_chip_rule=True),
+        newcomer_gap_events=("tournament",),
+        heads_up_button_adjust=True,
+        betting=BettingRules(heads_up_unlimited_raises=False, multiple_chip_rule=True,
+                             short_blind_counts_whole=True),
     ),
 }
 

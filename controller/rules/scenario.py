@@ -42,6 +42,7 @@ from controller.rules.profiles import ProfileError
 from controller.rules.rulings import MISDEAL, Ruling
 from controller.rules.scenario_chips import (
     CHIPS_KEYS,
+    STATE_KEYS,
     check_chips_state,
     check_final_stacks,
     final_stacks_expected,
@@ -58,6 +59,64 @@ HEADER_KEYS = {
 
 class ScenarioError(PokerTableError, ValueError):
     """A scenario file that does not follow FORMAT.md."""
+
+
+# FORMAT.md "Strict files": every key of every level is one of these; any other fails the file.
+STEP_FIELDS: dict[str, frozenset[str]] = {
+    "deal": frozenset({"to", "card", "face"}),
+    "expose": frozenset({"seat", "card"}),
+    "act": frozenset({"seat", "action", "all_in", "amount"}),
+    "put": frozenset({"seat", "chips", "declare"}),
+    "discard": frozenset({"seat", "count"}),
+}
+SCALAR_STEPS = frozenset({"burn", "board", "stub", "muck", "aside", "boxed", "report"})
+EXPECT_KEYS = frozenset({"rulings", "state", "final_stacks"})
+RULING_KEYS = frozenset({"after", "ruling", "reason", "remedy"})
+STATE_CHECK_KEYS = frozenset({"after", "to_act", "to_show", *STATE_KEYS})
+
+
+def only_keys(value: Any, allowed: Iterable[str], where: str) -> dict:
+    """``value`` as a mapping whose every key is ``allowed``; else a ScenarioError naming the key."""
+    if not isinstance(value, dict):
+        raise ScenarioError(f"{where}: expected a mapping, got {value!r}")
+    allowed = frozenset(allowed)
+    for key in value:
+        if key not in allowed:
+            raise ScenarioError(f"{where}: unknown key {key!r} (FORMAT.md defines {', '.join(sorted(allowed))})")
+    return value
+
+
+def _list(value: Any, where: str) -> list:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise ScenarioError(f"{where}: expected a list, got {value!r}")
+    return value
+
+
+def parse_expect(expect: Any, steps: int, allowed: Iterable[str], where: str = "expect") -> tuple[
+        tuple[ExpectedRuling, ...], tuple[tuple[int, dict[str, Any]], ...]]:
+    """The rulings and state checks of one deal's ``expect``, every key checked; a state check must
+    name a step of the deal (FORMAT.md "Strict files")."""
+    expect = only_keys(expect or {}, allowed, where)
+    rulings = []
+    for k, r in enumerate(_list(expect.get("rulings"), f"{where}.rulings"), 1):
+        only_keys(r, RULING_KEYS, f"{where}.rulings[{k}]")
+        for need in ("after", "ruling", "reason"):
+            if need not in r:
+                raise ScenarioError(f"{where}.rulings[{k}]: missing {need!r}")
+        rulings.append(_expected_ruling(r))
+    state = []
+    for k, check in enumerate(_list(expect.get("state"), f"{where}.state"), 1):
+        only_keys(check, STATE_CHECK_KEYS, f"{where}.state[{k}]")
+        after = check.get("after")
+        if isinstance(after, bool) or not isinstance(after, int) or not 1 <= after <= steps:
+            raise ScenarioError(f"{where}.state[{k}]: 'after: {after}' names no step of the deal "
+                                f"(it has {steps} step{'s' if steps != 1 else ''})")
+        if len(check) < 2:
+            raise ScenarioError(f"{where}.state[{k}]: a state check after step {after} checks nothing")
+        state.append((after, {key: v for key, v in check.items() if key != "after"}))
+    return tuple(rulings), tuple(state)
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,9 +172,7 @@ class Scenario:
 def _parse(data: dict[str, Any], path: str | None) -> Scenario:
     if not isinstance(data, dict):
         raise ScenarioError(f"{path}: a scenario is a mapping")
-    unknown = set(data) - HEADER_KEYS
-    if unknown:
-        raise ScenarioError(f"unknown header keys {sorted(unknown)}")
+    only_keys(data, HEADER_KEYS, "header")
     for key in ("name", "game", "rules", "seats", "steps"):
         if key not in data:
             raise ScenarioError(f"missing required key {key!r}")
@@ -141,10 +198,10 @@ def _parse(data: dict[str, Any], path: str | None) -> Scenario:
     if setup.event not in ("cash", "tournament"):
         raise ScenarioError(f"event must be cash or tournament, got {setup.event!r}")
     HandEngine(setup)  # validates seats, button, blinds and profile
-    events = tuple(step_event(step, i, deck) for i, step in enumerate(data["steps"] or [], 1))
+    steps = _list(data["steps"], "steps")
+    events = tuple(step_event(step, i, deck) for i, step in enumerate(steps, 1))
     expect = data.get("expect") or {}
-    rulings = tuple(_expected_ruling(r) for r in expect.get("rulings") or [])
-    state = tuple((int(s["after"]), {k: v for k, v in s.items() if k != "after"}) for s in expect.get("state") or [])
+    rulings, state = parse_expect(expect, len(steps), EXPECT_KEYS)
     return Scenario(str(data["name"]), setup, events, rulings, state, str(data.get("source", "")), path,
                     final_stacks_expected(expect))
 
@@ -173,6 +230,11 @@ def step_event(step: Any, index: int, deck: str = DEFAULT_DECK) -> Event:
     if not isinstance(step, dict) or len(step) != 1:
         raise ScenarioError(f"step {index}: expected a one-key mapping, got {step!r}")
     (key, val), = step.items()
+    if key in STEP_FIELDS:
+        only_keys(val, STEP_FIELDS[key], f"step {index} ({key})")
+    elif key not in SCALAR_STEPS:
+        raise ScenarioError(f"step {index}: unknown step {key!r} (FORMAT.md defines "
+                            f"{', '.join(sorted(SCALAR_STEPS | set(STEP_FIELDS)))})")
     try:
         if key == "deal":
             ev: Event = Deal(int(val["to"]), Card.parse(str(val["card"]), deck), val.get("face"))
@@ -332,8 +394,11 @@ SESSION_KEYS = {"name", "source", "game", "structure", "rules", "event", "table_
 # Chip amounts a session may state for its hands (FORMAT.md "Header"); read by the chips layer.
 SESSION_CHIP_KEYS = {"blinds", "straddle", "ante", "bb_ante", "bring_in", "limits", "raise_cap"}
 HAND_KEYS = {"before", "steps", "expect"}
-HAND_EXPECT_KEYS = {"button", "small_blind", "big_blind", "dealt_in", "waiting", "posting", "rulings", "state"}
-CHANGES = {"seat", "unseat", "sit_out", "sit_in", "game"}
+HAND_EXPECT_KEYS = {"button", "small_blind", "big_blind", "dealt_in", "waiting", "posting", "rulings", "state",
+                    "final_stacks"}
+CHANGES = {"seat", "unseat", "sit_out", "sit_in", "game", "draw"}
+CHANGE_FIELDS = {"seat": {"seat", "post"}, "sit_in": {"seat", "post"},
+                 "game": {"game", "rules", "structure", "event"}}
 BLIND_POSTS = ("small", "big")
 
 
@@ -346,6 +411,7 @@ class SessionHand:
     expect: dict[str, Any]
     rulings: tuple[ExpectedRuling, ...]
     state: tuple[tuple[int, dict[str, Any]], ...]
+    final_stacks: dict[int, int] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -374,6 +440,9 @@ class Session:
         table = Table(size=int(h.get("table_size", 9)), game=game.name, rules=str(h["rules"]),
                       event=str(h.get("event", "cash")), structure=h.get("structure") or game.default_structure,
                       deck=str(h.get("deck", DEFAULT_DECK)))
+        # FORMAT.md header: with an ante and no blinds the game has antes only, a button and no
+        # blinds (RRoP s12 Draw High; the first round starts left of the button).
+        table.blinds = not (h.get("ante") is not None and h.get("blinds") is None)
         for seat in h["seats"]:
             table.seat(int(seat), f"seat {seat}")
         if h.get("button") is not None:
@@ -384,51 +453,58 @@ class Session:
 def _parse_session(data: Any) -> Session:
     if not isinstance(data, dict):
         raise ScenarioError("a session is a mapping")
-    unknown = set(data) - SESSION_KEYS - SESSION_CHIP_KEYS
-    if unknown:
-        raise ScenarioError(f"unknown session header keys {sorted(unknown)}")
+    only_keys(data, SESSION_KEYS | SESSION_CHIP_KEYS, "session header")
     for key in ("name", "game", "rules", "seats", "hands"):
         if key not in data:
             raise ScenarioError(f"missing required key {key!r}")
     game = get_game(data["game"])
-    if game.button and data.get("button") is None:
-        raise ScenarioError(f"{game.name} is a button game: 'button' is required")
     if str(data.get("event", "cash")) not in ("cash", "tournament"):
         raise ScenarioError(f"event must be cash or tournament, got {data.get('event')!r}")
     deck = str(data.get("deck", DEFAULT_DECK))
     if not isinstance(data["hands"], list) or not data["hands"]:
         raise ScenarioError("'hands' must be a non-empty list of deals")
     hands = tuple(_parse_hand(h, n, deck) for n, h in enumerate(data["hands"], 1))
+    drawn = any(key == "draw" for key, _ in hands[0].before)
+    if game.button and data.get("button") is None and not drawn:
+        raise ScenarioError(f"{game.name} is a button game: 'button' is required (or a draw before the first deal)")
+    if drawn and data.get("button") is not None:
+        raise ScenarioError("a session whose first deal has a draw for the button has no 'button' in its header")
     session = Session(str(data["name"]), dict(data), hands, str(data.get("source", "")))
     session.table()  # validates the seats, the button and the profile now, not mid-run
     return session
 
 
+def _parse_change(change: Any, n: int, deck: str) -> tuple[str, Any]:
+    where = f"hand {n}: before"
+    if not isinstance(change, dict) or len(change) != 1:
+        raise ScenarioError(f"{where}: a change is a one-key mapping, got {change!r}")
+    ((key, value),) = change.items()
+    if key not in CHANGES:
+        raise ScenarioError(f"{where}: unknown change {key!r} (known: {', '.join(sorted(CHANGES))})")
+    if key in CHANGE_FIELDS and isinstance(value, dict):
+        only_keys(value, CHANGE_FIELDS[key], f"{where} ({key})")
+    if key == "game":
+        only_keys(value, CHANGE_FIELDS["game"], f"{where} (game)")
+        if "game" not in value:
+            raise ScenarioError(f"{where} (game): missing 'game'")
+    if key == "draw":
+        if not isinstance(value, dict) or not value:
+            raise ScenarioError(f"{where} (draw): expected {{seat: card}} for each player, got {value!r}")
+        value = {int(seat): Card.parse(str(card), deck) for seat, card in value.items()}
+    return key, value
+
+
 def _parse_hand(raw: Any, n: int, deck: str) -> SessionHand:
-    if not isinstance(raw, dict):
-        raise ScenarioError(f"hand {n}: a deal is a mapping")
-    unknown = set(raw) - HAND_KEYS
-    if unknown:
-        raise ScenarioError(f"hand {n}: unknown keys {sorted(unknown)}")
-    before = []
-    for change in raw.get("before") or []:
-        if not isinstance(change, dict) or len(change) != 1:
-            raise ScenarioError(f"hand {n}: a change is a one-key mapping, got {change!r}")
-        ((key, value),) = change.items()
-        if key not in CHANGES:
-            raise ScenarioError(f"hand {n}: unknown change {key!r} (known: {', '.join(sorted(CHANGES))})")
-        before.append((key, value))
+    only_keys(raw, HAND_KEYS, f"hand {n}")
+    before = [_parse_change(change, n, deck) for change in _list(raw.get("before"), f"hand {n}: before")]
+    steps = _list(raw.get("steps"), f"hand {n}: steps")
     try:
-        events = tuple(step_event(step, i, deck) for i, step in enumerate(raw.get("steps") or [], 1))
+        events = tuple(step_event(step, i, deck) for i, step in enumerate(steps, 1))
     except ScenarioError as exc:
         raise ScenarioError(f"hand {n}: {exc}") from exc
     expect = dict(raw.get("expect") or {})
-    unknown = set(expect) - HAND_EXPECT_KEYS - {"final_stacks"}
-    if unknown:
-        raise ScenarioError(f"hand {n}: unknown expect keys {sorted(unknown)}")
-    rulings = tuple(_expected_ruling(r) for r in expect.get("rulings") or [])
-    state = tuple((int(s["after"]), {k: v for k, v in s.items() if k != "after"}) for s in expect.get("state") or [])
-    return SessionHand(tuple(before), events, expect, rulings, state)
+    rulings, state = parse_expect(expect, len(steps), HAND_EXPECT_KEYS, f"hand {n}: expect")
+    return SessionHand(tuple(before), events, expect, rulings, state, final_stacks_expected(expect))
 
 
 def apply_change(table: Table, key: str, value: Any) -> None:
@@ -444,6 +520,8 @@ def apply_change(table: Table, key: str, value: Any) -> None:
     elif key == "sit_in":
         seat = int(value["seat"]) if isinstance(value, dict) else int(value)
         table.sit_in(seat, post=bool(value.get("post", False)) if isinstance(value, dict) else False)
+    elif key == "draw":
+        table.draw_for_button(value)
     elif key == "game":
         game = get_game(value["game"])
         table.change_game(game.name, value.get("rules"), value.get("structure") or game.default_structure,
@@ -495,5 +573,9 @@ def run_session(session: Session) -> ScenarioResult:
             if got[key] != want:
                 result.failures.append(f"{prefix}expected {key} {want}, got {got[key]}")
         _play(engine, hand.events, hand.rulings, hand.state, result, prefix)
+        if hand.final_stacks is not None:
+            failures: list[str] = []
+            check_final_stacks(engine, hand.final_stacks, failures)
+            result.failures.extend(prefix + f for f in failures)
         redeal = any(r.ruling == MISDEAL for r in engine.rulings)
     return result

@@ -27,11 +27,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from controller.errors import PokerTableError
+from controller.rules.cards import Card
 from controller.rules.chips import ChipsError, Stakes
 from controller.rules.engine import HandEngine, clockwise
 from controller.rules.events import HandSetup
-from controller.rules.games import get_game
+from controller.rules.games import GameError, draw_winner, get_game
 from controller.rules.profiles import get_profile
+from controller.rules.rotations import Rotation
 
 
 class TableError(PokerTableError, ValueError):
@@ -48,6 +50,7 @@ class Player:
     make_up: bool = False  # back from sitting out, posting the missed blinds (RRoP s4 9)
     new: bool = False  # not dealt in since sitting down: misses no blind (RRoP s4 5)
     stack: int | None = None  # chips in front of the player between hands (None: not counted)
+    joining: bool = False  # a tournament newcomer not dealt in yet (TDA 7, 9)
 
 
 @dataclass(slots=True)
@@ -82,6 +85,21 @@ class Table:
     level_index: int | None = None
     level_started_at: float | None = None
     pending_level: int | None = None
+    # The draw for the button (RRoP s2 Seating 6): the last draw's cards and winner; ``drawn`` until
+    # the deal it placed the button for is dealt.
+    last_draw: dict | None = None
+    drawn: bool = False
+    # False: a game with antes only, a button and no blinds (RRoP s12 Draw High: "played with a
+    # button and an ante"); the button moves forward each deal and nobody owes a blind.
+    blinds: bool = True
+    # TDA 9-A: a mixed game's button frozen through stud rounds; ``last_button_game``: whether the
+    # last deal was a button game.
+    frozen: bool = False
+    last_button_game: bool = False
+    # A mixed-game rotation (controller.rules.rotations): the game of each deal; ``rotation_deal``
+    # counts the deals played under it (a misdeal's redeal is the same deal).
+    rotation: Rotation | None = None
+    rotation_deal: int = 0
 
     # ------------------------------------------------------------------ seating
     def seat(self, seat: int, name: str, post: bool = False, stack: int | None = None) -> None:
@@ -92,9 +110,12 @@ class Table:
         if stack is not None and stack < 0:
             raise TableError(f"a stack cannot be negative ({stack})")
         # RRoP s4 12(b): in a newly started game (no hand dealt yet) a new player is dealt in at once.
-        waiting = self.event == "cash" and self.hand_number > 0
+        # RRoP s12 Draw High 11: in a game with antes only a player may "pay the ante at any time and
+        # receive a hand": nobody waits for a blind.
+        waiting = self.event == "cash" and self.hand_number > 0 and self.blinds
         self.players[seat] = Player(name, waiting_for_big_blind=waiting, posted=post and waiting, new=waiting,
-                                    stack=stack if stack is not None else self.starting_stack)
+                                    stack=stack if stack is not None else self.starting_stack,
+                                    joining=self.event != "cash" and self.hand_number > 0)
 
     def unseat(self, seat: int) -> None:
         if seat not in self.players:
@@ -134,6 +155,36 @@ class Table:
             raise TableError("need at least two players to place the button")
         self.positions = self._positions_from_button(seat, live)
 
+    def draw_for_button(self, cards: dict[int, Card]) -> int:
+        """A card face up to each player decides the button (RRoP s2 Seating 6; s3 Ties 1-2; RRoP
+        s15 Tournaments 29): the winner's seat has it for the next deal, a newly started game where
+        every player who drew is active (RRoP s4 12(a)).  Returns the winning seat."""
+        if not cards:
+            raise TableError("a draw for the button needs a card for each player")
+        for seat in cards:
+            if seat not in self.players:
+                raise TableError(f"seat {seat} is empty: it cannot draw for the button")
+            if self.players[seat].sitting_out:
+                raise TableError(f"seat {seat} is sitting out: it cannot draw for the button")
+        faces = [c.face for c in cards.values()]
+        if len(set(faces)) != len(faces):
+            raise TableError(f"the same card twice in the draw for the button: {sorted(faces)}")
+        try:
+            winner = draw_winner(get_game(self.game), cards)
+        except GameError as exc:
+            raise TableError(str(exc)) from exc
+        live = self._live()
+        if len(live) < 2:
+            raise TableError("need at least two players to place the button")
+        for seat in cards:
+            p = self.players[seat]
+            p.waiting_for_big_blind = p.posted = p.make_up = p.new = False
+            p.missed = []
+        self.positions = self._positions_from_button(winner, live)
+        self.drawn = True
+        self.last_draw = {"cards": {s: c.face for s, c in sorted(cards.items())}, "winner": winner}
+        return winner
+
     def _live(self) -> list[int]:
         return sorted(s for s, p in self.players.items() if not p.sitting_out)
 
@@ -166,7 +217,7 @@ class Table:
             nxt = self._rotate(live, live) or self._behind_big_blind(live)
         dealt = self.dealt_in(nxt)
         if len(dealt) == 2 and nxt.button != nxt.small_blind:
-            return self._heads_up(dealt)  # RRoP s4 3, TDA 32, whoever else waits
+            return self._heads_up_for(dealt)  # RRoP s4 3, TDA 32, whoever else waits
         return nxt
 
     def _rotate(self, live: list[int], playing: list[int]) -> Positions | None:
@@ -174,7 +225,7 @@ class Table:
         pos = self.positions
         assert pos is not None
         if len(live) == 2:
-            return self._heads_up(live)
+            return self._heads_up_for(live)
         if not self.dead_button:
             # The button and the small blind pass over newcomers waiting for the big blind; the big
             # blind reaches them (RRoP s4 4-5).
@@ -186,7 +237,7 @@ class Table:
             if bb == btn:
                 # Two players and the newcomers not due yet: heads-up between the two; the big blind
                 # reaches a waiting newcomer when the button moves on (RRoP s4 3-4).
-                return self._heads_up(playing)
+                return self._heads_up_for(playing)
             return Positions(btn, sb, bb)
         # Dead button: the big blind moves on to the next player; the small blind and the button
         # take the positions the blinds had, whether anyone still sits there or not.
@@ -197,10 +248,22 @@ class Table:
         """The big blind to the next player after the last one; small blind and button behind it."""
         assert self.positions is not None
         if len(live) == 2:
-            return self._heads_up(live)
+            return self._heads_up_for(live)
         bb = clockwise(live, self.positions.big_blind, self.size)[0]
         back = list(reversed(clockwise(live, bb, self.size)))  # bb, then counter-clockwise
         return Positions(back[2], back[1], bb)
+
+    def _heads_up_for(self, players: list[int]) -> Positions:
+        """Heads-up positions: the button posts the small blind (RRoP s4 3, TDA 32).  A moving button
+        (RRoP s4 Rules for Using Blinds 1(a): "The button always moves forward to the next player
+        and the blinds adjust accordingly") goes to the next player even when that gives one player
+        the big blind twice; TDA 32's adjustment, and a dead button, give the big blind to the
+        player who did not have it."""
+        assert self.positions is not None
+        if self.dead_button or get_profile(self.rules).heads_up_button_adjust:
+            return self._heads_up(players)
+        btn = clockwise(players, self.positions.button, self.size)[0]
+        return Positions(btn, btn, next(s for s in players if s != btn))
 
     def _heads_up(self, players: list[int]) -> Positions:
         """RRoP s4 3, TDA 32: heads-up the button is the small blind.  The big blind goes to the
@@ -221,9 +284,19 @@ class Table:
                 if seat == pos.big_blind:
                     break
                 between.add(seat)
+        gap = set()
+        if self.event in get_profile(self.rules).newcomer_gap_events and pos.small_blind != pos.button:
+            seat = pos.button
+            while True:  # TDA 7, 9: "dealt in except between SB and button"
+                seat = seat % self.size + 1
+                if seat == pos.small_blind:
+                    break
+                gap.add(seat)
         seats = []
         for s in self._live():
             p = self.players[s]
+            if p.joining and s in gap:
+                continue
             if p.waiting_for_big_blind and s != pos.big_blind and (not p.posted or s in between):
                 continue
             if p.make_up and s in between:
@@ -273,6 +346,10 @@ class Table:
             if self.last_setup is None:
                 raise TableError("no hand to redeal")
             return self.last_setup
+        if self.rotation is not None:
+            turn = self.rotation.game_at(self.rotation_deal)
+            if (turn.game, turn.structure) != (self.game, self.structure):
+                self.change_game(turn.game, structure=turn.structure)
         game = get_game(self.game)
         live = self._live()
         if len(live) < 2:
@@ -280,14 +357,31 @@ class Table:
         self.posts = {}
         previous = self.last_setup.button if self.last_setup else None
         if not game.button:
+            if self.last_button_game and self.positions is not None and self.hand_number > 0 and not self.frozen:
+                # TDA 9-A: "when the game shifts from hold'em to stud, after the last hold'em hand the
+                # button moves to the position it would be if the next hand was hold'em and is frozen
+                # there during stud."
+                before = self.positions
+                self.positions = self._next_positions()
+                self._miss_blinds(before, self.positions)
+                self.frozen = True
             setup = HandSetup(game=self.game, rules=self.rules, seats=tuple(live), structure=self.structure,
                               event=self.event, table_size=self.size, deck=self.deck, chips=self.hand_chips(live))
             return setup
+        if not self.blinds:
+            return self._ante_setup(live, previous)
         if self.positions is None:
             self.positions = self._positions_from_button(live[-1], live)
-        elif self.hand_number == 0:
+        elif self.hand_number == 0 or self.drawn:
             # The first hand: the blinds follow the button among the players present now.
             self.positions = self._positions_from_button(self.positions.button, live)
+        elif self.frozen:
+            # TDA 9-A: "Shifting to hold'em the button starts where it was frozen" (moving on only
+            # past a player who left the table meanwhile).
+            pos = self.positions
+            if not self.dead_button and not all(s in live for s in (pos.button, pos.small_blind, pos.big_blind)):
+                button = pos.button if pos.button in live else clockwise(live, pos.button, self.size)[0]
+                self.positions = self._positions_from_button(button, live)
         elif self.hand_number > 0:
             before = self.positions
             self.positions = self._next_positions()
@@ -303,11 +397,39 @@ class Table:
             deck=self.deck, previous_button=previous, chips=self.hand_chips(seats),
         )
 
+    def _ante_setup(self, live: list[int], previous: int | None) -> HandSetup:
+        """A button game with antes only (RRoP s12 Draw High: "played with a button and an ante"):
+        every player present is dealt in (Draw High 11), nobody posts a blind, and the button moves
+        forward to the next player each deal, a deal nobody opened included (RRoP s12
+        Jacks-or-Better 1: "If no player opens the pot, the button moves forward")."""
+        if self.positions is None:
+            button = live[-1]
+        elif self.hand_number == 0 or self.drawn:
+            button = self.positions.button
+        else:
+            button = clockwise(live, self.positions.button, self.size)[0]
+        self.positions = Positions(button, button, button)
+        for s in live:
+            p = self.players[s]
+            p.waiting_for_big_blind = p.posted = p.make_up = p.new = p.joining = False
+            p.missed = []
+        return HandSetup(
+            game=self.game, rules=self.rules, seats=tuple(live), button=button, structure=self.structure,
+            event=self.event, table_size=self.size, small_blind=None, big_blind=None, blinds_given=True,
+            deck=self.deck, previous_button=previous, chips=self.hand_chips(live),
+        )
+
     def start_hand(self, redeal: bool = False) -> HandEngine:
         setup = self.next_setup(redeal=redeal)
         engine = HandEngine(setup)
         if not redeal:
             self.hand_number += 1
+            self.drawn = False
+            self.last_button_game = engine.game.button
+            if self.rotation is not None:
+                self.rotation_deal += 1
+            if engine.game.button:
+                self.frozen = False
             for s in setup.seats:
                 p = self.players.get(s)
                 if p is not None:
@@ -318,6 +440,7 @@ class Table:
                     p.make_up = False
                     p.missed = []
                     p.new = False
+                    p.joining = False
         self.last_setup = setup
         return engine
 
@@ -333,6 +456,16 @@ class Table:
         self.structure = structure
         self.event = event or self.event
         self.last_setup = None
+
+    def rotation_state(self) -> dict | None:
+        """The rotation as the display and overlay name it: this deal's game, the next game and the
+        deals left before it (None without a rotation)."""
+        if self.rotation is None:
+            return None
+        deal = max(self.rotation_deal - 1, 0)  # the deal in progress (or the first, before any)
+        nxt, left = self.rotation.next_game(deal)
+        return {"name": self.rotation.name, "current": self.rotation.game_at(deal).describe(),
+                "next": nxt.describe(), "deals_left": left}
 
     def waiting(self) -> list[int]:
         """Seated players not dealt in this hand (waiting for the big blind, sitting out)."""
@@ -440,8 +573,8 @@ class Table:
                                  "sitting_out": p.sitting_out, "missed": list(p.missed), "stack": p.stack}
                         for s, p in sorted(self.players.items())},
             "button": pos.button if pos else None,
-            "small_blind": pos.small_blind if pos else None,
-            "big_blind": pos.big_blind if pos else None,
+            "small_blind": pos.small_blind if pos and self.blinds else None,
+            "big_blind": pos.big_blind if pos and self.blinds else None,
             "hand_number": self.hand_number,
             "level": self.describe_level(),
         }

@@ -15,7 +15,7 @@ The wire format is specified in ``firmware_bridge/PROTOCOL.md``.
 import struct
 
 PROTOCOL_VERSION = 1
-FIRMWARE_VERSION = (1, 1, 0)
+FIRMWARE_VERSION = (1, 2, 0)
 
 # Message types, device -> host.
 T_HELLO = 0x01
@@ -252,6 +252,7 @@ class Device:
         self._uptime_at = now_ms
         self.confirm_ms = confirm_ms  # > 0: a new tag is reported once a second read confirms it
         self.pending = [{} for _ in range(antenna_count)]  # antenna -> {uid: first read ms}
+        self.awaiting = 0  # entries in pending, all antennas (the scan loop checks it, not 28 dicts)
         self.dead = [False] * antenna_count  # readers reported not responding
         self.expected = []  # antennas the host expects the next cards on (EXPECT)
         self.ring = []  # [seq, frame]: the last RING_FRAMES frames, for REPLAY
@@ -360,6 +361,7 @@ class Device:
             for uid in list(pending):
                 if uid not in seen:
                     del pending[uid]  # read once, then gone: a card skimming past, not an arrival
+                    self.awaiting -= 1
         if not self.booted:
             return  # still settling: only learn
         for uid in sorted(tags):
@@ -376,10 +378,12 @@ class Device:
         first = pending.get(uid)
         if first is None:
             pending[uid] = now_ms
+            self.awaiting += 1
             return False
         if self._diff(now_ms, first) < self.confirm_ms:
             return False
         del pending[uid]
+        self.awaiting -= 1
         return True
 
     def end_cycle(self, now_ms):

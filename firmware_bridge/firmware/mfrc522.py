@@ -139,10 +139,16 @@ class MFRC522:
     def version(self):
         return self._read(_VERSION)
 
-    def init(self):
-        """Reset and configure; returns False if the chip does not answer (wiring, power)."""
+    def soft_reset(self):
         self._write(_COMMAND, _SOFT_RESET)
-        time.sleep_ms(2)
+
+    def init(self, reset=True):
+        """Reset and configure; returns False if the chip does not answer (wiring, power).
+        ``reset=False``: the caller has already soft-reset it and waited 2 ms (the main loop
+        resets every reader at once: one wait, not one per reader)."""
+        if reset:
+            self.soft_reset()
+            time.sleep_ms(2)
         if self.version() not in KNOWN_VERSIONS:
             return False
         self._write(_T_MODE, 0x80)  # TAuto: the timer starts at the end of each transmission

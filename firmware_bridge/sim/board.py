@@ -1,10 +1,10 @@
 """An RP2040 board for the firmware: stub ``machine``/``rp2``/``time``/``select``/``sys``/``os``
 modules over the MFRC522 model, a USB CDC line, and a cost model for MicroPython's software.
 
-The firmware's ``main.py``, ``mfrc522.py`` and ``bridge_proto.py`` run unmodified: under
+The firmware's ``main.py`` (with ``scan_loop.py``), ``mfrc522.py`` and ``bridge_proto.py`` run unmodified: under
 CPython they are executed with an ``__import__`` that hands them these stubs; under
 MicroPython the stubs go into ``sys.modules`` (see ``mpy.py``).  Wiring comes from the
-``board_config`` module main.py reads (as a user's own board_config.py would).
+``board_config`` module scan_loop.py reads (as a user's own board_config.py would).
 
 Cost model (virtual microseconds charged per call; estimates for MicroPython 1.2x on an RP2040
 at 125 MHz, where a Python-level call with its argument handling costs several microseconds):
@@ -219,7 +219,7 @@ def _exec_micropython(stubs):
         if name in sys.modules:
             saved[name] = sys.modules[name]
         sys.modules[name] = stubs[name]
-    for name in ("main", "mfrc522", "bridge_proto"):
+    for name in ("main", "scan_loop", "mfrc522", "bridge_proto"):
         if name in sys.modules:
             del sys.modules[name]
     try:

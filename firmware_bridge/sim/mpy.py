@@ -45,7 +45,7 @@ def run_scenario(name: str, timeout: float = 600, **params: Any) -> dict[str, An
     ]
     for f in ("rc522.py", "board.py", "scenarios.py"):
         trees.append(f"/lib/firmware_bridge/sim/{f}={here / f}")
-    for f in ("main.py", "mfrc522.py", "bridge_proto.py"):
+    for f in ("main.py", "scan_loop.py", "mfrc522.py", "bridge_proto.py"):
         trees.append(f"/fw/{f}={fw / f}")
     script = (
         "import sys, json\nsys.path.append('/lib')\nsys.path.append('/fw')\n"

@@ -50,9 +50,11 @@ class PanelSource:
         if self.ctx.backend is not None:
             self.panel = self.ctx.backend(self._on_signal)
         else:
+            from hw.gpio.factory import choose_pin_factory
             from hw.gpio.panel import TablePanel  # gpiozero: only when the real panel runs
 
-            self.panel = TablePanel(self.section.panel_config(), self._on_signal)
+            # The board's factory (lgpio on a Pi 5), or PinFactoryError saying what was tried and why.
+            self.panel = TablePanel(self.section.panel_config(), self._on_signal, pin_factory=choose_pin_factory())
 
     def after(self, outputs: list[Any]) -> None:
         for out in outputs:

@@ -19,7 +19,7 @@ Card code in tag memory (the convention)
     A tag may carry its card in an NDEF message: the first NDEF **Text record**
     (well-known type ``T``, any language, UTF-8) whose text is a card code.  A
     card code is ``[card:]FACE[@DECK]`` -- ``card:`` prefix optional and
-    case-insensitive, FACE as in :meth:`controller.cards.Card.parse` (``Ah``,
+    case-insensitive, FACE as in :meth:`controller.rules.cards.Card.parse` (``Ah``,
     ``Td``, ``joker``), ``@DECK`` optional.  So ``Ah``, ``card:Ah`` and
     ``card:Ah@A`` are all valid; we write ``card:Ah@A`` (:func:`card_code_record`).
     The code is reported in canonical form: ``Ah`` or ``Ah@A``.  Other records,
@@ -113,7 +113,7 @@ def read_card_code(tag: Any) -> tuple[str | None, str | None]:
 
 @dataclass(frozen=True, slots=True)
 class TagRead:
-    """One tap: ``uid`` upper-case hex (:func:`controller.decks.normalise_uid`)."""
+    """One tap: ``uid`` upper-case hex (:func:`controller.rules.decks.normalise_uid`)."""
 
     zone: str
     uid: str

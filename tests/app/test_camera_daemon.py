@@ -7,93 +7,26 @@ tag never reported and the fusion turns it into the flop's third card (source ``
 
 from __future__ import annotations
 
-import tempfile
-import threading
-import time
 from pathlib import Path
 
 import pytest
 
 pytest.importorskip("cv2")
 
-from controller.app.config import validate_config  # noqa: E402
-from controller.app.daemon import Daemon  # noqa: E402
-from controller.demo.camera import SyntheticTableCamera  # noqa: E402
-from controller.mqtt.broker import Broker  # noqa: E402
-from controller.rules.cards import Card  # noqa: E402
-from controller.rules.decks import DeckRegistry  # noqa: E402
-from controller.rules.events import Act, Burn, NewHand, SeatPlayer, SetButton  # noqa: E402
-from firmware_bridge.emulator import Emulator  # noqa: E402
-from firmware_bridge.table_sim import TableLayout, enroll_deck  # noqa: E402
-from tests.mqtt_util import require_mosquitto  # noqa: E402
+from tests.camera_rig import camera_table  # noqa: E402
+from tests.mqtt_util import require_mosquitto, wait_until  # noqa: E402
 
 require_mosquitto()
 
 
-def _wait(cond, timeout=20.0, what="condition"):
-    deadline = time.monotonic() + timeout
-    while not cond():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.02)
-
-
-def test_dead_tag_on_the_flop_is_filled_in_by_the_camera() -> None:
-    work = Path(tempfile.mkdtemp(prefix="tablectl-camera-"))
-    deck = enroll_deck("A")
-    uids = {card.face: uid for uid, card in deck.tags.items()}
-    layout = TableLayout(seats=2, hole_slots=2)
-    lock = threading.Lock()
-    on_board: dict[str, Card] = {}  # what physically lies on the board slots (tags or not)
-    on_seats: dict[str, tuple[Card, str]] = {}
-
-    def view() -> dict:
-        with lock:
-            return {**on_board, **on_seats}
-
-    with Broker.start() as broker:
-        config = validate_config({
-            "table": {"id": "cam", "size": 2, "game": "holdem"},
-            "mqtt": {"url": f"mqtt://127.0.0.1:{broker.port}"},
-            "journal": {"path": str(work / "journal.sqlite")},
-            "antennas": layout.zone_map.to_dict(),
-            "camera": {"enabled": True, "fps": 10, "tag_timeout": 1.0},
-        })
-        emu = Emulator(layout.antenna_count, link_path=str(work / "ttyEMU")).start()
-        daemon = Daemon(config, registry=DeckRegistry([deck]),
-                        backends={"serial": str(work / "ttyEMU"), "camera": lambda: SyntheticTableCamera(view, seed=5)})
-        daemon.start()
-        try:
-            daemon.sources["serial"].bridge.wait_synced(10)
-            daemon.submit(SeatPlayer(1, "Ann"))
-            daemon.submit(SeatPlayer(2, "Bob"))
-            daemon.submit(SetButton(2))
-            daemon.submit(NewHand())
-            engine = lambda: daemon.service.engine  # noqa: E731
-            order = list(engine().order)
-            for rnd, cards in enumerate((("Qs", "Jh"), ("Qd", "Jc"))):
-                for seat, face in zip(order, cards, strict=True):
-                    emu.place(layout.seat_antenna(seat, rnd), uids[face])
-                    with lock:
-                        on_seats[f"seat:{seat}/{rnd}"] = (Card.parse(face), "down")
-                    _wait(lambda s=seat, r=rnd: len(engine().hands[s]) > r, what=f"hole card {rnd} at {seat}")
-            daemon.submit(Act(order[1], "call"))
-            daemon.submit(Act(order[0], "check"))
-            daemon.submit(Burn(Card.parse("2c")))
-            flop = ("Ah", "Td", "7c")
-            for i, face in enumerate(flop):
-                with lock:
-                    on_board[f"board/{i}"] = Card.parse(face)
-                if face != "7c":  # the 7c's tag is dead: the antenna never reads it
-                    emu.place(layout.board_antenna(i), uids[face])
-                time.sleep(0.1)
-            _wait(lambda: len([c for c in engine().board if c not in engine().premature]) == 3, timeout=15,
-                  what="the flop complete")
-            assert [c.face for c in engine().board] == ["Ah", "Td", "7c"]
-            assert not engine().rulings
-            assert engine().to_act == order[0]
-            sources = [e.event.source for e in daemon.journal.entries() if e.event.kind == "board"]
-            assert "camera" in sources, sources
-        finally:
-            daemon.stop()
-            emu.stop()
+def test_dead_tag_on_the_flop_is_filled_in_by_the_camera(tmp_path: Path) -> None:
+    with camera_table(tmp_path, tag_timeout=1.0) as table:
+        order = table.deal_to_the_flop()
+        table.flop(("Ah", "Td", "7c"), dead="7c")
+        wait_until(table.flop_complete(), timeout=15, what="the flop complete")
+        engine = table.engine
+        assert [c.face for c in engine.board] == ["Ah", "Td", "7c"]
+        assert not engine.rulings
+        assert engine.to_act == order[0]
+        sources = [e.event.source for e in table.daemon.journal.entries() if e.event.kind == "board"]
+        assert "camera" in sources, sources

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from controller.rules.cards import standard_deck
 from controller.rules.decks import DeckRegistry
 
@@ -120,6 +122,7 @@ def test_run_with_a_broken_config_names_the_key(tmp_path: Path) -> None:
 
 def test_enroll_on_an_antenna_of_the_bridge(tmp_path: Path) -> None:
     """Tap the 52 cards on antenna 3 of the (emulated) antenna controller."""
+    import queue
     import threading
     import time
 
@@ -132,22 +135,37 @@ def test_enroll_on_an_antenna_of_the_bridge(tmp_path: Path) -> None:
                                  "--antenna", "3"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                 env=dict(os.environ, TABLECTL_STATE_DIR=str(tmp_path)))
 
-        # Tap once the command is listening (the link synced), however slowly it started.
-        assert "Tap each card" in (proc.stdout.readline() if proc.stdout else "")
+        try:
+            # Tap once the command is listening (the link synced), however slowly it started; a command
+            # that never gets there fails the test instead of hanging the suite.
+            first: queue.Queue[str] = queue.Queue()
+            reader = threading.Thread(target=lambda: first.put(proc.stdout.readline() if proc.stdout else ""))
+            reader.daemon = True
+            reader.start()
+            try:
+                line = first.get(timeout=60)
+            except queue.Empty:
+                proc.kill()
+                pytest.fail(f"tablectl enroll did not start listening within 60 s: {proc.communicate()[1][-2000:]}")
+            assert "Tap each card" in line, line + proc.communicate(timeout=10)[1][-2000:]
 
-        def tap() -> None:
-            for uid in uids:
-                emu.place(3, uid)
-                if uid == uids[10]:
-                    emu.place(5, "04FFFF0000")  # a tag on another antenna is not enrolled
-                time.sleep(0.06)
-                emu.remove(3, uid)
-                time.sleep(0.06)
+            def tap() -> None:
+                for uid in uids:
+                    emu.place(3, uid)
+                    if uid == uids[10]:
+                        emu.place(5, "04FFFF0000")  # a tag on another antenna is not enrolled
+                    time.sleep(0.06)
+                    emu.remove(3, uid)
+                    time.sleep(0.06)
 
-        t = threading.Thread(target=tap)
-        t.start()
-        out, err = proc.communicate(timeout=60)
-        t.join()
+            t = threading.Thread(target=tap)
+            t.start()
+            out, err = proc.communicate(timeout=60)
+            t.join()
+        finally:  # a command that failed its test never outlives it
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
     assert proc.returncode == 0, out + err
     registry = DeckRegistry.load(tmp_path / "decks.json")
     assert [registry.lookup(u).card.face for u in uids] == [c.face for c in standard_deck()]

@@ -61,7 +61,8 @@ def test_minimal_config_and_defaults(tmp_path: Path) -> None:
     assert cfg.table.size == 9 and cfg.table.rules == "robert" and cfg.stakes is None
     assert cfg.journal.path == tmp_path / "state" / "j.sqlite"  # relative to the config file
     assert not (tmp_path / "state").exists()  # loading creates nothing
-    assert not cfg.serial.enabled and not cfg.gpio.enabled and not cfg.camera.enabled
+    assert cfg.sources_named() == [] and cfg.room is None  # no source section, no room
+    assert not any(cfg.source(name).enabled for name in ("serial", "gpio", "camera"))  # their defaults
     assert cfg.mqtt.url == "mqtt://localhost:1883" and cfg.mqtt.effective_port == 1883
     assert cfg.mqtt.base_topic == "poker"
 
@@ -265,3 +266,19 @@ def test_antennas_accept_both_slot_spellings(tmp_path: Path) -> None:
     path.write_text('[table]\nid = "t"\n[antennas]\n0 = "seat:3:1"\n1 = "seat:3/0"\n2 = "board:4"\n3 = "burn"\n')
     cfg = load_config(path)
     assert cfg.zone_map().to_dict() == {"0": "seat:3/1", "1": "seat:3/0", "2": "board/4", "3": "burn"}
+
+
+def test_a_room_section_names_the_room_and_its_resend_grace() -> None:
+    cfg = validate_config({"table": {"id": "t1"}, "room": {"name": "main", "resend_grace": 2.5}})
+    assert cfg.room is not None and (cfg.room.name, cfg.room.resend_grace) == ("main", 2.5)
+    with pytest.raises(ConfigError) as info:
+        validate_config({"table": {"id": "t1"}, "room": {"name": "", "resend_grace": 0, "bridge": "x"}})
+    text = str(info.value)
+    assert "room.name" in text and "room.resend_grace" in text and "room.bridge: unknown key" in text
+
+
+def test_only_the_source_sections_a_file_names_are_in_its_model() -> None:
+    cfg = validate_config({"table": {"id": "t1"}, "camera": {"enabled": False}})
+    assert cfg.sources_named() == ["camera"] and not cfg.camera.enabled
+    with pytest.raises(ConfigError, match="cameras: unknown key"):
+        validate_config({"table": {"id": "t1"}, "cameras": {"enabled": False}})

@@ -5,13 +5,11 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
 import signal
 import subprocess
 import sys
 import threading
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -28,43 +26,17 @@ from controller.mqtt.contract import REQUEST_NAMES, Topics, validate
 from controller.rules.cards import Card, standard_deck
 from controller.rules.decks import Deck, DeckRegistry
 from controller.rules.events import Act, BoardCards, Burn, Deal, NewHand, SeatPlayer, SetButton
-from tests.conftest import REPO
-from tests.mqtt_util import Client, require_mosquitto, wait_until
+from tests.mqtt_util import Client, require_mosquitto, shipped_broker, start_daemon, wait_until
 
 require_mosquitto()
 
-CONF = (REPO / "systemd" / "mosquitto" / "poker-table.conf").read_text()
-ACL = (REPO / "systemd" / "mosquitto" / "acl").read_text()
-ROLES = ("controller", "display", "console", "overlay")
 TABLE = "t1"
 T = Topics("poker", TABLE)
-
-
-@pytest.fixture(scope="module")
-def passwords() -> dict[str, str]:
-    return {role: secrets.token_urlsafe(12) for role in ROLES}
-
-
-@pytest.fixture
-def broker(passwords) -> Iterator[Broker]:
-    """A broker per test: two daemons of one table id must never share one (their client ids
-    would take each other's session over)."""
-    with Broker.start(users=passwords, acl_text=ACL, config_template=CONF) as b:
-        yield b
 
 
 def _config(tmp_path: Path, broker: Broker, delay: int | str = 0) -> Config:
     return demo_config(TABLE, size=6, journal=tmp_path / "journal.sqlite",
                                mqtt_url=f"mqtt://127.0.0.1:{broker.port}", broadcast_delay=delay)
-
-
-@pytest.fixture
-def daemon(tmp_path, broker, passwords) -> Iterator[Daemon]:
-    d = Daemon(_config(tmp_path, broker), mqtt_username="controller", mqtt_password=passwords["controller"])
-    d.start()
-    assert d.link is not None and d.link.connected_event.wait(10)
-    yield d
-    d.stop()
 
 
 def _client(broker: Broker, passwords: dict[str, str], role: str, persistent: bool = False) -> Client:
@@ -97,6 +69,7 @@ def _state(client: Client) -> dict:
 
 
 def test_state_events_alerts_and_secrecy(daemon: Daemon, broker, passwords) -> None:
+    assert daemon.floor_ack is None  # a table in no room: no second connection, nothing kept for a floor
     display = _client(broker, passwords, "display")
     display.subscribe("#")
     _seat_four(daemon)
@@ -203,10 +176,8 @@ fuzz_daemon_seen = [0]
 @pytest.fixture(scope="module")
 def fuzz_daemon(tmp_path_factory, passwords):
     tmp = tmp_path_factory.mktemp("fuzz")
-    with Broker.start(users=passwords, acl_text=ACL, config_template=CONF) as broker:
-        d = Daemon(_config(tmp, broker), mqtt_username="controller", mqtt_password=passwords["controller"])
-        d.start()
-        assert d.link.connected_event.wait(10)
+    with shipped_broker(passwords) as broker:
+        d = start_daemon(tmp / "journal.sqlite", broker, passwords)
         console = _client(broker, passwords, "console")
         console.subscribe(T.response + "/#")
         yield d, console

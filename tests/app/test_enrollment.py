@@ -233,6 +233,8 @@ def test_enroll_cli_refuses_existing_deck_without_replace(registry_path):
     con, out = console()
     assert enroll_cli(SimpleNamespace(deck="B", registry=registry_path), iter([]), con) == 2
     assert "already enrolled" in out.getvalue()
+    # Issue 27: the error names the command's option, not a Python argument.
+    assert "tablectl enroll --deck B --replace" in out.getvalue() and "replace=True" not in out.getvalue()
     con, out = console()
     reads = iter([(uid(i, 0xC), None) for i in range(52)])
     assert enroll_cli(SimpleNamespace(deck="B", registry=registry_path, replace=True), reads, con) == 0

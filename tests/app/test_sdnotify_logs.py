@@ -38,6 +38,7 @@ def journal_log():
         log.removeHandler(handler)
 
 
+@pytest.mark.journald
 def test_journald_handler_writes_fields_binary_safe(journal_log) -> None:
     from tests.mqtt_util import wait_until
 
@@ -49,6 +50,7 @@ def test_journald_handler_writes_fields_binary_safe(journal_log) -> None:
     assert entry["SYSLOG_IDENTIFIER"] == "tablectl"  # what INSTALL.md filters on (journalctl -t tablectl)
 
 
+@pytest.mark.journald
 def test_journald_handler_survives_a_lone_surrogate(journal_log) -> None:
     """Issue 17.4: a player named with a lone surrogate killed the thread that logged it."""
     from tests.mqtt_util import wait_until

@@ -160,7 +160,7 @@ def test_sequence_wraps() -> None:
 
 def test_firmware_source_stays_micropython_compatible() -> None:
     """No dataclasses, typing, f-strings or __future__ in the code that runs on the board."""
-    for name in ("bridge_proto.py", "main.py", "mfrc522.py"):
+    for name in ("boot.py", "bridge_proto.py", "main.py", "scan_loop.py", "mfrc522.py", "rp2fast.py"):
         path = Path(fw.__file__).with_name(name)
         tree = ast.parse(path.read_text())
         for node in ast.walk(tree):

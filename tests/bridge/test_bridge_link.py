@@ -17,6 +17,7 @@ from firmware_bridge import protocol as p
 from firmware_bridge.emulator import Emulator, FaultConfig
 from firmware_bridge.link import BridgeLink, IncompatibleDeviceError, LinkConfig, PresenceChange, seq_distance
 from firmware_bridge.table_sim import FAST_LINK
+from tests.conftest import poll
 
 FAST = replace(FAST_LINK, inventory_timeout=0.25)  # the rig's fast timings, a little more patient
 
@@ -43,12 +44,7 @@ class Recorder:
 
 
 def wait_for(pred: Callable[[], bool], timeout: float = 5.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if pred():
-            return True
-        time.sleep(0.005)
-    return pred()
+    return poll(pred, timeout)
 
 
 def uid_of(i: int) -> str:
@@ -174,7 +170,7 @@ def test_new_host_gets_full_state_and_health_is_serialisable() -> None:
             got = [link.changes.get(timeout=2) for _ in range(5)]
             assert sorted((c.antenna, c.uid) for c in got) == [(i, uid_of(i)) for i in range(5)]
             h = link.health()
-            assert h.connected and h.antenna_count == 8 and h.firmware_version == "1.1.0"
+            assert h.connected and h.antenna_count == 8 and h.firmware_version == "1.2.0"
             assert h.last_heartbeat_age is not None and h.last_heartbeat_age < 1
             json.dumps(h.to_dict())
 

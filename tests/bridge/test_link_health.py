@@ -3,7 +3,6 @@ trying, its health says ``down``, and the daemon's watchdog test stops passing."
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from dataclasses import replace
 
@@ -15,15 +14,11 @@ from firmware_bridge import protocol as p
 from firmware_bridge.emulator import Emulator
 from firmware_bridge.link import BridgeLink, IncompatibleDeviceError
 from firmware_bridge.table_sim import FAST_LINK
+from tests.conftest import poll
 
 
 def wait_for(pred, timeout: float = 5.0) -> bool:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if pred():
-            return True
-        time.sleep(0.02)
-    return pred()
+    return poll(pred, timeout, step=0.02)
 
 
 def test_another_protocol_version_is_reported_and_the_link_keeps_trying(tmp_path) -> None:

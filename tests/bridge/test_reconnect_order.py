@@ -19,6 +19,7 @@ from firmware_bridge.fusion import Fusion, OrderUnknown, RfidPipeline
 from firmware_bridge.link import BridgeLink, PresenceChange
 from firmware_bridge.table_sim import FAST_LINK
 from firmware_bridge.zones import ZoneMap, ZoneTracker
+from tests.conftest import poll
 
 SEAT3_FIRST = (4, "04000001")  # seat 3, slot 0
 SEAT1_SECOND = (1, "04000002")  # seat 1, slot 1
@@ -26,12 +27,7 @@ LINK = replace(FAST_LINK, reopen_backoff_min=0.05, reopen_backoff_max=0.1)
 
 
 def wait_for(pred, timeout: float = 8.0) -> bool:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if pred():
-            return True
-        time.sleep(0.01)
-    return pred()
+    return poll(pred, timeout, step=0.01)
 
 
 class Rig:

@@ -299,3 +299,73 @@ def test_a_replaced_exposed_card_is_left_out_and_noted() -> None:
     assert '_rulings = ["irregularity: exposed_card (replace_after_deal)"]' in text
     board, holes, _ = replay(text)
     assert board == ["Qc", "Jd", "9h"] and holes[2] == ["2d", "9s"]
+
+
+def test_a_stud_hi_lo_all_in_run_out_writes_each_street() -> None:
+    """Issue 27: both all in on third street, fourth to seventh dealt with no action between them:
+    PokerKit takes one 'd dh' per player per street (one line of four cards was a KeyError)."""
+    setup = HandSetup(game="stud8", rules="robert", seats=(2, 4), structure="limit",
+                      chips=Stakes(stacks={2: 6, 4: 6}, **STUD))
+    events = play(setup, [
+        ("hole", {2: "As Ks 2d", 4: "4c 3c Kh"}), ("bring_in",), ("complete",), ("call",),
+        ("burn", "Jc"), ("hole", {2: "Qc", 4: "Th"}), ("burn", "Jd"), ("hole", {2: "8s", 4: "7s"}),
+        ("burn", "Js"), ("hole", {2: "7d", 4: "6s"}), ("burn", "Jh"), ("hole", {2: "Ac", 4: "5c"}),
+    ])
+    text = export(setup, events, STUD)
+    assert '"d dh p1 Qc", "d dh p2 Th", "d dh p1 8s"' in text
+    _, holes, state = replay(text)
+    assert holes == [["As", "Ks", "2d", "Qc", "8s", "7d", "Ac"], ["4c", "3c", "Kh", "Th", "7s", "6s", "5c"]]
+    assert list(state.stacks) == [0, 12]  # seat 4 scoops: a seven-high straight and a 7-6-5-4-3 low
+
+
+def test_export_to_a_folder_that_does_not_exist(tmp_path: Path) -> None:
+    setup = holdem()
+    hand = play(setup, [("hole", {1: "As Ah", 2: "Kd Kh", 3: "7c 2d"}), ("raise", 6), ("fold",), ("fold",)])
+    with Journal(tmp_path / "j.sqlite") as j:
+        first = j.append(StartHand(setup), at=1.0)
+        last = first
+        for ev in hand:
+            last = j.append(ev, at=2.0)
+        j.record_hand(1, setup, first, last, {})
+        result = export_phh(j, tmp_path / "hands" / "today")
+        assert result.exported == [1]
+        assert [p.name for p in (tmp_path / "hands" / "today").iterdir()] == ["hand-000001.phh"]
+        export_phh(j, tmp_path / "sets" / "all.phhs")  # a set's folder is made too
+        assert list(HandHistory.loads_all((tmp_path / "sets" / "all.phhs").read_text()))
+
+
+def test_a_200_hand_session_replays_in_pokerkit(tmp_path: Path) -> None:
+    """Issue 27: every hand of a 200-hand simulated session (every game, both profiles, chips)
+    that PHH can express is exported, loads in PokerKit, plays to its end and finishes on the
+    stacks our chip accounting paid; the others are skipped for a reason PHH cannot express."""
+    import random
+
+    from controller.rules.events import ChangeGame
+    from controller.rules.scenario import Scenario
+    from controller.rules.table import Table
+    from controller.service import Rejected, TableService
+    from controller.sim import dealer as dealer_sim
+
+    with Journal(tmp_path / "j.sqlite", sync="normal") as j:
+        svc = TableService(Table(size=10), journal=j)
+        for hand in dealer_sim.session(random.Random(27), 200, chips=True):
+            setup = Scenario.from_dict(hand).setup
+            svc.submit(ChangeGame(setup.game, setup.rules, setup.structure, setup.event))
+            svc.submit(StartHand(setup))
+            for ev in Scenario.from_dict(hand).events:
+                try:
+                    svc.submit(ev)
+                except Rejected:
+                    pass
+            if svc.engine is not None and not svc.engine.over:
+                svc.submit(EndHand())
+        result = export_phh(j, tmp_path / "hands")
+    assert len(result.exported) + len(result.skipped) == 200 and len(result.exported) >= 80
+    allowed = ("PHH has no variant", "a big bet on fourth street", "the hand ended in a misdeal")
+    assert all(reason.startswith(allowed) for _, reason in result.skipped), result.skipped
+    for hand_id in result.exported:
+        hh = HandHistory.loads((tmp_path / "hands" / f"hand-{hand_id:06d}.phh").read_text())
+        states = list(hh)
+        state = states[-1]
+        assert not state.status, hand_id
+        assert list(state.stacks) == list(hh.finishing_stacks), hand_id

@@ -136,29 +136,24 @@ def test_the_daemon_resends_on_its_bridge_topic_what_the_floors_report_lacks(tmp
     """The daemon's own wiring on a real Mosquitto with the shipped ACL: a report that holds nothing
     of the table (written by a stand-in for the room's bridge, the only writer the ACL has in a
     room) makes it resend its events on ``resend/event/<kind>``, byte for byte."""
-    import secrets
 
+    from controller.app.config import RoomSection
     from controller.app.daemon import Daemon
     from controller.demo.config import demo_config
-    from controller.mqtt.broker import Broker
     from controller.mqtt.contract import Topics
     from controller.rules.events import NewHand, SeatPlayer, SetButton
-    from tests.conftest import REPO
-    from tests.mqtt_util import Client, require_mosquitto, wait_until
+    from tests.mqtt_util import ACL, Client, new_passwords, shipped_broker, wait_until
 
-    require_mosquitto()
-    acl = (REPO / "systemd" / "mosquitto" / "acl").read_text() + "\nuser bridge\ntopic write floor/+/stored\n"
-    conf = (REPO / "systemd" / "mosquitto" / "poker-table.conf").read_text()
-    pw = {u: secrets.token_urlsafe(8) for u in ("controller", "admin", "bridge")}
+    pw = new_passwords(("controller", "admin", "bridge"))
     t = Topics("poker", "t1")
-    with Broker.start(users=pw, acl_text=acl, config_template=conf) as broker:
-        d = Daemon(demo_config("t1", size=6, journal=tmp_path / "journal.sqlite",
-                               mqtt_url=f"mqtt://127.0.0.1:{broker.port}", broadcast_delay=0),
-                   mqtt_username="controller", mqtt_password=pw["controller"])
+    with shipped_broker(pw, websockets=False, acl=ACL + "\nuser bridge\ntopic write floor/+/stored\n") as broker:
+        config = demo_config("t1", size=6, journal=tmp_path / "journal.sqlite",
+                             mqtt_url=f"mqtt://127.0.0.1:{broker.port}", broadcast_delay=0)
+        config = config.model_copy(update={"room": RoomSection(name="room1", resend_grace=0.2)})
+        d = Daemon(config, mqtt_username="controller", mqtt_password=pw["controller"])
         d.start()
         try:
-            assert d.floor_ack is not None
-            d.floor_ack.resender.grace = 0.2
+            assert d.floor_ack is not None and d.floor_ack.resender.grace == 0.2
             admin = Client(broker, "admin", pw["admin"], name="admin-ack")
             bridge = Client(broker, "bridge", pw["bridge"], name="bridge-ack")
             wait_until(lambda: bool(admin.connacks) and bool(bridge.connacks), what="connected")

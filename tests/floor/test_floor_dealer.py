@@ -12,15 +12,12 @@ from typing import Any
 from controller.app.config import validate_config
 from controller.app.daemon import Daemon
 from controller.journal import Journal
-from controller.mqtt.broker import Broker
 from controller.mqtt.contract import Topics, validate
 from controller.rules.events import SeatPlayer, SetButton
-from tests.mqtt_util import Client, require_mosquitto, wait_until
+from tests.mqtt_util import Client, require_mosquitto, shipped_broker, wait_until
 
 require_mosquitto()
 REPO = Path(__file__).resolve().parents[2]
-CONF = (REPO / "systemd" / "mosquitto" / "poker-table.conf").read_text()
-ACL = (REPO / "systemd" / "mosquitto" / "acl").read_text()
 T = Topics("poker", "t1")
 
 
@@ -40,7 +37,7 @@ class Pad:
 def test_badge_and_console_sign_ins_are_journaled_published_and_carried(tmp_path: Path) -> None:
     users = {r: secrets.token_urlsafe(8) for r in ("controller", "console", "floor")}
     pads: list[Pad] = []
-    with Broker.start(users=users, acl_text=ACL, config_template=CONF) as broker:
+    with shipped_broker(users, websockets=False) as broker:
         config = validate_config({
             "table": {"id": "t1", "size": 6, "game": "holdem"},
             "stakes": {"small_blind": 1, "big_blind": 2, "ante": 0},

@@ -21,17 +21,15 @@ from controller.floor.sources import wait_for
 from controller.mqtt.broker import Broker
 from controller.mqtt.contract import Topics
 from controller.mqtt.link import MqttLink, MqttSettings
-from tests.mqtt_util import require_mosquitto
+from tests.mqtt_util import require_mosquitto, shipped_broker
 
 require_mosquitto()
 
 REPO = Path(__file__).resolve().parents[2]
-CONF = (REPO / "systemd" / "mosquitto" / "poker-table.conf").read_text()
-ACL = (REPO / "systemd" / "mosquitto" / "acl").read_text()
 
 
 def start(users: dict[str, str]) -> Broker:
-    return Broker.start(users=users, acl_text=ACL, config_template=CONF)
+    return shipped_broker(users, websockets=False)
 
 
 def table(broker: Broker, password: str, table_id: str, seed: int) -> tuple[TableScript, MqttLink]:
@@ -103,6 +101,14 @@ def test_tablectl_floor_serves_the_page(tmp_path: Path) -> None:
         try:
             line = proc.stdout.readline() if proc.stdout else ""
             assert f"127.0.0.1:{port}/floor/" in line, line
+
+            def connected() -> bool:  # the floor's session is subscribed before the table deals
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/health", timeout=2) as r:
+                    import json
+
+                    return bool(json.load(r)["connected"])
+
+            wait_for(connected, 15, "the floor connected to the table's broker")
             script, link = table(broker, users["controller"], "t7", seed=7)
             deal(script, 2)
             assert link.wait_idle(10)

@@ -72,7 +72,9 @@ def test_the_floor_page_in_a_browser(tmp_path: Path) -> None:
                 t2.submit(CallMisdeal("called_misdeal"))
                 page.wait_for_selector('.tile.alerting[data-table="t2"] .alert', timeout=TIMEOUT_MS)
                 text = page.locator('.tile[data-table="t2"] .alert').inner_text()
-                assert "misdeal" in text and "called_misdeal" in text and " s)" in text
+                # Issue 27: words on the tile (the ruling and its message), the reason code kept as data.
+                assert text.startswith("Misdeal: ") and "_" not in text and " s)" in text
+                assert page.get_attribute('.tile[data-table="t2"] .alert', "data-reason") == "called_misdeal"
                 seen = page.evaluate("() => window.floorAlertsSeen")
                 assert any(k.startswith("t2/") for k in seen)
                 save_screenshot(page, "floor-tables.png")

@@ -22,17 +22,13 @@ from hw.nfc.reader import (
     open_frontend,
     read_card_code,
 )
+from tests.conftest import poll
 
 TIMEOUT = 5.0
 
 
 def wait_for(predicate, timeout: float = TIMEOUT) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.002)
-    return predicate()
+    return poll(predicate, timeout, step=0.002)
 
 
 class Ticker:

@@ -27,13 +27,10 @@ from paho.mqtt.reasoncodes import ReasonCode  # noqa: E402
 
 from controller.mqtt.broker import Broker  # noqa: E402
 from controller.mqtt.contract import Topics  # noqa: E402
-from tests.conftest import REPO  # noqa: E402
-from tests.mqtt_util import Client, require_mosquitto, wait_until  # noqa: E402
+from tests.mqtt_util import ACL, CONF, Client, require_mosquitto, shipped_broker, wait_until  # noqa: E402
 
 require_mosquitto()
 
-CONF = (REPO / "systemd" / "mosquitto" / "poker-table.conf").read_text()
-ACL = (REPO / "systemd" / "mosquitto" / "acl").read_text()
 ROLES = ("controller", "display", "console", "overlay")
 T = Topics("poker", "t1")
 TIMEOUT = 5.0
@@ -56,7 +53,7 @@ def passwords() -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def broker(passwords) -> Iterator[Broker]:
-    with Broker.start(users=passwords, acl_text=ACL, websockets_port=0, config_template=CONF) as b:
+    with shipped_broker(passwords) as b:
         yield b
 
 
@@ -175,7 +172,7 @@ def test_display_over_websockets_sees_only_public_topics(broker, clients) -> Non
 
 
 def test_broker_restart_on_the_same_port(passwords) -> None:
-    with Broker.start(users=passwords, acl_text=ACL, config_template=CONF) as b:
+    with shipped_broker(passwords, websockets=False) as b:
         port = b.port
         ctl = Client(b, "controller", passwords["controller"]).connected()
         display = Client(b, "display", passwords["display"]).connected()

@@ -4,7 +4,6 @@ push ruled on (TDA 42-A) on the display's alert, the chips in the public state, 
 from __future__ import annotations
 
 import json
-import secrets
 import uuid
 from collections.abc import Iterator
 
@@ -16,21 +15,17 @@ from controller.mqtt.broker import Broker
 from controller.mqtt.contract import Topics, validate
 from controller.rules.cards import Card
 from controller.rules.events import BoardCards, Burn, Deal
-from tests.conftest import REPO
-from tests.mqtt_util import Client, require_mosquitto, wait_until
+from tests.mqtt_util import Client, new_passwords, require_mosquitto, shipped_broker, wait_until
 
 require_mosquitto()
 
-CONF = (REPO / "systemd" / "mosquitto" / "poker-table.conf").read_text()
-ACL = (REPO / "systemd" / "mosquitto" / "acl").read_text()
-ROLES = ("controller", "display", "console", "overlay")
 T = Topics("poker", "t1")
 
 
 @pytest.fixture
 def rig(tmp_path) -> Iterator[tuple[Daemon, Broker, dict[str, str]]]:
-    passwords = {role: secrets.token_urlsafe(12) for role in ROLES}
-    with Broker.start(users=passwords, acl_text=ACL, config_template=CONF) as broker:
+    passwords = new_passwords()
+    with shipped_broker(passwords, websockets=False) as broker:
         cfg = demo_config("t1", size=6, rules="tda", journal=tmp_path / "j.sqlite",
                           mqtt_url=f"mqtt://127.0.0.1:{broker.port}", starting_stack=20_000)
         cfg = cfg.model_copy(update={"stakes": cfg.stakes.model_copy(update={"small_blind": 200, "big_blind": 400})})

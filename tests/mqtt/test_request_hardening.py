@@ -7,65 +7,25 @@ fold, Nagle's delay on the sockets."""
 from __future__ import annotations
 
 import json
-import secrets
 import socket
 import threading
 import time
 import uuid
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
-from controller.app.config import CoreConfig
-from controller.app.daemon import Daemon
-from controller.demo.config import demo_config
 from controller.mqtt.broker import Broker
 from controller.mqtt.contract import Topics
 from controller.rules.cards import Card
 from controller.rules.events import Deal, NewHand, SeatPlayer, SetButton
-from tests.conftest import REPO
-from tests.mqtt_util import Client, require_mosquitto, wait_until
+from tests.mqtt_util import CONF, Client, require_mosquitto, start_daemon, wait_until
 
 require_mosquitto()
 
-CONF = (REPO / "systemd" / "mosquitto" / "poker-table.conf").read_text()
-ACL = (REPO / "systemd" / "mosquitto" / "acl").read_text()
-ROLES = ("controller", "display", "console", "overlay")
 TABLE = "t1"
 T = Topics("poker", TABLE)
-
-
-@pytest.fixture(scope="module")
-def passwords() -> dict[str, str]:
-    return {role: secrets.token_urlsafe(12) for role in ROLES}
-
-
-@pytest.fixture
-def broker(passwords) -> Iterator[Broker]:
-    with Broker.start(users=passwords, acl_text=ACL, websockets_port=0, config_template=CONF) as b:
-        yield b
-
-
-def _config(tmp_path: Path, broker: Broker) -> CoreConfig:
-    return demo_config(TABLE, size=6, journal=tmp_path / "journal.sqlite",
-                               mqtt_url=f"mqtt://127.0.0.1:{broker.port}", broadcast_delay=0)
-
-
-def _daemon(tmp_path: Path, broker: Broker, passwords: dict[str, str]) -> Daemon:
-    d = Daemon(_config(tmp_path, broker), mqtt_username="controller", mqtt_password=passwords["controller"])
-    d.start()
-    assert d.link is not None and d.link.connected_event.wait(10)
-    return d
-
-
-@pytest.fixture
-def daemon(tmp_path, broker, passwords) -> Iterator[Daemon]:
-    d = _daemon(tmp_path, broker, passwords)
-    yield d
-    d.stop()
 
 
 def _client(broker: Broker, passwords: dict[str, str], role: str) -> Client:
@@ -171,13 +131,13 @@ def test_a_display_login_cannot_take_the_controllers_client_id(daemon, broker, p
 def test_requests_sent_while_the_daemon_is_down_are_applied_once(tmp_path, broker, passwords) -> None:
     """Issue 17.7: a persistent session keeps them on the broker; the transaction id keeps a
     retry from being applied twice, even after the restart."""
-    d = _daemon(tmp_path, broker, passwords)
+    d = start_daemon(tmp_path / "journal.sqlite", broker, passwords)
     d.stop()
     console = _client(broker, passwords, "console")
     console.subscribe(T.response + "/#")
     _request(console, "seat", {"seat": 1, "name": "Ann", "transaction": "down-1"})
     time.sleep(0.3)
-    d = _daemon(tmp_path, broker, passwords)
+    d = start_daemon(tmp_path / "journal.sqlite", broker, passwords)
     try:
         _, r = _answer(console, "down-1")
         assert r["ok"], r
@@ -193,7 +153,7 @@ def test_requests_sent_while_the_daemon_is_down_are_applied_once(tmp_path, broke
     finally:
         d.stop()
     # After a restart too (the transaction is journaled with its event).
-    d = _daemon(tmp_path, broker, passwords)
+    d = start_daemon(tmp_path / "journal.sqlite", broker, passwords)
     try:
         _request(console, "seat", {"seat": 1, "name": "Ann", "transaction": "down-1"})
         wait_until(lambda: sum(1 for _, x in _responses(console) if x.get("transaction") == "down-1") == 3,

@@ -4,9 +4,10 @@ Random sessions (controller.sim.dealer.legal_session: players sit down waiting o
 sit out and come back) must play without a false alarm, and every decision the table makes is
 checked here against the blind rules with this file's own reading of them:
 
-* RRoP s4 1(a) moving button: the button never passes over a player who plays on; 1(b) and TDA
-  30 dead button: the big blind never passes over one, nor falls on the same player twice in a
-  row (TDA 32: not even on the way to heads-up).
+* RRoP s4 1(a) moving button: the button never passes over a player who plays on, and going
+  heads-up it still moves forward (RRoP s4 3); 1(b) and TDA 30 dead button: the big blind never
+  passes over one, nor falls on the same player twice in a row (TDA 32: not even on the way to
+  heads-up, the TDA profile's adjustment).
 * RRoP s4 3, TDA 32: heads-up the button posts the small blind.
 * RRoP s4 7: nobody comes in between the big blind and the button.
 * RRoP s4 4-5, 9: a new player posts one big blind or none; a returning player posts exactly the
@@ -48,6 +49,7 @@ def _check_decisions(data: dict) -> int:
     table: Table = session.table()
     size = table.size
     dead = data["event"] in get_profile(data["rules"]).dead_button_events
+    adjust = get_profile(data["rules"]).heads_up_button_adjust  # TDA 32
     cash = data["event"] == "cash"
     prev = None  # (setup, sitting-out seats, seated) of the previous deal
     missed: dict[int, set[str]] = {}
@@ -78,8 +80,11 @@ def _check_decisions(data: dict) -> int:
             p_setup, p_sitting, p_seated = prev
             p_bb = p_setup.big_blind
             if p_bb is not None and bb is not None:
-                if p_bb in dealt and (dead or len(dealt) == 2):  # RRoP s4 1(b); TDA 30, 32
+                if p_bb in dealt and (dead or (len(dealt) == 2 and adjust)):  # RRoP s4 1(b); TDA 30, 32
                     assert bb != p_bb, f"{where}: the same big blind twice in a row"
+                if not dead and not adjust and len(dealt) == 2 and p_setup.button in dealt:
+                    # RRoP s4 1(a), 3: heads-up too, the moving button goes forward to the next player.
+                    assert button != p_setup.button, f"{where}: the moving button stood still"
                 passed = _between(p_bb, bb, size)
                 continuing = (dealt & set(p_setup.seats)) - owing  # the same players, owing nothing
                 if dead:  # RRoP s4 1(b), TDA 30: the big blind goes to the player due for it

@@ -7,8 +7,9 @@ and photographs the pages in Debian's Chromium:
 * ``docs/screenshots/display.png``        the dealer display mid-deal (800x480);
 * ``docs/screenshots/display-alert.png``  a card to the wrong seat: the misdeal alert;
 * ``docs/screenshots/tracker.png``        the action tracker with a seat to act (1024x768);
-* ``docs/screenshots/overlay.png``        the broadcast overlay at a showdown (1920x1080; the page is
-  transparent, so the picture puts a dark gradient behind it where OBS would put the video).
+* ``docs/screenshots/overlay.png``        the broadcast overlay on the flop, themed (``themes/emerald.json``,
+  its logo) with the chip-count leaderboard (1920x1080; the page is transparent, so the picture
+  puts a dark gradient behind it where OBS would put the video).
 
 Copies also go to ``artifacts/screenshots/``.  Needs mosquitto, chromium and playwright.
 """
@@ -100,7 +101,7 @@ def main() -> int:
             o.submit(SetButton(7))
             overlay = browser.new_page()
             overlay.set_viewport_size({"width": 1920, "height": 1080})
-            overlay.goto(web.page_url("overlay", table="booth"))
+            overlay.goto(web.page_url("overlay", table="booth", theme="emerald", add="leaderboard"))
             overlay.wait_for_selector('body[data-conn="online"]', timeout=TIMEOUT_MS)
             o.submit(NewHand())
             for card in ("Ah", "Qs", "7c", "Td", "Kh", "Jc", "7d", "9s"):

@@ -306,20 +306,20 @@ def test_overlay_shows_chips_turn_last_action_and_payout(web_browser, web_server
         assert page.inner_text("#last-action") == "Seat 7 bets 1,000"
         assert page.inner_text("#clock").startswith("Level 3 \u00b7 100/200")
         save_screenshot(page, "overlay-chips.png")
-        # The hand ends: the winner's payout.
+        # The hand ends: what the winner won.
         done = json.loads(json.dumps(state))
         done["hand"]["phase"] = "done"
         done["hand"]["chips"]["bets"] = {}
         done["hand"]["chips"]["last_action"] = None
         tb.publish(t.broadcast("hand_end"), {"schema": 1, "seq": 120, "ts": time.time(), "hand_id": 12,
                                              "kind": "hand_end", "result": "showdown",
-                                             "winners": [{"seat": 5, "hand": "Three Sevens", "share": 1}],
+                                             "winners": [{"seat": 5, "hand": "Three Sevens", "share": 5000}],
                                              "shown": {"5": ["7h", "7s"]}, "payouts": {"5": 5000},
                                              "pots": [{"amount": 5000, "eligible": [1, 3, 5, 7], "winners": [5]}]})
         tb.state(dict(done, seq=121), topic=t.broadcast("state"))
         page.wait_for_selector("#winner:not([hidden])", timeout=TIMEOUT_MS)
         assert page.inner_text("#winner") == "Cy wins 5,000 \u2013 Three Sevens"
-        assert page.get_attribute('#winner [data-seat="5"]', "data-payout") == "5000"
+        assert page.get_attribute('#winner [data-seat="5"]', "data-won") == "5000"  # the share won (issue 27)
         assert not errors, errors
     finally:
         tb.close()

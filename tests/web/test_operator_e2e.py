@@ -20,7 +20,8 @@ import pytest
 
 from controller.rules.cards import Card
 from controller.rules.events import BoardCards, Burn, Deal
-from tests.web_helpers import ACL, CONF, REPO, TIMEOUT_MS, needs_browser, open_page, wait_until
+from tests.mqtt_util import shipped_broker
+from tests.web_helpers import REPO, TIMEOUT_MS, needs_browser, open_page, wait_until
 
 DELAY = 2
 STACK = 10_000
@@ -44,13 +45,12 @@ def rig():
     from controller.app.config import validate_config
     from controller.app.daemon import Daemon
     from controller.app.webserver import WebServer, launch_chromium
-    from controller.mqtt.broker import Broker
     from controller.rules.decks import DeckRegistry
     from firmware_bridge.table_sim import enroll_deck
 
     passwords = {r: secrets.token_urlsafe(9) for r in ("controller", "display", "console", "overlay")}
     work = Path(tempfile.mkdtemp(prefix="tablectl-e2e-"))
-    with Broker.start(users=passwords, acl_text=ACL, websockets_port=0, config_template=CONF) as broker:
+    with shipped_broker(passwords) as broker:
         settings = {"table": {"id": "e2e", "size": 6, "game": "holdem", "rules": "tda"},
                     "stakes": {"small_blind": 100, "big_blind": 200, "ante": 0},
                     "mqtt": {"url": f"mqtt://127.0.0.1:{broker.port}"},

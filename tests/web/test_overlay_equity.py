@@ -42,7 +42,8 @@ DELAY = 0.3
 READ = """() => ({
   method: document.body.dataset.equityMethod || "",
   seats: Object.fromEntries([...document.querySelectorAll('.player')].map((p) => [p.dataset.seat, {
-    equity: p.dataset.equity ?? null, hand: p.querySelector('.hand').textContent,
+    equity: p.dataset.equity ?? null,
+    hand: [...p.querySelectorAll('.hand .hand-name')].map((n) => n.textContent).join(' / '),
     odds: p.querySelector('.odds').textContent, folded: p.dataset.folded === 'true'}])),
 })"""
 

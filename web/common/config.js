@@ -1,13 +1,13 @@
 // Where the broker is and who we are: config.json beside the page, then the URL query.
 //
 //   ?ws=ws://127.0.0.1:9001&table=demo&user=console&pass=...&base=poker
-//   (the overlay also takes ?show=... / ?hide=...: its parts, docs/web.md)
+//   (the overlay also takes ?show=... / ?hide=... / ?add=...: its parts, and ?theme=...: docs/web.md)
 //
 // The query wins over config.json.  A password given in the query is kept in
 // sessionStorage (this tab only) and removed from the address bar at once, so it does not
 // linger in the history, a screenshot of the URL bar or a bookmark.
 
-const KEYS = ["ws", "table", "user", "pass", "base", "lang", "show", "hide"];
+const KEYS = ["ws", "table", "user", "pass", "base", "lang", "show", "hide", "add", "theme", "room"];
 
 export async function loadConfig(page) {
   const query = new URLSearchParams(location.search);

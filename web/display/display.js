@@ -8,6 +8,7 @@ import { actionPad, betOf, chipsOf, fmt, GAMES, lastActionText, legal, levelText
   stackOf, STRUCTURES, labelled, textInput } from "../common/chips.js";
 import { connect, loadConfig, parsePayload, topicRoot } from "../common/config.js";
 import { requester, showToast } from "../common/console.js";
+import { fitAll } from "../common/fit.js";
 
 const $ = (sel) => document.querySelector(sel);
 const ACTIONS = ["fold", "check", "call", "bet", "raise", "complete", "bring_in"];
@@ -37,6 +38,7 @@ const ui = {
   alertSource: "none", // which topic last decided the alert: "active" (retained) wins over state.alert
   shown: null, // {hand_id, seats} cards tabled at the showdown (public then)
   result: null, // {hand_id, text}
+  names: { hand_id: null, seats: {} }, // the players' names as the hand saw them
 };
 
 // ---------------------------------------------------------------- connection
@@ -85,6 +87,7 @@ function onMessage(topic, bytes, packet) {
   if (rel === "state") {
     if (!data) return;
     ui.state = data;
+    rememberNames(data);
     if (ui.alertSource !== "active") setAlert(data.alert, "state");
     render();
   } else if (rel === "alert/active") {
@@ -118,19 +121,28 @@ function onEvent(kind, ev) {
   }
 }
 
+function rememberNames(state) {
+  if (state.hand_id !== ui.names.hand_id) ui.names = { hand_id: state.hand_id, seats: {} };
+  const players = state.table && state.table.players ? state.table.players : {};
+  for (const [k, p] of Object.entries(players)) if (p && p.name) ui.names.seats[k] = p.name;
+}
+
+// One line per winner: what he won (a winner's `share`: an uncalled bet handed back is not
+// winnings, and it is said apart), the half he won and his hand.
 function resultText(ev) {
   if (ev.result === "misdeal") return "Misdeal \u2013 redeal";
   if (ev.result === "void") return "Hand void";
-  const payouts = ev.payouts || {};
   const seen = new Set();
-  const winners = (ev.winners || []).map((w) => {
+  const lines = (ev.winners || []).map((w) => {
     const part = w.part && w.part !== "pot" && w.part !== "high" ? ` (${w.part})` : "";
-    const paid = payouts[String(w.seat)] != null && !seen.has(w.seat) ? ` wins ${fmt(payouts[String(w.seat)])}` : "";
+    const won = ev.payouts && w.share != null && !seen.has(w.seat) ? ` wins ${fmt(w.share)}` : "";
     seen.add(w.seat);
-    return `Seat ${w.seat}${paid}${part}${w.hand ? ` \u2013 ${w.hand}` : ""}`;
+    const name = playerName(w.seat);
+    return `Seat ${w.seat}${name ? ` ${name}` : ""}${won || " wins"}${part}${w.hand ? ` \u2013 ${w.hand}` : ""}`;
   });
-  if (!winners.length) return ev.result === "showdown" ? "Showdown" : "Hand over";
-  return `Pot: ${winners.join(", ")}`;
+  if (ev.returned) lines.push(`${fmt(ev.returned.amount)} returned to seat ${ev.returned.seat} (not called)`);
+  if (!(ev.winners || []).length) return ev.result === "showdown" ? "Showdown" : "Hand over";
+  return lines.join("\n");
 }
 
 // ---------------------------------------------------------------- rendering
@@ -158,12 +170,12 @@ function render() {
   renderClock();
   const chips = chipsOf(s);
   const pot = $("#pot");
-  pot.hidden = !chips;
+  pot.hidden = !chips || (hand && hand.phase === "dead"); // a misdeal or void: every chip went back
   pot.dataset.pot = chips ? String(chips.pot) : "";
   pot.textContent = potText(chips);
   const l = legal(s);
   const range = $("#range");
-  range.textContent = l ? rangeText(l) : "";
+  range.textContent = l ? rangeText(l).replace(/^Seat \d+: /, "") : ""; // the seat is under "Action on"
   range.dataset.toCall = l ? String(l.toCall) : "";
   range.dataset.minRaise = l && l.minRaise != null ? String(l.minRaise) : "";
   range.dataset.maxRaise = l && l.maxRaise != null ? String(l.maxRaise) : "";
@@ -171,9 +183,11 @@ function render() {
   const next = hand ? hand.next_seat : null;
   const toAct = hand ? hand.to_act : null;
   $("#next").dataset.seat = next ?? "";
-  $("#next-seat").textContent = next != null ? `Seat ${next}${playerName(next) ? ` \u00b7 ${playerName(next)}` : ""}` : "\u2013";
+  $("#next-seat").textContent = next != null ? `Seat ${next}` : "\u2013";
+  $("#next-name").textContent = next != null ? playerName(next) : "";
   $("#to-act").dataset.seat = toAct ?? "";
-  $("#to-act-seat").textContent = toAct != null ? `Seat ${toAct}${playerName(toAct) ? ` \u00b7 ${playerName(toAct)}` : ""}` : "\u2013";
+  $("#to-act-seat").textContent = toAct != null ? `Seat ${toAct}` : "\u2013";
+  $("#to-act-name").textContent = toAct != null ? playerName(toAct) : "";
   const result = $("#result");
   const showResult = ui.result && s && ui.result.hand_id === s.hand_id;
   result.hidden = !showResult;
@@ -183,6 +197,7 @@ function render() {
   $("#btn-button").disabled = Boolean(inHand);
   $("#btn-action").disabled = !inHand;
   $("#btn-misdeal").disabled = !inHand;
+  fitAll(document, "#game, #result, #range, #last-action, #next-name, #to-act-name", { min: 9, wrapAt: 11 });
 }
 
 // Amounts on a seat box: exact below 100,000, then 123k / 1.23M (the pad shows every chip).
@@ -203,18 +218,41 @@ function renderClock() {
 
 function playerName(seat) {
   const p = ui.state && ui.state.table.players[String(seat)];
-  return p ? p.name : "";
+  if (p && p.name) return p.name;
+  return ui.state && ui.names.hand_id === ui.state.hand_id ? ui.names.seats[String(seat)] || "" : "";
 }
 
-function seatPositions(size) {
-  // The dealer sits at the bottom centre; seat 1 is on the dealer's left and the seats go
-  // clockwise (as seen from above) up the left side, across the top and down the right.
-  const out = {};
-  for (let i = 1; i <= size; i++) {
-    const theta = ((30 + ((i - 1) * 300) / Math.max(1, size - 1)) * Math.PI) / 180;
-    out[i] = { x: 50 - 41 * Math.sin(theta), y: 50 + 37 * Math.cos(theta) };
-  }
-  return out;
+// Where the seats go, in px of the table's area, and how big a seat's box is.  The dealer sits at
+// the bottom centre; seat 1 is on the dealer's left and the seats go clockwise (as seen from
+// above): the bottom left, up the left side, across the top, down the right side, the bottom
+// right.  Rows and columns rather than an ellipse: at 10 seats on 800x480 an ellipse puts the
+// side seats on top of each other.  Each gap is at least GAP px, so no box reaches the next.
+const GAP = 4;
+
+export function seatLayout(size, width, height, rem) {
+  const sides = size >= 8 ? 2 : 1;
+  const bottom = size >= 5 ? 2 : 0;
+  const top = Math.max(0, size - bottom - 2 * sides);
+  const across = Math.max(top, 3); // the top row spans the width; below it a column each side and the middle
+  const w = Math.floor(Math.min(9 * rem, (width - GAP * (across + 1)) / across, width / 4 - 1.25 * GAP));
+  const rows = sides + (top ? 1 : 0) + (bottom ? 1 : 0);
+  const h = Math.floor(Math.min(6.2 * rem, (height - GAP * (rows + 1)) / Math.max(rows, 2)));
+  const left = w / 2 + GAP;
+  const right = width - w / 2 - GAP;
+  const topY = h / 2 + GAP;
+  const bottomY = height - h / 2 - GAP;
+  const out = [];
+  const spread = (n, a, b) => Array.from({ length: n }, (_, j) => a + ((b - a) * (j + 1)) / (n + 1));
+  const under = Math.max(w / 2 + GAP, width / 5); // the two bottom seats, either side of the dealer
+  if (bottom) out.push({ x: width / 2 - under, y: bottomY });
+  const firstY = top ? topY : GAP;
+  const lastY = bottom ? bottomY : height - GAP;
+  const sideYs = top || bottom ? spread(sides, firstY, lastY) : [height / 2];
+  for (const y of [...sideYs].reverse()) out.push({ x: left, y });
+  for (let j = 0; j < top; j++) out.push({ x: top === 1 ? width / 2 : left + ((right - left) * j) / (top - 1), y: topY });
+  for (const y of sideYs) out.push({ x: right, y });
+  if (bottom) out.push({ x: width / 2 + under, y: bottomY });
+  return { w, h, at: out };
 }
 
 function renderSeats(table, hand) {
@@ -223,7 +261,11 @@ function renderSeats(table, hand) {
     box.replaceChildren();
     return;
   }
-  const pos = seatPositions(table.size);
+  const wrap = $("#felt-wrap");
+  const rem = parseFloat(getComputedStyle(document.documentElement).fontSize) || 14;
+  const lay = seatLayout(table.size, wrap.clientWidth, wrap.clientHeight, rem);
+  box.style.setProperty("--seat-w", `${lay.w}px`);
+  box.style.setProperty("--seat-h", `${lay.h}px`);
   const seats = [];
   const marks = hand || table;
   for (let n = 1; n <= table.size; n++) {
@@ -241,8 +283,8 @@ function renderSeats(table, hand) {
     el.dataset.dead = String(Boolean(hs && hs.dead));
     el.dataset.allIn = String(Boolean(hs && hs.all_in));
     el.dataset.cards = String(hs ? hs.cards : 0);
-    el.style.left = `${pos[n].x}%`;
-    el.style.top = `${pos[n].y}%`;
+    el.style.left = `${lay.at[n - 1].x}px`;
+    el.style.top = `${lay.at[n - 1].y}px`;
     const top = document.createElement("div");
     top.className = "top";
     const num = document.createElement("span");
@@ -268,12 +310,12 @@ function renderSeats(table, hand) {
     if (marks.small_blind === n) badge("sb", "SB");
     if (marks.big_blind === n) badge("bb", "BB");
     if (hand && hand.bring_in === n) badge("bring-in", "BRING-IN");
-    if (badges.childElementCount) top.append(badges); // one row: number, name, D/SB/BB
     const stack = stackOf(ui.state, n);
     const bet = hand ? betOf(ui.state, n) : 0;
-    if (stack != null || bet) {
-      const money = document.createElement("div");
+    if (stack != null || bet || badges.childElementCount) {
+      const money = document.createElement("div"); // one row: D/SB/BB, the stack, the bet
       money.className = "money";
+      if (badges.childElementCount) money.append(badges);
       const st = document.createElement("span");
       st.className = "stack";
       st.dataset.stack = stack == null ? "" : String(stack);
@@ -314,6 +356,31 @@ function renderSeats(table, hand) {
     seats.push(el);
   }
   box.replaceChildren(...seats);
+  fitAll(box, ".seat .name", { min: 8, wrapAt: 9 });
+  for (const cards of box.querySelectorAll(".seat .cards")) overlapCards(cards);
+}
+
+// A seat's cards in its box: the backs tuck under each other first, then the faces (their rank
+// and suit sit at the left, so what stays in sight of each is its rank and suit).
+function overlapCards(row) {
+  const cards = [...row.children];
+  if (cards.length < 2) return;
+  const w = cards[0].getBoundingClientRect().width;
+  const gap = parseFloat(getComputedStyle(row).columnGap) || 0;
+  const rem = parseFloat(getComputedStyle(document.documentElement).fontSize) || 14;
+  const backs = cards.filter((c, i) => i > 0 && c.classList.contains("back"));
+  const faces = cards.filter((c, i) => i > 0 && !c.classList.contains("back"));
+  let tuckBack = 0.6 * rem; // a hand of backs always fans a little (the seat's look)
+  let tuckFace = 0;
+  let over = cards.length * w + (cards.length - 1) * gap - backs.length * tuckBack - (row.clientWidth - 1);
+  if (over > 0 && backs.length) {
+    const more = Math.min(w * 0.75 + gap - tuckBack, over / backs.length);
+    tuckBack += more;
+    over -= more * backs.length;
+  }
+  if (over > 0 && faces.length) tuckFace = Math.min(w * 0.5 + gap, over / faces.length);
+  for (const c of backs) c.style.marginLeft = `${-tuckBack}px`;
+  for (const c of faces) c.style.marginLeft = tuckFace ? `${-tuckFace}px` : "";
 }
 
 function flashSeat(seat) {

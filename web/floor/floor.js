@@ -30,6 +30,14 @@ async function loadTables() {
   tables = new Map(rows.map((t) => [t.table_id, t]));
   renderTables();
 }
+// Words, not codes, on the floor's screen: "Misdeal", "first card wrong seat".
+function kindWord(a) {
+  const k = String(a.ruling || a.severity || "");
+  return k ? k[0].toUpperCase() + k.slice(1) : "";
+}
+function reasonWords(code) {
+  return String(code || "").replace(/_/g, " ");
+}
 function renderTables() {
   const grid = $("#table-grid");
   grid.replaceChildren();
@@ -48,7 +56,9 @@ function renderTables() {
       const a = document.createElement("div");
       a.className = "alert";
       a.dataset.alert = t.alert.alert_id;
-      a.textContent = `${t.alert.ruling || t.alert.severity}: ${t.alert.reason} (${Math.max(0, Math.round(now - t.alert.ts))} s)`;
+      a.dataset.reason = t.alert.reason;  // the code stays for scripts; the floor reads words
+      a.textContent = `${kindWord(t.alert)}: ${t.alert.message || reasonWords(t.alert.reason)} ` +
+        `(${Math.max(0, Math.round(now - t.alert.ts))} s)`;
       el.append(a);
     }
     grid.append(el);
@@ -79,7 +89,7 @@ function renderAlerts() {
     li.dataset.alert = a.alert_id;
     const cites = (a.citations || []).map(esc).join("; ");
     li.innerHTML = `<b>${esc(a.table_id)}</b> hand ${esc(a.hand_id ?? "-")} &middot; ${time(a.ts)} &middot;
-      <b>${esc(a.ruling || a.severity)}</b> ${esc(a.reason)} &middot; dealer ${esc(a.dealer || "-")}
+      <b>${esc(kindWord(a))}</b> ${esc(reasonWords(a.reason))} &middot; dealer ${esc(a.dealer || "-")}
       <div>${esc(a.message)}</div><div class="cite">${cites}</div>`;
     if (!a.acked) {
       const b = document.createElement("button");
@@ -285,8 +295,10 @@ function drawHandsPerHour(r) {
 function drawRates(r) {
   const bars = [];
   for (const d of r.dealers) {
-    for (const [reason, v] of Object.entries(d.misdeals_per_100)) bars.push({ label: `${d.dealer} misdeal ${reason}`, v });
-    for (const [reason, v] of Object.entries(d.irregularities_per_100)) bars.push({ label: `${d.dealer} ${reason}`, v });
+    for (const [reason, v] of Object.entries(d.misdeals_per_100)) {
+      bars.push({ label: `${d.dealer} misdeal: ${reasonWords(reason)}`, v });
+    }
+    for (const [reason, v] of Object.entries(d.irregularities_per_100)) bars.push({ label: `${d.dealer} ${reasonWords(reason)}`, v });
   }
   const w = 640, row = 18, h = Math.max(30, bars.length * row + 10);
   const max = Math.max(1, ...bars.map((b) => b.v || 0));

@@ -4,41 +4,90 @@
 //   broadcast/state      the table as it was `delay` ago (board, folds, chips, level, who acts)
 //   broadcast/holecards  the hole cards, delayed (empty payload = cleared at the hand's end)
 //   broadcast/equity     win/tie/equity per seat and the hand names, computed by the server
-//   broadcast/hand_end   winners, their hands and payouts
+//   broadcast/hand_end   winners, their hands and what each won
 // No hand is evaluated here: the names are the server's.
 //
 // Parts can be hidden from the URL or the overlay's config.json (docs/web.md):
 //   ?hide=odds,stacks    or    ?show=board,players,pot     (parts: PARTS below)
+//   ?add=leaderboard     turns on a part that is off by default (OPT_IN)
+// A theme (colours, font, card faces, a logo) comes from one file, themes/<name>.json
+// (?theme=emerald, or "theme" in config.json: a name or the theme itself).
+// ?room=1 is the "no cards" output for screens in the room: it never subscribes to the hole
+// cards or the equities, shows backs, and only the cards tabled at a showdown (hand_end.shown).
 
 import { cardBack, cardFace } from "../common/cards.js";
 import { fmt, GAMES, lastActionText, levelText } from "../common/chips.js";
 import { connect, loadConfig, parsePayload, topicRoot } from "../common/config.js";
+import { fitAll } from "../common/fit.js";
 
 const $ = (sel) => document.querySelector(sel);
 export const PARTS = ["label", "clock", "board", "pot", "action", "players", "cards", "hands", "odds", "stacks", "bets",
-  "winner"];
+  "winner", "logo", "leaderboard"];
+const OPT_IN = ["leaderboard"];
 
-const ov = { root: "", state: null, hole: null, equity: null, handEnd: null };
+// names: the players' names as the hand saw them (a winner who stands up before the next hand
+// keeps his name on the banner until the next hand replaces it).
+const ov = { root: "", state: null, hole: null, equity: null, handEnd: null, names: { hand_id: null, seats: {} },
+  room: false, received: new Set() };
 
 function applyParts(cfg) {
   const list = (v) => (Array.isArray(v) ? v : String(v || "").split(",")).map((x) => x.trim()).filter(Boolean);
   const show = list(cfg.show);
   const hide = new Set(list(cfg.hide));
+  const add = list(cfg.add);
   for (const part of PARTS) {
-    const hidden = hide.has(part) || (show.length > 0 && !show.includes(part));
+    const off = OPT_IN.includes(part) && !add.includes(part) && !show.includes(part);
+    const hidden = off || hide.has(part) || (show.length > 0 && !show.includes(part));
     document.body.classList.toggle(`hide-${part}`, hidden);
+  }
+}
+
+// One file makes the overlay its producer's own: colours, font, corner radius, card faces, logo.
+// Every key is optional (the default theme's value stays); unknown keys are ignored.
+async function applyTheme(cfg) {
+  let theme = cfg.theme || null;
+  let base = "themes/";
+  if (typeof theme === "string") {
+    if (!/^[a-z0-9_-]+$/i.test(theme)) return;
+    try {
+      const r = await fetch(`themes/${theme}.json`, { cache: "no-store" });
+      theme = r.ok ? await r.json() : null;
+    } catch (_e) {
+      theme = null;
+    }
+  } else {
+    base = "";
+  }
+  if (!theme || typeof theme !== "object") return;
+  const root = document.documentElement.style;
+  for (const [k, v] of Object.entries(theme.colors || {})) root.setProperty(`--ov-${k}`, String(v));
+  for (const [k, v] of Object.entries(theme.cards || {})) root.setProperty(`--card-${k}`, String(v));
+  if (theme.font) root.setProperty("--ov-font", String(theme.font));
+  if (theme.radius != null) root.setProperty("--ov-radius", `${Number(theme.radius)}px`);
+  document.body.dataset.theme = theme.name || "";
+  const logo = $("#logo");
+  if (theme.logo) {
+    logo.src = /^(https?:|data:|\/)/.test(theme.logo) ? theme.logo : base + theme.logo;
+    logo.hidden = false;
   }
 }
 
 async function main() {
   const cfg = await loadConfig("overlay");
   applyParts(cfg);
+  await applyTheme(cfg);
   ov.root = topicRoot(cfg);
   const { client } = connect(cfg, "overlay", (s) => {
     $("#conn").dataset.state = s;
     document.body.dataset.conn = s;
   });
-  client.on("connect", () => client.subscribe([`${ov.root}/broadcast/#`, `${ov.root}/availability`], { qos: 1 }));
+  ov.room = ["1", "true", "yes"].includes(String(cfg.room || "").toLowerCase());
+  document.body.dataset.room = String(ov.room);
+  const topics = ov.room
+    ? ["state", "hand_end"].map((n) => `${ov.root}/broadcast/${n}`).concat(`${ov.root}/availability`)
+    : [`${ov.root}/broadcast/#`, `${ov.root}/availability`];
+  document.body.dataset.subscribed = topics.join(" ");
+  client.on("connect", () => client.subscribe(topics, { qos: 1 }));
   client.on("message", onMessage);
   setInterval(renderClock, 1000);
   render();
@@ -46,6 +95,9 @@ async function main() {
 
 function onMessage(topic, bytes) {
   const rel = topic.startsWith(ov.root + "/") ? topic.slice(ov.root.length + 1) : topic;
+  ov.received.add(rel);
+  document.body.dataset.received = [...ov.received].sort().join(" ");
+  if (ov.room && (rel === "broadcast/holecards" || rel === "broadcast/equity")) return; // never, in the room
   if (rel === "availability") return;
   const data = parsePayload(bytes);
   if (data === undefined) return;
@@ -53,6 +105,7 @@ function onMessage(topic, bytes) {
     if (!data) return;
     if (ov.state && data.hand_id !== ov.state.hand_id) ov.handEnd = null;
     ov.state = data;
+    rememberNames(data);
   } else if (rel === "broadcast/holecards") {
     if (data) ov.hole = data;
     else if (ov.hole && !handOver() && !(ov.handEnd && ov.handEnd.hand_id === ov.hole.hand_id)) ov.hole = null;
@@ -70,6 +123,27 @@ function onMessage(topic, bytes) {
 function handOver() {
   const hand = ov.state && ov.state.hand;
   return Boolean(hand && (hand.phase === "done" || hand.phase === "dead"));
+}
+
+function rememberNames(state) {
+  if (state.hand_id !== ov.names.hand_id) ov.names = { hand_id: state.hand_id, seats: {} };
+  const players = state.table && state.table.players ? state.table.players : {};
+  for (const [k, p] of Object.entries(players)) if (p && p.name) ov.names.seats[k] = p.name;
+}
+
+// Hands still in it (not folded, not dead).
+function liveSeats(hand) {
+  return Object.entries(hand.seats).filter(([, v]) => !v.folded && !v.dead).map(([k]) => k);
+}
+
+// What the label says of a finished hand: a misdeal (or void) is no showdown, nor is a pot
+// everybody else folded to.
+function endWord(hand) {
+  if (hand.phase === "dead") {
+    const end = ov.handEnd && ov.handEnd.hand_id === ov.state.hand_id ? ov.handEnd : null;
+    return end && end.result === "void" ? "hand void" : "misdeal";
+  }
+  return liveSeats(hand).length >= 2 ? "showdown" : "hand over";
 }
 
 function pct(x) {
@@ -93,12 +167,25 @@ function renderClock() {
   $("#clock").hidden = !text;
 }
 
-// Card size so that every player's box fits one row of 1860 px, whatever the count and game.
-function cardHeight(players, cardsEach) {
-  const gap = 14;
-  const per = (1860 - gap * Math.max(0, players - 1)) / Math.max(1, players) - 28;
-  const fit = (per - 5 * Math.max(0, cardsEach - 1)) / Math.max(1, cardsEach) / 0.7;
-  return Math.max(34, Math.min(96, Math.floor(fit)));
+// Every player's box in one row of the given width, whatever the count and the game: each box
+// gets an equal share (at most 300 px) and its cards are sized to fit inside it.  Below the
+// smallest readable card the cards of one hand overlap each other a little (never the next
+// player's).  CHROME is a box's padding and border (overlay.css .player).
+const CARD_GAP = 5;
+const CHROME = 2 * 10 + 2 * 3;
+const MIN_CARD_H = 34;
+
+export function playerLayout(width, players, cardsEach) {
+  const n = Math.max(1, players);
+  const gap = n >= 9 ? 8 : 14;
+  const box = Math.min(300, Math.floor((width - gap * (n - 1)) / n));
+  const inner = box - CHROME;
+  const c = Math.max(1, cardsEach);
+  const fit = Math.floor((inner - CARD_GAP * (c - 1)) / c / 0.7);
+  const h = Math.max(MIN_CARD_H, Math.min(96, fit));
+  let cardGap = CARD_GAP;
+  if (fit < MIN_CARD_H && c > 1) cardGap = Math.floor((inner - c * h * 0.7) / (c - 1));
+  return { gap, box, h, cardGap };
 }
 
 function render() {
@@ -110,14 +197,14 @@ function render() {
   document.body.dataset.phase = hand ? hand.phase : "";
   $("#label").hidden = !hand;
   $("#game").textContent = hand ? GAMES[hand.game] || hand.game : "";
-  $("#street").textContent = hand ? (handOver() ? "showdown" : hand.street) : "";
+  $("#street").textContent = hand ? (handOver() ? endWord(hand) : hand.street) : "";
   $("#street").dataset.street = hand ? hand.street : "";
   $("#hand-no").textContent = hand ? `Hand #${s.hand_id}` : "";
   renderClock();
   $("#board").replaceChildren(...(hand ? hand.board.map((c) => cardFace(c)) : []));
   $("#board").dataset.count = String(hand ? hand.board.length : 0);
   const pot = $("#pot");
-  pot.hidden = !chips;
+  pot.hidden = !chips || hand.phase === "dead";
   pot.dataset.pot = chips ? String(chips.pot) : "";
   pot.replaceChildren();
   if (chips) {
@@ -138,7 +225,8 @@ function render() {
   $("#last-action").textContent = last;
 
   const players = [];
-  const hole = hand && ov.hole && ov.hole.hand_id === s.hand_id ? ov.hole.seats : {};
+  const tabled = hand && ov.handEnd && ov.handEnd.hand_id === s.hand_id && ov.handEnd.shown ? ov.handEnd.shown : {};
+  const hole = ov.room ? tabled : hand && ov.hole && ov.hole.hand_id === s.hand_id ? ov.hole.seats : {};
   const equity = hand && ov.equity && ov.equity.hand_id === s.hand_id ? ov.equity.seats || {} : {};
   const current = hand && ov.equity && ov.equity.hand_id === s.hand_id;
   document.body.dataset.equitySeq = current ? String(ov.equity.seq) : "";
@@ -146,7 +234,15 @@ function render() {
   const winners = hand ? winnerSeats(hand) : new Map();
   const seatKeys = hand ? Object.keys(hand.seats) : [];
   const most = Math.max(2, ...seatKeys.map((k) => (hole[k] ? hole[k].length : hand.seats[k].cards)));
-  $("#players").style.setProperty("--hole-h", `${cardHeight(seatKeys.length, most)}px`);
+  const row = $("#players");
+  const fit = playerLayout(row.clientWidth || 1860, seatKeys.length, most);
+  row.style.setProperty("--hole-h", `${fit.h}px`);
+  row.style.setProperty("--hole-gap", `${fit.cardGap}px`);
+  row.style.setProperty("--player-w", `${fit.box}px`);
+  row.style.setProperty("--player-gap", `${fit.gap}px`);
+  // Odds only while they mean something: two hands or more still in it (a pot won without a
+  // showdown keeps no stale percentage), never after a misdeal.
+  const oddsOn = hand && hand.phase !== "dead" && liveSeats(hand).length >= 2;
   for (const key of seatKeys) {
     const seat = hand.seats[key];
     const cards = hole[key] || null;
@@ -183,11 +279,15 @@ function render() {
     holeEl.className = "hole";
     if (cards) holeEl.append(...cards.map((c) => cardFace(c)));
     else for (let i = 0; i < seat.cards; i++) holeEl.append(cardBack());
-    const eq = out ? null : equity[key] || null;
+    const eq = out || !oddsOn ? null : equity[key] || null;
     const handEl = document.createElement("div");
     handEl.className = "hand";
-    const names = eq ? [eq.hand, eq.low_hand].filter(Boolean) : [];
-    handEl.textContent = names.join(" / ");
+    for (const name of eq ? [eq.hand, eq.low_hand].filter(Boolean) : []) {
+      const line = document.createElement("div");
+      line.className = "hand-name";
+      line.textContent = name;
+      handEl.append(line);
+    }
     const odds = document.createElement("div");
     odds.className = "odds";
     const o = oddsText(eq);
@@ -203,41 +303,97 @@ function render() {
     el.append(who, money, holeEl, handEl, odds, sub);
     players.push(el);
   }
-  $("#players").replaceChildren(...players);
+  row.replaceChildren(...players);
+  renderLeaderboard(table);
+  fitAll(row, ".who, .hand-name", { min: 11, wrapAt: 16 });
+  fitAll(row, ".money, .odds, .odds-sub", { min: 11 });
   const banner = $("#winner");
   banner.hidden = winners.size === 0;
   banner.replaceChildren(...[...winners.entries()].map(([k, w]) => {
     const line = document.createElement("div");
     line.dataset.seat = k;
-    line.dataset.payout = w.payout == null ? "" : String(w.payout);
-    const won = w.payout != null ? ` ${fmt(w.payout)}` : "";
+    line.dataset.won = w.won == null ? "" : String(w.won);
+    const won = w.won != null ? ` ${fmt(w.won)}` : "";
     line.textContent = `${playerName(table, k)} wins${won}${w.hand ? ` \u2013 ${w.hand}` : ""}`;
     return line;
   }));
+  stackCentre(row);
+}
+
+// Chip counts, biggest first, from the delayed state's players (their chips behind during a hand).
+const LEADERS = 10;
+
+function renderLeaderboard(table) {
+  const box = $("#leaderboard");
+  const rows = table ? Object.entries(table.players || {})
+    .filter(([, p]) => p && p.stack != null)
+    .sort(([ka, a], [kb, b]) => b.stack - a.stack || Number(ka) - Number(kb))
+    .slice(0, LEADERS) : [];
+  box.hidden = rows.length === 0;
+  box.querySelector("ol").replaceChildren(...rows.map(([k, p], i) => {
+    const li = document.createElement("li");
+    li.dataset.seat = k;
+    li.dataset.stack = String(p.stack);
+    const rank = document.createElement("span");
+    rank.className = "rank";
+    rank.textContent = String(i + 1);
+    const name = document.createElement("span");
+    name.className = "name";
+    name.textContent = p.name || `Seat ${k}`;
+    const chips = document.createElement("span");
+    chips.className = "chips";
+    chips.textContent = fmt(p.stack);
+    li.append(rank, name, chips);
+    return li;
+  }));
+  fitAll(box, ".name", { min: 12 });
+}
+
+// The centre column from the players' row up: the winner (or the last action), the board, the
+// pot, each at its place unless the players' boxes reach it, then just above what is below it.
+const CENTRE = [["#winner", 676], ["#last-action", 676], ["#board", 540], ["#pot", 470]];
+
+function stackCentre(row) {
+  const boxes = [...row.children].map((el) => el.getBoundingClientRect().top);
+  let y = boxes.length ? Math.min(...boxes) - 12 : 1080;
+  let placed = null;
+  for (const [sel, top] of CENTRE) {
+    const el = $(sel);
+    el.style.top = "";
+    if (el.hidden || getComputedStyle(el).display === "none") continue;
+    if (placed === top) continue; // the winner and the last action share a place; one shows
+    const h = el.getBoundingClientRect().height;
+    const at = Math.min(top, y - h);
+    el.style.top = `${at}px`;
+    y = at - 10;
+    placed = top;
+  }
 }
 
 function playerName(table, key) {
   const p = table && table.players[key];
-  return p && p.name ? p.name : `Seat ${key}`;
+  if (p && p.name) return p.name;
+  const kept = ov.state && ov.names.hand_id === ov.state.hand_id ? ov.names.seats[key] : null;
+  return kept || `Seat ${key}`;
 }
 
-// seat key -> {hand, payout}: who took what, once the hand is over (the server's hand_end).
+// seat key -> {hand, won}: who took what, once the hand is over (the server's hand_end).  A
+// winner's `share` is what he won; an uncalled bet handed back (`returned`) is not winnings.
 function winnerSeats(hand) {
   const out = new Map();
-  if (!["done", "dead"].includes(hand.phase)) return out;
+  if (hand.phase !== "done") return out;
   const end = ov.handEnd && ov.state && ov.handEnd.hand_id === ov.state.hand_id ? ov.handEnd : null;
-  const payouts = end && end.payouts ? end.payouts : {};
   if (end && Array.isArray(end.winners) && end.winners.length) {
     for (const w of end.winners) {
       const k = String(w.seat);
       const prev = out.get(k);
       const words = w.hand ? (w.part && w.part !== "pot" && w.part !== "high" ? `${w.hand} (${w.part})` : w.hand) : "";
       out.set(k, { hand: prev && prev.hand ? [prev.hand, words].filter(Boolean).join(", ") : words,
-        payout: payouts[k] ?? null });
+        won: !end.payouts ? null : prev && prev.won != null ? prev.won : w.share ?? null });
     }
     return out;
   }
-  if (hand.winner != null) out.set(String(hand.winner), { hand: "", payout: payouts[String(hand.winner)] ?? null });
+  if (hand.winner != null) out.set(String(hand.winner), { hand: "", won: null });
   return out;
 }
 

@@ -1,0 +1,237 @@
+"""The firmware measured on the chip's own binary (``tablectl bench table --chip``).
+
+Three runs of the emulated RP2040 (``harness.Chip``), all in the chip's own time:
+
+* ``mux``: 28 readers behind two 74HC154 decoders, as a 10-seat table is wired: boot, an empty
+  table, one tag laid where the host expects nothing, one laid where an EXPECT said the next card
+  goes, then ten tags on ten antennas 30 ms apart;
+* ``direct``: 22 readers on their own chip-select GPIOs: boot, an empty table, one tag;
+* ``probe``: the ``mux`` table with a probe added to ``boot.py`` (a 250 ms soft timer that records
+  the lowest ``gc.mem_free()`` and times a ``gc.collect()`` of the firmware's heap, into the
+  watchdog's scratch registers), so the timing runs carry no probe.  The timing runs see the
+  collector's own pauses from the bus: ``stalls_over_3ms``.
+
+Measured from the pins and the bus, not from the firmware's own clock: a register access is a
+chip select low to high; a scan is from the reader's VersionReg read to its field going off,
+named by what the reader transceived (1 = empty: REQA alone; 3 = presence check of a 7-byte UID:
+REQA + two SELECTs; 5 = full anticollision); landing -> TAG_ARRIVE is from the model placing the
+tag to the frame's delimiter leaving the board's USB.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from firmware_bridge.chip.harness import FIRMWARE_DIR, Chip, firmware_files
+from firmware_bridge.firmware import bridge_proto as fw
+from firmware_bridge.sim.rc522 import Tag
+
+BOOT_US = 1_500_000  # the table is left empty this long after power-on
+SINGLES = (5, 8, 11, 14, 2, 20)  # laid one by one where the host expects nothing
+EXPECTED = (17, 26)  # laid where an EXPECT said the next card goes
+TEN = (0, 3, 6, 9, 12, 15, 18, 21, 24, 27)  # laid 30 ms apart
+
+PROBE = b"""
+# -- bench probe (firmware_bridge/chip/bench.py), not part of the firmware ----------------
+import gc, machine, time
+_S = 0x4005801C  # watchdog SCRATCH4..7: lowest free heap, longest collection (us), collections, heap
+_m = machine.mem32
+_m[_S] = gc.mem_free() + gc.mem_alloc()
+_m[_S + 4] = 0
+_m[_S + 8] = 0
+_m[_S + 12] = gc.mem_free() + gc.mem_alloc()
+
+
+def _probe(_t):
+    free = gc.mem_free()
+    if free < _m[_S]:
+        _m[_S] = free
+    t0 = time.ticks_us()
+    gc.collect()
+    took = time.ticks_diff(time.ticks_us(), t0)
+    if took > _m[_S + 4]:
+        _m[_S + 4] = took
+    _m[_S + 8] = _m[_S + 8] + 1
+
+
+_timer = machine.Timer(period=250, callback=_probe)
+"""
+
+
+def _uid(i: int) -> bytes:
+    return bytes.fromhex(f"04{i:02X}5EED{i:02X}A080")
+
+
+def _ms(us: float) -> float:
+    return round(us / 1000, 3)
+
+
+def _med(values: list[float]) -> float | None:
+    return _ms(statistics.median(values)) if values else None
+
+
+def _pct(values: list[float], q: float) -> float | None:
+    if not values:
+        return None
+    v = sorted(values)
+    return _ms(v[min(len(v) - 1, int(q * len(v)))])
+
+
+def _arrivals(chip: Chip) -> dict[tuple[int, bytes], float]:
+    """(antenna, uid) -> chip us when its TAG_ARRIVE's delimiter left the board."""
+    reader = fw.FrameReader()
+    out: dict[tuple[int, bytes], float] = {}
+    for t, data in chip.received:
+        for i in range(len(data)):
+            for _v, mtype, _seq, body in reader.feed(data[i:i + 1]):
+                if mtype == fw.T_TAG_ARRIVE:
+                    out.setdefault((body[0], bytes(body[2:2 + body[1]])), t)
+                elif mtype == fw.T_HELLO and "hello" not in chip.marks:
+                    chip.marks["hello"] = t
+    return out
+
+
+def _scans(chip: Chip, t0: float, t1: float) -> dict[int, list[float]]:
+    """Scan durations in [t0, t1) by transceives in the scan."""
+    out: dict[int, list[float]] = {}
+    last: dict[int, tuple[float, int]] = {}
+    events = sorted([(t, 0, r, n) for t, r, n in chip.scan_starts] + [(t, 1, r, n) for t, r, n in chip.scan_ends])
+    for t, kind, r, n in events:
+        if kind == 0:
+            last[r] = (t, n)
+        elif r in last:
+            ts, ns = last.pop(r)
+            if t0 <= ts < t1:
+                out.setdefault(n - ns, []).append(t - ts)
+    return out
+
+
+def _stalls(chip: Chip, t0: float, t1: float) -> list[float]:
+    """Gaps over 3 ms between one register access and the next, except the settle wait that
+    follows a scan's VersionReg read: the scan loop never sleeps elsewhere, so these are the
+    collector's pauses (or any other stall), seen from the bus without a probe on the chip."""
+    starts = sorted(t for t, _r, _n in chip.scan_starts)
+    acc = sorted((a, b) for a, b, _r in chip.accesses if t0 <= a < t1)
+    out = []
+    j = 0
+    for (a, b), (c, _d) in zip(acc, acc[1:], strict=False):
+        while j < len(starts) and starts[j] < a:
+            j += 1
+        version_read = j < len(starts) and starts[j] <= b
+        if not version_read and c - b > 3000:
+            out.append(c - b)
+    return out
+
+
+def run_one(kind: str, files: dict[str, bytes], board: str = "") -> dict[str, Any]:
+    mux = kind != "direct"
+    readers = 22 if kind == "direct" else 28
+    files = dict(files)
+    if kind == "probe":
+        files["boot.py"] = files.get("boot.py", b"") + PROBE
+    chip = Chip(readers=readers, mux=mux, files=files, config_extra=board)
+    chip.trace = kind != "probe"
+    placed: dict[tuple[int, bytes], float] = {}
+
+    def place(antenna: int, uid: bytes, powerup: int = 1500) -> Callable[[], None]:
+        def go() -> None:
+            chip.table.place(antenna, Tag(uid, powerup_us=powerup))
+            placed[(antenna, uid)] = chip.clock.now
+        return go
+
+    until = BOOT_US + 600_000
+    if kind in ("mux", "probe"):
+        for k, a in enumerate(SINGLES):  # one at a time, at phases 100 ms apart
+            chip.clock.at(BOOT_US + 100_000 * k, place(a, _uid(1 + k)))
+        for k, a in enumerate(EXPECTED):  # the host says where the next card goes, 50 ms before it lands
+            expect = fw.encode_frame(fw.PROTOCOL_VERSION, fw.T_EXPECT, 1 + k, bytes((1, a)))
+            chip.clock.at(BOOT_US + 650_000 + 150_000 * k, lambda e=expect: chip.host_send(e))
+            chip.clock.at(BOOT_US + 700_000 + 150_000 * k, place(a, _uid(8 + k)))
+        for k, a in enumerate(TEN):
+            chip.clock.at(BOOT_US + 1_000_000 + 30_000 * k, place(a, _uid(10 + k)))
+        until = BOOT_US + 1_700_000 if kind == "mux" else BOOT_US + 2_500_000
+        if kind == "probe":  # and lift them again: frames, leaves, more garbage
+            for k, a in enumerate(TEN):
+                chip.clock.at(BOOT_US + 1_700_000 + 30_000 * k,
+                              lambda a=a, k=k: chip.table.remove(a, _uid(10 + k)))
+    else:
+        for k, a in enumerate(SINGLES[:4]):
+            chip.clock.at(BOOT_US + 100_000 * k, place(a, _uid(1 + k)))
+    chip.run(until)
+    arrived = _arrivals(chip)
+    lat = {key: arrived[key] - t for key, t in placed.items() if key in arrived}
+    out: dict[str, Any] = {
+        "readers": readers, "wiring": "two 74HC154" if mux else "direct chip selects",
+        "chip_seconds": round(chip.clock.now / 1e6, 3), "wall_seconds": round(chip.wall, 1),
+        "emulator_speed": round(chip.clock.now / 1e6 / chip.wall, 3) if chip.wall else None,
+        "power_on_to_first_spi_ms": _ms(chip.first_spi) if chip.first_spi is not None else None,
+        "power_on_to_hello_ms": _ms(chip.marks["hello"]) if "hello" in chip.marks else None,
+        "not_reported_when_the_run_ended": sorted(a for a, _ in placed if (a, _) not in arrived),
+    }
+    if kind == "probe":
+        free, longest, collections, heap = chip.scratch
+        out.update({"heap_bytes": heap, "lowest_free_heap_bytes": free,
+                    "lowest_free_heap_pct": round(100 * free / heap, 1) if heap else None,
+                    "longest_collection_ms": _ms(longest), "collections_timed": collections})
+        return out
+    first_scan = min((t for t, _r, _n in chip.scan_starts), default=None)
+    out["power_on_to_first_scan_ms"] = _ms(first_scan) if first_scan is not None else None
+    t_empty0, t_empty1 = BOOT_US - 600_000, BOOT_US
+    acc = [(a, b, r) for a, b, r in chip.accesses if t_empty0 <= a < t_empty1]
+    lows = [b - a for a, b, _ in acc]
+    starts: dict[int, list[float]] = {}
+    for a, _b, r in acc:
+        starts.setdefault(r, []).append(a)
+    s2s = [y - x for v in starts.values() for x, y in zip(v, v[1:], strict=False) if y - x < 500]
+    cyc = [y - x for v in ({r: [t for t, rr, _ in chip.scan_starts if rr == r and t_empty0 <= t < t_empty1]
+                            for r in range(readers)}).values() for x, y in zip(v, v[1:], strict=False)]
+    scans = _scans(chip, t_empty0, until)
+    stalls = _stalls(chip, t_empty0 - 200_000, until)
+    out.update({
+        "register_access_cs_low_us": round(statistics.median(lows), 1) if lows else None,
+        "register_access_start_to_start_us": round(statistics.median(s2s), 1) if s2s else None,
+        "empty_reader_ms": _med(scans.get(1, [])),
+        "scan_cycle_empty_ms": _med(cyc),
+        "full_read_7byte_ms": _med(scans.get(5, [])),
+        "presence_check_7byte_ms": _med(scans.get(3, [])),
+        "stalls_over_3ms": {"count": len(stalls), "per_s": round(len(stalls) / ((until - t_empty0 + 200_000) / 1e6), 2),
+                            "longest_ms": _ms(max(stalls)) if stalls else 0.0},
+    })
+    singles = [lat[(a, _uid(1 + k))] for k, a in enumerate(SINGLES) if (a, _uid(1 + k)) in lat]
+    out["landing_to_tag_arrive_ms"] = {"one_at_a_time_no_hint": {"n": len(singles), "p50": _med(singles),
+                                                                 "max": _ms(max(singles)) if singles else None}}
+    if kind == "mux":
+        exp = [lat[(a, _uid(8 + k))] for k, a in enumerate(EXPECTED) if (a, _uid(8 + k)) in lat]
+        ten = [lat[(a, _uid(10 + k))] for k, a in enumerate(TEN) if (a, _uid(10 + k)) in lat]
+        out["landing_to_tag_arrive_ms"].update({
+            "expected_by_the_host": [_ms(v) for v in exp],
+            "ten_tags_30ms_apart": {"n": len(ten), "p50": _med(ten), "max": _ms(max(ten)) if ten else None},
+        })
+    return out
+
+
+def run_chip_bench(fw_dir: str | Path | None = None, compiled: bool = False, board: str = "",
+                   progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """The three runs in parallel processes; the firmware from ``fw_dir`` (default: the shipped one),
+    ``board``: lines added to the board_config.py the wiring goes in (e.g. ``PIPELINE = 5``)."""
+    say = progress or (lambda _m: None)
+    files = firmware_files(Path(fw_dir) if fw_dir else FIRMWARE_DIR, compiled=compiled)
+    kinds = ("mux", "direct", "probe")
+    say("chip: booting three emulated RP2040s (mux 28, direct 22, GC probe)")
+    with ProcessPoolExecutor(max_workers=3) as pool:
+        results = dict(zip(kinds, pool.map(run_one, kinds, [files] * 3, [board] * 3), strict=True))
+    probe = results["probe"]
+    return {
+        "bench": "table --chip",
+        "chip": "rp2040js 1.4.1 running MicroPython v1.22.0 (RPI_PICO-20231227), 125 MHz; MFRC522 model on SPI0",
+        "firmware": str(fw_dir or FIRMWARE_DIR), "precompiled_mpy": compiled, "board_config": board,
+        "files": {name: len(data) for name, data in files.items()},
+        "mux": results["mux"], "direct": results["direct"],
+        "gc": {k: v for k, v in probe.items() if k not in ("readers", "wiring")},
+        "note": "chip time from the emulated RP2040 (Cortex-M0+ cycles, timer, SPI at its clock, USB); "
+                "flash cache misses and bus contention are not modelled: lower bounds for silicon",
+    }

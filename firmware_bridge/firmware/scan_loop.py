@@ -1,0 +1,387 @@
+# ruff: noqa: E402 (micropython.kbd_intr(-1) goes before the slow imports)
+"""RP2040 main loop: scan every MFRC522, debounce, report over USB serial.
+
+``main.py`` imports this module, which runs the loop.  It is a module, not ``main.py`` itself,
+so that it can be precompiled: MicroPython compiles ``main.py`` from source at every boot, and
+for this file that took ~200 ms of the chip's time before the first scan (README "Install").
+All protocol behaviour (framing, CRC, sequence numbers, heartbeats, debounce, host
+commands) is in ``bridge_proto.Device``, the code the host's emulator and tests run;
+this file is only the hardware around it.  Edit the pin table below for your wiring
+(see README.md).
+"""
+
+import micropython
+
+micropython.kbd_intr(-1)  # before anything slow: the line is binary (boot.py does it first; see there)
+
+import os
+import select
+import struct
+import sys
+import time
+
+import machine
+from bridge_proto import (
+    FAULT_FIRMWARE_ERROR,
+    FAULT_OUTPUT_OVERFLOW,
+    RESET_HOST_REQUEST,
+    RESET_POWER_ON,
+    RESET_SOFT,
+    RESET_WATCHDOG,
+    SOURCE_CONTROLLER,
+    Device,
+)
+from mfrc522 import MFRC522
+
+# On the RP2040 itself: register access, CRC and COBS in viper (rp2fast.py); the model and the
+# MicroPython WebAssembly tests run the portable code.
+FAST = getattr(sys, "platform", "") == "rp2"
+if FAST:
+    from array import array
+
+    import rp2fast
+
+    rp2fast.install()
+
+try:  # the board's own wiring, if any: a board_config.py beside this file overrides the table below
+    import board_config as _board
+except ImportError:
+    _board = None
+
+
+def _setting(name, default):
+    return getattr(_board, name, default)
+
+
+# -- wiring ---------------------------------------------------------------------------
+SPI_ID = 0
+PIN_SCK = 18
+PIN_MOSI = 19
+PIN_MISO = 16
+PIN_RST = 22  # shared NRSTPD of all readers
+SPI_BAUD = _setting("SPI_BAUD", 4000000)  # 10 MHz is the chip's limit; long ribbon cables want less
+# One chip-select GPIO per reader, in antenna order (antenna N = CS_PINS[N]).
+CS_PINS = _setting("CS_PINS", (17, 20, 21, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 26, 27, 28))
+# With more readers than free GPIOs, drive two 74HC154 4-to-16 decoders instead:
+# MUX_ADDR = (0, 1, 2, 3); MUX_ENABLE = (4, 5)  (active-low outputs are the CS lines)
+MUX_ADDR = _setting("MUX_ADDR", None)
+MUX_ENABLE = _setting("MUX_ENABLE", None)
+# Readers actually wired (behind the decoders, or the first N chip selects); None = every line.
+READER_COUNT = _setting("READER_COUNT", None)
+
+RX_GAIN = _setting("RX_GAIN", 0x50)  # RFCfgReg: 0x70 = 48 dB (longest range), 0x40 = 33 dB; see README on cross-reads
+WDT_MS = 4000  # hardware watchdog: a hung SPI bus reboots the board (reset cause WATCHDOG)
+REINIT_MS = 5000  # how often a dead reader is retried
+
+# -- scan schedule (README "Scan timing") ------------------------------------------------
+PIPELINE = _setting("PIPELINE", 3)  # readers whose field is already on (settling) while one is read
+ADJACENT = _setting("ADJACENT", 1)  # antennas closer than this in number are neighbours: never on together
+PRIORITY_EVERY = _setting("PRIORITY_EVERY", 2)  # every Nth read goes to an expected/confirming antenna
+FULL_EVERY = _setting("FULL_EVERY", 4)  # every Nth read of an occupied antenna is a full anticollision
+CONFIRM_MS = _setting("CONFIRM_MS", 20)  # a new tag is reported when a second read, this much later, confirms it
+OUT_LIMIT = 2048  # bytes queued for USB while the host does not read; beyond: frames dropped, FAULT 5 later
+
+# Watchdog scratch register 0 survives the watchdog reset machine.reset() goes through on the
+# rp2 port: it tells a host-requested reboot from a hang.
+SCRATCH0 = 0x4005800C
+REBOOT_MAGIC = 0x7AB1E0B7
+
+
+class MuxPin:
+    """A chip select behind a 74HC154 pair, with the Pin.value() interface MFRC522 uses."""
+
+    def __init__(self, index, addr, enable):
+        self.index = index
+        self.addr = addr
+        self.enable = enable
+
+    def value(self, v):
+        if v:
+            for pin in self.enable:
+                pin.value(1)
+            return
+        for bit, pin in enumerate(self.addr):
+            pin.value((self.index >> bit) & 1)
+        self.enable[self.index // 16].value(0)
+
+
+def chip_selects():
+    Pin = machine.Pin
+    if MUX_ADDR is None:
+        pins = CS_PINS if READER_COUNT is None else CS_PINS[:READER_COUNT]
+        return [Pin(n, Pin.OUT, value=1) for n in pins]
+    addr = [Pin(n, Pin.OUT, value=0) for n in MUX_ADDR]
+    enable = [Pin(n, Pin.OUT, value=1) for n in MUX_ENABLE]
+    count = 16 * len(enable) if READER_COUNT is None else READER_COUNT
+    return [MuxPin(i, addr, enable) for i in range(count)]
+
+
+def selections(count):
+    """Per reader, the SIO masks rp2fast selects it with (see rp2fast.py), the same wiring."""
+    out = []
+    if MUX_ADDR is None:
+        pins = CS_PINS if READER_COUNT is None else CS_PINS[:READER_COUNT]
+        for n in pins[:count]:
+            out.append(array("I", (0, 0, 1 << n, 1 << n)))
+        return out
+    enables = 0
+    for n in MUX_ENABLE:
+        enables |= 1 << n
+    for i in range(count):
+        ones = 0
+        zeros = 0
+        for bit, n in enumerate(MUX_ADDR):
+            if (i >> bit) & 1:
+                ones |= 1 << n
+            else:
+                zeros |= 1 << n
+        out.append(array("I", (ones, zeros, 1 << MUX_ENABLE[i // 16], enables)))
+    return out
+
+
+def reset_cause():
+    cause = machine.reset_cause()
+    requested = machine.mem32[SCRATCH0] == REBOOT_MAGIC
+    machine.mem32[SCRATCH0] = 0
+    if cause == machine.WDT_RESET:
+        return RESET_HOST_REQUEST if requested else RESET_WATCHDOG
+    if cause == machine.PWRON_RESET:
+        return RESET_POWER_ON
+    return RESET_SOFT
+
+
+def _ready(poller):
+    """The one registered stream is ready, asked without allocating (ipoll reuses its tuple)."""
+    for _ in poller.ipoll(0):
+        return True
+    return False
+
+
+class Output:
+    """Frames to the host without ever blocking the scan: written while USB has room, queued
+    (up to OUT_LIMIT bytes) while it has none, dropped beyond, and the loss reported."""
+
+    def __init__(self, stream):
+        self.stream = stream
+        self.poller = select.poll()
+        self.poller.register(stream, select.POLLOUT)
+        self.queue = bytearray()
+        self.dropped = 0
+        self.one = bytearray(1)
+
+    def write(self, frame):
+        if len(self.queue) + len(frame) > OUT_LIMIT:
+            self.dropped += 1
+            return
+        self.queue.extend(frame)
+        self.pump()
+
+    def pump(self):
+        # One byte per write: "writable" only promises room for one, and a write that does not
+        # fit blocks the whole loop (up to 500 ms on the rp2 port) while the host does not read.
+        # The byte goes through a preallocated buffer and readiness through ipoll: no garbage.
+        q = self.queue
+        n = 0
+        one = self.one
+        while n < len(q) and _ready(self.poller):
+            one[0] = q[n]
+            self.stream.write(one)
+            n += 1
+        if n:
+            self.queue = q[n:]
+        return not self.queue
+
+
+class Scanner:
+    """Which antenna to read next: every enabled one in turn, in a stride that keeps the
+    readers whose fields are on together apart, with the antennas the host expects the next
+    card on (and those holding a tag awaiting its confirming read) every PRIORITY_EVERY-th read."""
+
+    def __init__(self, count):
+        self.count = count
+        stride = 2 * ADJACENT + 1
+        order = []
+        for start in range(stride):
+            order.extend(range(start, count, stride))
+        self.order = order
+        self.pos = 0
+        self.slot = 0
+        self.prio_pos = 0
+        self.cycle_done = False
+        self.deferred = []
+
+    def _clear(self, antenna, busy):
+        for b in busy:
+            if abs(b - antenna) <= ADJACENT:
+                return False
+        return True
+
+    def next(self, dev, busy):
+        self.slot += 1
+        if self.slot % PRIORITY_EVERY == 0:
+            prio = dev.expected
+            if dev.awaiting:
+                prio = prio + [a for a in range(self.count) if dev.pending[a]]
+            if prio:  # strictly in turn: one blocked by a neighbour's field waits, the others too
+                a = prio[self.prio_pos % len(prio)]
+                if not dev.enabled[a]:
+                    self.prio_pos += 1
+                elif a not in busy and self._clear(a, busy):
+                    self.prio_pos += 1
+                    return a
+        for a in self.deferred:  # passed over while a neighbour's field was on: first in line now
+            if self._clear(a, busy):
+                self.deferred.remove(a)
+                return a
+        n = len(self.order)
+        for _ in range(n):
+            a = self.order[self.pos]
+            self.pos += 1
+            if self.pos == n:
+                self.pos = 0
+                self.cycle_done = True
+            if not dev.enabled[a]:
+                continue
+            if self._clear(a, busy):
+                return a
+            if a not in self.deferred:
+                self.deferred.append(a)
+        return None
+
+
+def main():
+    cause = reset_cause()
+    wdt = machine.WDT(timeout=WDT_MS)
+    Pin = machine.Pin
+    spi = machine.SPI(SPI_ID, baudrate=SPI_BAUD, polarity=0, phase=0,
+                      sck=Pin(PIN_SCK), mosi=Pin(PIN_MOSI), miso=Pin(PIN_MISO))
+    rst = Pin(PIN_RST, Pin.OUT, value=0)
+    time.sleep_ms(5)
+    rst.value(1)
+    time.sleep_ms(50)
+    cs_lines = chip_selects()
+    if FAST:
+        sels = selections(len(cs_lines))
+        readers = [rp2fast.FastMFRC522(spi, cs_lines[i], sels[i], gain=RX_GAIN) for i in range(len(cs_lines))]
+    else:
+        readers = [MFRC522(spi, cs, gain=RX_GAIN) for cs in cs_lines]
+    for r in readers:  # all at once: one 2 ms restart for the table, not one per reader
+        r.soft_reset()
+    time.sleep_ms(2)
+    alive = [r.init(reset=False) for r in readers]
+    last_init = time.ticks_ms()
+
+    out = Output(sys.stdout.buffer)
+    inp = sys.stdin.buffer
+    poller = select.poll()
+    poller.register(sys.stdin, select.POLLIN)
+    boot_id = struct.unpack(">I", os.urandom(4))[0] or 1
+    reboot = []
+
+    def on_reboot():
+        reboot.append(1)
+
+    dev = Device(len(readers), out.write, boot_id, now_ms=time.ticks_ms(), reset_cause=cause,
+                 ticks_diff=time.ticks_diff, on_reboot=on_reboot, confirm_ms=CONFIRM_MS)
+    for antenna in range(len(readers)):
+        dev.reader_state(antenna, alive[antenna])
+    out.write(b"\x00")  # end whatever partial frame the host parser holds
+    scanner = Scanner(len(readers))
+    warming = []  # antennas whose field is on, in the order they will be read
+    reads = [0] * len(readers)
+    errors = 0
+
+    def service():
+        wdt.feed()
+        while _ready(poller):  # host commands, between readers
+            dev.feed(inp.read(1))
+        if out.pump() and out.dropped:
+            dev.fault(SOURCE_CONTROLLER, FAULT_OUTPUT_OVERFLOW, out.dropped)
+            out.dropped = 0
+        if reboot:
+            _reboot(out, wdt)
+        dev.poll(time.ticks_ms())
+
+    while True:
+        try:
+            service()
+            while len(warming) <= PIPELINE:
+                a = scanner.next(dev, warming)
+                if a is None:
+                    break
+                if alive[a]:
+                    try:
+                        readers[a].field(True)
+                    except Exception as exc:
+                        alive[a] = False
+                        dev.reader_state(a, False, 0 if isinstance(exc, OSError) else 1)
+                warming.append(a)
+            if not warming:
+                time.sleep_ms(5)
+                continue
+            antenna = warming.pop(0)
+            if dev.enabled[antenna] and alive[antenna]:
+                known = sorted(dev.present[antenna])
+                reads[antenna] += 1
+                if reads[antenna] % FULL_EVERY == 0 or dev.pending[antenna]:
+                    known = None
+                try:
+                    uids = readers[antenna].scan(known)
+                except Exception as exc:  # OSError: not answering; anything else: the same, with a detail
+                    uids = []
+                    alive[antenna] = False
+                    dev.reader_state(antenna, False, 0 if isinstance(exc, OSError) else 1)
+                dev.observe(antenna, uids, time.ticks_ms())
+            elif alive[antenna]:
+                readers[antenna].field(False)
+            if scanner.cycle_done:
+                scanner.cycle_done = False
+                now = time.ticks_ms()
+                dev.end_cycle(now)
+                if time.ticks_diff(now, last_init) >= REINIT_MS:
+                    last_init = now
+                    for a in range(len(readers)):
+                        if not alive[a] and a not in warming:
+                            try:
+                                alive[a] = readers[a].init()
+                            except Exception:
+                                alive[a] = False
+                            dev.reader_state(a, alive[a])
+            errors = 0
+        except Exception as exc:  # a bug must not take the table down: report it, keep scanning
+            errors += 1
+            for a in warming:
+                try:
+                    readers[a].field(False)
+                except Exception:
+                    pass
+            warming = []
+            dev.fault(SOURCE_CONTROLLER, FAULT_FIRMWARE_ERROR, errors)
+            if errors >= 20:  # failing every time: a clean restart is the better chance
+                raise exc
+            time.sleep_ms(10)
+
+
+def _reboot(out, wdt):
+    """The host asked for a reboot: let its ACK out first, then reset (reported as a host request)."""
+    deadline = time.ticks_add(time.ticks_ms(), 200)
+    while not out.pump() and time.ticks_diff(deadline, time.ticks_ms()) > 0:
+        wdt.feed()
+        time.sleep_ms(1)
+    time.sleep_ms(5)  # the last USB packet leaves on the next frame
+    machine.mem32[SCRATCH0] = REBOOT_MAGIC
+    machine.reset()
+
+
+def maintenance_requested():
+    """Hold BOOTSEL while the board starts to get the REPL instead of the scan loop."""
+    try:
+        import rp2
+
+        return bool(rp2.bootsel_button())
+    except (ImportError, AttributeError):
+        return False
+
+
+if not maintenance_requested():
+    main()

@@ -1,0 +1,61 @@
+"""Issue 26, F2: idle connections to a page port took the daemon down (1,010 held connections:
+1,024 file descriptors and 1,018 threads in the daemon, the serial port could not reopen).  The
+page server now keeps at most ``MAX_CONNECTIONS`` open (the oldest goes when another comes) and
+closes a silent one after ``REQUEST_TIMEOUT``; a page still loads in the middle of the flood."""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+import time
+import urllib.request
+
+from controller.app.webserver import DEFAULT_ROOT, MAX_CONNECTIONS, WebServer
+
+HELD = 100
+
+
+def _fds() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+def test_held_connections_cost_the_server_a_bounded_number_of_threads_and_descriptors() -> None:
+    with WebServer(DEFAULT_ROOT, pages=("display",)) as web:
+        fds, threads = _fds(), threading.active_count()
+        held = []
+        try:
+            for _ in range(HELD):
+                held.append(socket.create_connection((web.host, web.port), timeout=5))
+            time.sleep(0.5)  # the server accepts them all
+            assert web.counters["connections"] >= HELD - 5
+            assert web.open_connections <= MAX_CONNECTIONS
+            # Our own HELD client sockets plus at most the server's cap (and a little slack).
+            assert _fds() - fds <= HELD + MAX_CONNECTIONS + 8, _fds() - fds
+            assert threading.active_count() - threads <= MAX_CONNECTIONS + 2
+            # A page loads in the middle of the flood, at once.
+            t0 = time.monotonic()
+            with urllib.request.urlopen(web.page_url("display"), timeout=3) as r:
+                assert r.status == 200 and b"<html" in r.read().lower()
+            assert time.monotonic() - t0 < 1.0
+        finally:
+            for s in held:
+                s.close()
+
+
+def test_a_silent_connection_is_closed_after_the_timeout() -> None:
+    with WebServer(DEFAULT_ROOT, pages=("display",), request_timeout=0.5) as web:
+        with socket.create_connection((web.host, web.port), timeout=5) as s:
+            t0 = time.monotonic()
+            s.sendall(b"GET /display/ HTTP/1.1\r\n")  # the rest of the request never comes
+            assert s.recv(100) == b""  # closed by the server
+            assert 0.3 < time.monotonic() - t0 < 3.0
+        assert web.open_connections == 0
+
+
+def test_the_unit_sets_an_explicit_file_descriptor_limit() -> None:
+    from tests.app.test_systemd import UNIT, _directives
+
+    [limit] = _directives(UNIT)["LimitNOFILE"]
+    # Every page server's connections and far more than the daemon's own descriptors.
+    assert int(limit) >= 3 * MAX_CONNECTIONS + 1024

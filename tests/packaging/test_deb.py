@@ -1,0 +1,97 @@
+"""The .deb's parts (systemd/debian/, scripts/build-deb), checked in seconds on any machine.
+
+The package itself is built, installed, run and removed on arm64 by scripts/check-arm64 (run by
+hand; not yet in CI); these tests keep its parts consistent with each other and with INSTALL.md.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from controller.app.config import load_config
+from tests.conftest import REPO
+
+DEBIAN = REPO / "systemd" / "debian"
+BUILD = (REPO / "scripts" / "build-deb").read_text()
+INSTALL = (REPO / "systemd" / "INSTALL.md").read_text()
+ETC = "/etc/poker-table-controller"
+LOGINS = ("controller", "console", "display", "overlay")
+
+
+def _version() -> str:
+    return tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["version"]
+
+
+def test_every_conffile_is_installed_by_build_deb() -> None:
+    conffiles = (DEBIAN / "conffiles").read_text().split()
+    assert conffiles == [f"{ETC}/table.toml", "/etc/mosquitto/conf.d/poker-table.conf",
+                         "/etc/mosquitto/poker-table.acl"]
+    for path in conffiles:
+        assert f'"$ROOT{path}"' in BUILD.replace("$ROOT/etc/$PKG/", f"$ROOT{ETC}/"), path
+
+
+def test_the_default_config_passes_check_config(tmp_path: Path) -> None:
+    """What postinst leaves in /etc/poker-table-controller, moved under tmp_path: check-config accepts it."""
+    etc = tmp_path / "etc"
+    etc.mkdir()
+    for login in LOGINS:
+        (etc / f"{login}.pass").write_text("a-random-password\n")
+    text = (DEBIAN / "table.toml").read_text()
+    assert f'password_file = "{ETC}/controller.pass"' in text and 'root = "/opt/poker-table-controller/web"' in text
+    text = text.replace(ETC, str(etc)).replace("/opt/poker-table-controller/web", str(REPO / "web"))
+    (etc / "table.toml").write_text(text)
+    config = load_config(etc / "table.toml")
+    assert config.mqtt.url == "mqtt://127.0.0.1:1883" and config.mqtt.username == "controller"
+    assert config.mqtt.read_password() == "a-random-password"
+    assert set(config.web.pages()) == {"display", "overlay", "tracker"}
+    assert config.gpio.enabled and config.serial.enabled
+    assert str(config.journal.path) == "/var/lib/poker-table-controller/journal.sqlite"  # the unit's StateDirectory
+    proc = subprocess.run([sys.executable, "-m", "controller.cli", "check-config", "--config", str(etc / "table.toml")],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert "ok" in proc.stdout
+
+
+def test_postinst_makes_every_login_the_config_and_the_acl_name() -> None:
+    postinst = (DEBIAN / "postinst").read_text()
+    assert "for user in controller console display overlay" in postinst
+    acl = (REPO / "systemd" / "mosquitto" / "acl").read_text()
+    config = (DEBIAN / "table.toml").read_text()
+    for login in LOGINS:
+        assert re.search(rf"^user {login}$", acl, re.M), login
+    for login in set(re.findall(r'^user(?:name)? = "(\w+)"', config, re.M)):
+        assert login in LOGINS
+    # The unit's supplementary groups are the ones postinst adds the user to (gpio made if missing).
+    unit = (REPO / "systemd" / "poker-table-controller.service").read_text()
+    groups = re.search(r"^SupplementaryGroups=(.*)$", unit, re.M).group(1).split()
+    assert f"for g in {' '.join(groups)}; do" in postinst
+    assert "addgroup --quiet --system gpio" in postinst
+
+
+def test_removal_never_touches_the_state_folder() -> None:
+    for script in ("prerm", "postrm"):
+        assert "/var/lib/poker-table-controller" not in re.sub(r"#.*", "", (DEBIAN / script).read_text())
+
+
+@pytest.mark.parametrize("script", ["postinst", "prerm", "postrm"])
+def test_maintainer_scripts_are_posix_sh(script: str) -> None:
+    path = DEBIAN / script
+    assert path.read_text().startswith("#!/bin/sh\n") and path.stat().st_mode & 0o111
+    assert subprocess.run(["sh", "-n", str(path)]).returncode == 0
+
+
+def test_install_md_installs_what_build_deb_builds() -> None:
+    deb = f"poker-table-controller_{_version()}_arm64.deb"
+    assert f"sudo apt install ./poker-table-controller/dist/{deb}" in INSTALL
+    assert "scripts/build-deb" in INSTALL and "${PKG}_${VERSION}_${ARCH}.deb" in BUILD
+    control = (DEBIAN / "control.in").read_text()
+    assert re.search(r"^Depends: .*\bmosquitto\b", control, re.M)
+    assert "/opt/poker-table-controller/.venv/bin/tablectl run" in (
+        REPO / "systemd" / "poker-table-controller.service").read_text()
+    assert 'ln -s "$PREFIX/.venv/bin/tablectl" "$ROOT/usr/bin/tablectl"' in BUILD
