@@ -206,12 +206,14 @@ def _score_reads(verdicts: list[tuple[str, str | None]], photos: int, stray: int
 
 
 def scene_photos(folder: str | Path, rec: Recognizer, unstretch: float | None = REAL_UNSTRETCH,
-                 sides: tuple[str, ...] = ("train", "dev"), progress: Any = None) -> Iterator[tuple[Any, Any]]:
+                 sides: tuple[str, ...] = ("train", "dev"), progress: Any = None,
+                 folders: tuple[str, ...] | None = None) -> Iterator[tuple[Any, Any]]:
     """``(scene, photo)`` for one copy of every source photo of the scenes on ``sides``
     (:mod:`vision.scenes`); a copy the export may have flipped is turned back by how well its
-    corner indices read each way (labels unseen)."""
+    corner indices read each way (labels unseen), as recorded (:func:`vision.scenes.recorded_mirrors`)
+    or else read now.  ``folders``: only source photos whose copy read is in these split folders."""
     from .corners import read_indices
-    from .scenes import scene_split
+    from .scenes import recorded_mirrors, scene_split
     from .yolo import find_names, load_photo, parse_class_name
 
     def score(img: np.ndarray) -> float:
@@ -219,16 +221,20 @@ def scene_photos(folder: str | Path, rec: Recognizer, unstretch: float | None = 
         return sum(r.confidence for r in read_indices(img, rec.index, rec.index_params))
 
     names: dict[Path, list[str | None]] = {}
+    known = recorded_mirrors(folder)
     k = 0
     for scene in scene_split(folder):
         if scene.side not in sides:
             continue
         for src in scene.photos:
-            _, path, maybe_flipped = src.best_file()
+            folder_name, path, maybe_flipped = src.best_file()
+            if folders is not None and folder_name not in folders:
+                continue
             split = path.parent.parent
             if split not in names:
                 names[split] = [parse_class_name(n) for n in find_names(split)]
-            ph = load_photo(path, names[split], unstretch, score if maybe_flipped else None)
+            ph = load_photo(path, names[split], unstretch, score if maybe_flipped else None,
+                            known.get(path.name) if maybe_flipped else False)
             k += 1
             if progress:
                 progress(k)
@@ -236,14 +242,56 @@ def scene_photos(folder: str | Path, rec: Recognizer, unstretch: float | None = 
                 yield scene, ph
 
 
+def record_mirrors(folder: str | Path, recognizer: Recognizer | None = None, write: bool = False,
+                   progress: Any = None) -> dict[str, bool]:
+    """Decide, for every copy :func:`scene_photos` reads that the export may have flipped, whether
+    it is mirrored (its corner indices read better mirrored back; labels unseen); ``write``: keep
+    the decisions in ``vision/data/mirrored.json`` for this photo set (:func:`vision.scenes.recorded_mirrors`)."""
+    import json
+
+    from .corners import read_indices
+    from .scenes import MIRRORED_FILE, scene_split
+
+    rec = recognizer or Recognizer.stock()
+    assert rec.index is not None
+    folder = Path(folder)
+    out: dict[str, bool] = {}
+    for scene in scene_split(folder):
+        for src in scene.photos:
+            _, path, maybe_flipped = src.best_file()
+            img = cv2.imread(str(path), cv2.IMREAD_COLOR) if maybe_flipped else None
+            if img is None:
+                continue
+            h, w = img.shape[:2]
+            if abs(w / h - REAL_UNSTRETCH) > 0.02:
+                img = cv2.resize(img, (int(round(h * REAL_UNSTRETCH)), h), interpolation=cv2.INTER_CUBIC)
+            s0, s1 = (sum(r.confidence for r in read_indices(x, rec.index, rec.index_params))
+                      for x in (img, cv2.flip(img, 1)))
+            out[path.name] = s1 > s0
+            if progress:
+                progress(len(out))
+    if write:
+        try:
+            data = json.loads(MIRRORED_FILE.read_text())
+        except (OSError, ValueError):
+            data = {}
+        data["about"] = ("exported copies of real photo sets that are mirrored, by image file name, as the "
+                         "corner-index reader decides (labels unseen): python -m vision.bench mirrored DIR --write")
+        data.setdefault("sets", {})[folder.name] = dict(sorted(out.items()))
+        MIRRORED_FILE.write_text(json.dumps(data, indent=0) + "\n")
+    return out
+
+
 def run_real_bench(folder: str | Path, recognizer: Recognizer | None = None, unstretch: float | None = REAL_UNSTRETCH,
-                   progress: Any = None, sides: tuple[str, ...] = ("train", "dev")) -> dict[str, Any]:
+                   progress: Any = None, sides: tuple[str, ...] = ("train", "dev"),
+                   folders: tuple[str, ...] | None = None) -> dict[str, Any]:
     """Right / unknown / wrong per labelled card on real photos labelled in YOLO format.
 
     A parent of split folders (``train/``, ``valid/``, ``test/``) is re-split by scene
     (:mod:`vision.scenes`): one copy of each source photo, scenes alternating between
     ``train`` (where thresholds may be calibrated) and ``dev`` (only measured); each side is
-    reported (``sides``), with its confusions, and the top-level figures are the dev side's.  A single
+    reported (``sides``), with its confusions, and the top-level figures are the dev side's
+    (``folders``: only the photos read from these split folders, see :func:`scene_photos`).  A single
     folder (``images/`` + ``labels/``) is scored as it is.
     """
     rec = recognizer or Recognizer.stock()
@@ -264,13 +312,14 @@ def run_real_bench(folder: str | Path, recognizer: Recognizer | None = None, uns
     verdicts: dict[str, list[tuple[str, str | None]]] = {side: [] for side in sides}
     photos: Counter[str] = Counter()
     stray: Counter[str] = Counter()
-    for scene, ph in scene_photos(folder, rec, unstretch, sides, progress=progress):
+    for scene, ph in scene_photos(folder, rec, unstretch, sides, progress=progress, folders=folders):
         v, s = score_photo(ph.cards, read(ph.image))
         verdicts[scene.side] += v
         photos[scene.side] += 1
         stray[scene.side] += s
     per = {side: _score_reads(v, photos[side], stray[side]) for side, v in verdicts.items()}
-    return {**base, "split": "scene", **per.get("dev", {}), "per_split": per,
+    return {**base, "split": "scene", **({"folders": list(folders)} if folders else {}), **per.get("dev", {}),
+            "per_split": per,
             "scenes": [s.to_dict() for s in scene_split(folder)],
             "seconds": round(time.perf_counter() - t, 1),
             "note": "scenes (the same cards in sequence) alternate in time order between train and dev, so "
@@ -370,13 +419,14 @@ def write_thresholds(res: dict[str, Any], path: Path | None = None) -> Path:
 
 
 def deck_in_play(dataset: str | Path, per_rank: int = 5, seed: int = 0, recognizer: Recognizer | None = None,
-                 before: dict[str, Any] | None = None) -> dict[str, Any]:
+                 before: dict[str, Any] | None = None, folders: tuple[str, ...] | None = None) -> dict[str, Any]:
     """How much a few labelled cards of the deck in play raise accuracy on other scenes of it.
 
     Crops of ``per_rank`` cards of each rank are taken from the ``train/`` photos of the
     scene split's train side (:func:`vision.labels.import_yolo`); the recogniser is scored on
     the dev scenes before and after :meth:`Recognizer.refine` with them (``before``: a dev-side
-    :func:`run_real_bench` of the same recogniser already run).
+    :func:`run_real_bench` of the same recogniser, with the same ``folders``, already run;
+    ``folders``: only the dev photos read from these split folders).
     """
     from .labels import LabelStore, import_yolo
     from .scenes import scene_split
@@ -386,9 +436,9 @@ def deck_in_play(dataset: str | Path, per_rank: int = 5, seed: int = 0, recogniz
     train_files = {p.name for s in scene_split(dataset) if s.side == "train" for ph in s.photos for _, p in ph.files}
     store = LabelStore(None)
     imported = import_yolo(dataset / "train", store, per_rank=per_rank, seed=seed, recognizer=rec, only=train_files)
-    before = before or run_real_bench(dataset, rec, sides=("dev",))
+    before = before or run_real_bench(dataset, rec, sides=("dev",), folders=folders)
     added = rec.refine(store.items())
-    after = run_real_bench(dataset, rec, sides=("dev",))
+    after = run_real_bench(dataset, rec, sides=("dev",), folders=folders)
     keys = ("cards", "right", "unknown", "wrong", "right_rate", "unknown_rate", "wrong_rate")
     return {"labelled": imported, "examples_added": added,
             "before": {k: before[k] for k in keys}, "after": {k: after[k] for k in keys},
@@ -406,6 +456,9 @@ if __name__ == "__main__":  # pragma: no cover
         print(json.dumps(res, indent=2))
         if "--write" in sys.argv[3:] and res["threshold"] is not None:
             write_thresholds(res)
+    elif len(sys.argv) > 2 and sys.argv[1] == "mirrored":
+        res = record_mirrors(sys.argv[2], write="--write" in sys.argv[3:])
+        print(json.dumps({"copies": len(res), "mirrored": sum(res.values())}))
     elif len(sys.argv) > 2 and sys.argv[1] == "deck":
         print(json.dumps(deck_in_play(sys.argv[2]), indent=2))
     elif len(sys.argv) > 2 and sys.argv[1] == "real":

@@ -555,15 +555,18 @@ def merge_reads(reads: list[IndexRead], pairs: np.ndarray | None = None) -> list
         unit = float(np.hypot(*r.down))
         dup = None
         for i, k in enumerate(kept):
-            if _opposite_corners(k, r) and (k.face == r.face or _iou(r.quad, k.quad) > 0.5):  # one card's two indices
-                if k.face == r.face:  # they agree: one read, its quad from both
-                    c = 1 - (1 - k.confidence) * (1 - r.confidence)
-                    kept[i] = replace(k, confidence=c, quad=_quad_from_corners(k, r), p_index=max(k.p_index, r.p_index),
-                                      corners=2)
-                else:  # they disagree: the card is not named from either
-                    kept[i] = replace(k, disputed=True)
+            if _opposite_corners(k, r) and k.face == r.face:  # one card's two indices agree: one read, its quad
+                c = 1 - (1 - k.confidence) * (1 - r.confidence)
+                kept[i] = replace(k, confidence=c, quad=_quad_from_corners(k, r), p_index=max(k.p_index, r.p_index),
+                                  corners=2)
                 dup = i
                 break
+            if _opposite_corners(k, r) and _iou(r.quad, k.quad) > 0.5:
+                # one card's two indices that disagree: both are kept, each marked (the evidence gate names
+                # neither); without the gate each stands on its own confidence, as before the gate existed
+                # (dropping the weaker read instead measured one more wrong card on the dev scenes)
+                kept[i] = replace(k, disputed=True)
+                r = replace(r, disputed=True)
             same_index = float(np.hypot(*(r.origin - k.origin))) < 0.8 * unit
             if same_index or _iou(r.quad, k.quad) > 0.6:
                 dup = i

@@ -343,6 +343,16 @@ def _corners_disagree(model: CardModel, glyphs: Sequence[CornerGlyphs]) -> bool:
     return alone[0] != alone[1]
 
 
+SPANS_CARDS = 1.6  # an outline this many times the area of the card an index inside it places holds more than one
+
+
+def _spans_cards(outline: np.ndarray, card: np.ndarray) -> bool:
+    """The card finder drew one outline around overlapping cards: it is much bigger than the card
+    that an index inside it places (the index's size gives the card's size on this table)."""
+    area = abs(cv2.contourArea(card.astype(np.float32)))
+    return abs(cv2.contourArea(outline.astype(np.float32))) > SPANS_CARDS * area
+
+
 def _quad_iou(a: np.ndarray, b: np.ndarray) -> float:
     inter, _ = cv2.intersectConvexConvex(a.astype(np.float32), b.astype(np.float32))
     union = abs(cv2.contourArea(a.astype(np.float32))) + abs(cv2.contourArea(b.astype(np.float32))) - inter
@@ -568,9 +578,13 @@ class Recognizer:
                          if cv2.pointPolygonTest(d.quad.astype(np.float32), origin, False) >= 0), None)
             if host is not None:
                 d = found[host]
-                if d.face == "up" and d.card is None and card is not None:  # the outline's card did not read
+                if d.face == "up" and d.card is None and card is not None and not _spans_cards(d.quad, r.quad + off):
+                    # the outline's card did not read whole: its index names it
                     found[host] = Detection(card, r.confidence, d.quad, "up", d.crop, evidence=ev)
-                if d.card is None or card is None or d.card == card:
+                    continue
+                if d.card is None and card is not None:
+                    pass  # an outline around overlapping cards: the index names its own card, not the outline
+                elif d.card is None or card is None or d.card == card:
                     continue
                 if _quad_iou(d.quad, r.quad + off) > 0.3:
                     continue  # the index of the card read whole, read less well alone: the whole read wins

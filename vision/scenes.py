@@ -19,6 +19,7 @@ puts photos of one run on both sides measures near-copies of what it calibrated 
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -70,6 +71,24 @@ class SourcePhoto:
             return plain[0][0], plain[0][1], False
         s, p = sorted(self.files)[0]
         return s, p, True
+
+
+MIRRORED_FILE = Path(__file__).with_name("data") / "mirrored.json"
+
+
+def recorded_mirrors(folder: str | Path, path: Path | None = None) -> dict[str, bool]:
+    """Which exported copies of a photo set are mirrored, as recorded once
+    (``python -m vision.bench mirrored DIR --write``: the corner-index reader reads each copy
+    both ways round, labels unseen), by image file name; empty for a set never recorded.
+
+    Deciding it costs two reads of the whole frame per copy, more than recognising the photo:
+    the record keeps the benchmark and its tests quick.  Whether an export flipped a copy is a
+    property of the photo set, not of the recogniser being measured."""
+    try:
+        data = json.loads((path or MIRRORED_FILE).read_text())
+        return {str(k): bool(v) for k, v in data.get("sets", {}).get(Path(folder).name, {}).items()}
+    except (OSError, ValueError, AttributeError):
+        return {}
 
 
 def _card_set(label: Path, names: Sequence[str | None]) -> frozenset[str]:

@@ -101,9 +101,11 @@ def iter_folder(folder: Path | str, unstretch: float | None = None,
 
 
 def load_photo(img_path: Path, names: Sequence[str | None], unstretch: float | None = None,
-               unmirror: Callable[[np.ndarray], float] | None = None) -> LabelledPhoto | None:
+               unmirror: Callable[[np.ndarray], float] | None = None,
+               mirrored: bool | None = None) -> LabelledPhoto | None:
     """One labelled photo (its labels in ``../labels/<stem>.txt``; see :func:`iter_folder`), None
-    if the image does not read."""
+    if the image does not read.  ``mirrored``: whether the copy is mirrored, when already known
+    (else ``unmirror`` decides)."""
     img = cv2.imread(str(img_path), cv2.IMREAD_COLOR)
     if img is None:
         return None
@@ -123,11 +125,12 @@ def load_photo(img_path: Path, names: Sequence[str | None], unstretch: float | N
                 continue
             cx, cy, bw, bh = (float(v) for v in parts[1:5])
             cards.append(LabelledCard(face, ((cx - bw / 2) * w, (cy - bh / 2) * h, bw * w, bh * h)))
-    if unmirror is not None:
+    if mirrored is None and unmirror is not None:
         flipped = cv2.flip(img, 1)
-        if unmirror(flipped) > unmirror(img):
-            img = flipped
-            cards = [LabelledCard(c.face, (w - c.box[0] - c.box[2], *c.box[1:])) for c in cards]
+        mirrored = unmirror(flipped) > unmirror(img)
+    if mirrored:
+        img = cv2.flip(img, 1)
+        cards = [LabelledCard(c.face, (w - c.box[0] - c.box[2], *c.box[1:])) for c in cards]
     return LabelledPhoto(img_path, img, tuple(cards))
 
 
