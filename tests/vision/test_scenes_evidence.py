@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from tests.conftest import REPO
+from vision.corners import IndexRead, merge_reads
 from vision.evidence import Centre, centre_verdict
 from vision.glyphs import Pips
-from vision.recognizer import Evidence
+from vision.recognizer import Evidence, _spans_cards
 from vision.scenes import SourcePhoto, assign_sides, group_scenes, photo_time, scene_split, source_name
 
 DATASET = Path(os.environ.get("POKER_CARDS_DATASET", REPO.parent / "shared" / "datasets" / "poker-cards-4"))
@@ -108,3 +111,26 @@ def test_the_real_photos_split_by_scene_leaves_no_scene_on_both_sides() -> None:
             assert near.cards != p.cards
     n_dev = sum(len(s.photos) for s in scenes if s.side == "dev")
     assert 0.3 < n_dev / sum(len(s.photos) for s in scenes) < 0.7
+
+
+def _read(face: str, conf: float, origin: tuple[float, float], down: tuple[float, float]) -> IndexRead:
+    o, d = np.array(origin, np.float32), np.array(down, np.float32)
+    rt = np.array([d[1], -d[0]], np.float32)
+    quad = np.array([o + x * rt + y * d for x, y in ((-0.5, -1), (6, -1), (6, 8.5), (-0.5, 8.5))], np.float32)
+    return IndexRead(face, conf, quad, o, d, 0.9)
+
+
+def test_two_corners_of_one_card_merge_when_they_agree_and_are_both_kept_marked_when_they_disagree() -> None:
+    top = _read("9c", 0.9, (100, 100), (0, 10))  # a card's top-left index, 10 px to the suit
+    bottom = _read("9c", 0.8, (155, 175), (0, -10))  # its bottom-right index, upside down
+    (one,) = merge_reads([top, bottom])
+    assert one.corners == 2 and one.confidence > 0.9 and not one.disputed
+    reads = merge_reads([top, replace(bottom, face="Qc")])
+    assert [(r.face, r.disputed) for r in reads] == [("9c", True), ("Qc", True)]  # neither is dropped
+
+
+def test_an_outline_much_bigger_than_the_card_its_index_places_spans_cards() -> None:
+    card = np.array([[0, 0], [63, 0], [63, 88], [0, 88]], np.float32)
+    assert not _spans_cards(card * 1.1, card)  # a loose outline of the one card
+    two = np.array([[0, 0], [110, 0], [110, 120], [0, 120]], np.float32)  # two overlapping cards' outline
+    assert _spans_cards(two, card)
