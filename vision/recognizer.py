@@ -34,7 +34,7 @@ outlines, named by an index inside them.
 (:class:`Evidence`, :mod:`vision.evidence`).  Measured on the dev scenes of ``poker-cards-4``
 with its own thresholds (0.5 whole, 0.65 index, 0.6 lone, by the same rule), before the
 outline check above, it read 74.1 % right and 1.57 % wrong at 12 ms per card crop, against
-75.6 % and 1.36 % at about 7 ms without it, so it is not the default.  A
+75.6 % and 1.36 % at about 7 ms without it then, so it is not the default.  A
 cheaper part alone (``corners_agree=True``: two corners of a card that read differently make
 it unknown; no second model run) measured 73.4 % right and 1.57 % wrong: off too.  With the
 gate a card is named only when nothing contradicts it (the two corners, or the two readers, name different
