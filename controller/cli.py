@@ -399,9 +399,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
         service = TableService(Table(**config.table_kwargs()))
         alerts = []
         try:
-            for out in service.replay(journal.entries()):
-                if out.kind == "alert":
-                    alerts.append(out.payload)
+            for output in service.replay(journal.entries()):
+                if output.kind == "alert":
+                    alerts.append(output.payload)
         except JournalError as exc:
             err.print(f"[red]journal error[/red]: {exc}")
             return 2

@@ -256,7 +256,7 @@ def json_of(message: Any) -> Any:
 
 
 # ---------------------------------------------------------------------- pytest fixtures for tests/web/
-# A test module imports the ones it uses (``from tests.web_helpers import web_broker, ...``).
+# tests/web/conftest.py offers them to every module there.
 
 TIMEOUT_MS = 8000
 

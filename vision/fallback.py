@@ -310,7 +310,7 @@ class CameraFallback:
             return None
         (best, n), *rest = t.votes.most_common(2) + [(None, 0)]
         runner = rest[0][1]
-        if n >= self.min_votes and n >= 2 * runner:
+        if best is not None and n >= self.min_votes and n >= 2 * runner:
             return best.face
         return None
 

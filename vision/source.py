@@ -66,7 +66,7 @@ class CameraSource:
                 self._pending.extend(self.fallback.note_events([event]))
 
     def _run(self, recognizer: Recognizer, period: float) -> None:
-        assert self.fallback is not None
+        assert self.fallback is not None and self.layout is not None
         while not self.ctx.stopping.wait(period):
             try:
                 frame = self.camera.grab()

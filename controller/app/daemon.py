@@ -24,6 +24,7 @@ the very same daemon on an emulator, gpiozero's mock pins and a scripted NFC fro
 
 from __future__ import annotations
 
+import functools
 import logging
 import queue
 import signal
@@ -44,6 +45,7 @@ from controller.journal import Journal, JournalError, JournalFullError
 from controller.mqtt.contract import RequestError, Topics, parse_request, request_transaction, response_payload
 from controller.mqtt.link import MqttLink, MqttSettings
 from controller.rules.decks import DeckRegistry
+from controller.rules.engine import HandEngine
 from controller.rules.events import (
     Acknowledge,
     Act,
@@ -558,11 +560,14 @@ class Daemon:
                 self._cursor_seq = seq
                 self._cursor.notify_all()
 
+    def _cursor_passed(self, stored: int) -> bool:
+        return self._cursor_seq > stored or self._stop.is_set()
+
     def _store_cursor(self, every: float = 0.25) -> None:
         stored = 0
         while not self._stop.is_set():
             with self._cursor:
-                self._cursor.wait_for(lambda s=stored: self._cursor_seq > s or self._stop.is_set())
+                self._cursor.wait_for(functools.partial(self._cursor_passed, stored))
             if self._stop.wait(every):
                 break
             stored = self._write_cursor()
@@ -676,15 +681,18 @@ class Daemon:
     # ------------------------------------------------------------------ sources
     def _start_sources(self) -> None:
         """Every source plug-in the config enables (or a backend stands in for), in start order."""
-        ctx = dict(config=self.config, registry=self.registry, post=self.post, apply_now=self.apply_now,
-                   owner_lock=self.owner_lock, stopping=self._stop,
-                   engine=lambda: self.service.engine if self.service is not None else None)
+        def engine() -> HandEngine | None:
+            return self.service.engine if self.service is not None else None
+
         for name, plugin in in_start_order([*self.config.sources_named(), *self.backends]).items():
             section = self.config.source(name)
             backend = self.backends.get(name)
             if not plugin.enabled(section, backend):
                 continue
-            src = plugin.build(SourceContext(**ctx, peers=dict(self.sources), backend=backend), section)
+            ctx = SourceContext(config=self.config, registry=self.registry, post=self.post, apply_now=self.apply_now,
+                                owner_lock=self.owner_lock, stopping=self._stop, engine=engine,
+                                peers=dict(self.sources), backend=backend)
+            src = plugin.build(ctx, section)
             src.start()
             self.sources[name] = src
             log.info("source started", extra={"source": name})

@@ -66,7 +66,9 @@ def _engine_final(setup: Any, evs: list[Any]) -> list[int] | None:
         engine.apply(ev)
     if engine.settle() is None:
         return None
+    assert engine.chips is not None
     final = engine.chips.final_stacks()
+    assert final is not None
     return [final[s] for s in engine.order]
 
 
@@ -98,7 +100,8 @@ def _pk_state(table: Table, hand: dict[str, Any]) -> Any:
     rounds = 5 if table.stud else 4 if g in BOARD_GAMES else 2
     cap = None
     if table.structure == "limit":
-        cap = 1 + int(hand.get("raise_cap") if hand.get("raise_cap") is not None else 3 if rounds >= 3 else 4)
+        raise_cap = hand.get("raise_cap")
+        cap = 1 + int(raise_cap if raise_cap is not None else 3 if rounds >= 3 else 4)
     if table.structure == "limit":
         small, big = limits
     else:
@@ -281,7 +284,9 @@ def run_bench(hands: int = 2000, seed: int = 1) -> dict[str, Any]:
     all_hands = list(session(random.Random(seed), hands, chips=True))
     engine_inputs = _engine_inputs(all_hands)
 
-    prepared, compared, skipped = [], [], Counter()
+    prepared: list[Any] = []
+    compared: list[Any] = []
+    skipped: Counter[str] = Counter()
     stacks_agree = stacks_differ = worst = 0
     for hand, inp in zip(all_hands, engine_inputs, strict=True):
         if hand["game"] in POKERKIT_SKIPPED_GAMES:

@@ -342,7 +342,11 @@ enabled = false
         self.retained += 1
         payload = json.dumps({"reason": "called_misdeal", "transaction": f"retained-{self.retained}"}).encode()
         self.console.rec.c.publish(self.topics.request("misdeal"), payload, qos=1, retain=True)
-        self._spawn(lambda: (time.sleep(0.3), self.broker.restart(down_for=0.5)))
+        def restart_soon() -> None:
+            time.sleep(0.3)
+            self.broker.restart(down_for=0.5)
+
+        self._spawn(restart_soon)
 
     def _spawn(self, fn: Callable[[], None]) -> None:
         t = threading.Thread(target=fn, daemon=True)
@@ -410,6 +414,7 @@ def _request_fields(event: Any) -> tuple[str, dict] | None:
 
 def deal_hand(rig: Rig, n: int, fault: str, progress: Callable[[str], None]) -> HandLog:
     from controller.sim import dealer as dealer_sim
+    from firmware_bridge.table_sim import Console as ConsoleStep
 
     game = GAMES[n % len(GAMES)]
     log = HandLog(n, game, fault)
@@ -448,7 +453,7 @@ def deal_hand(rig: Rig, n: int, fault: str, progress: Callable[[str], None]) -> 
             break
         if i == at:
             getattr(rig, {"kill": "kill9", "retained": "retained_request"}.get(fault, fault))()
-        if hasattr(action, "event"):
+        if isinstance(action, ConsoleStep):
             if any(e["seq"] > seq for e in rig.events("hand_end")):
                 break  # the hand ended early (a ruling): the dealer stops and clears the table
             # The dealer acts on what the display shows: wait until the cards pitched so far are in.
@@ -529,6 +534,7 @@ def analyse(rig: Rig, hands: list[HandLog], retained: list[Record] | None = None
                     rulings.append(dict(out.payload, seq=out.seq))
                 elif out.kind == "holecards":
                     engine = svc.engine
+                    assert engine is not None
                     for held in engine.hands.values():
                         for h in held:
                             if not h.up:
@@ -593,8 +599,8 @@ def analyse(rig: Rig, hands: list[HandLog], retained: list[Record] | None = None
                 found = n
         return found
 
-    for r in rulings:
-        r["hand"] = dealt_hand(r["seq"])
+    for ruling in rulings:
+        ruling["hand"] = dealt_hand(ruling["seq"])
     fault_of = {n: fault for _, n, fault in starts}
     # A finished hand's hole cards still retained on the overlay's topic (a live hand's may be).
     stale = [r for r in retained or [] if json.loads(r.payload).get("hand_id") in ended]
@@ -708,7 +714,7 @@ def request_round_trip(rig: Rig, n: int = 200) -> dict[str, Any]:
     bare_p50 = p50(echo)
     return {"requests": n, "applied_p50_ms": p50(applied), "refused_p50_ms": p50(refused),
             "bare_round_trip_p50_ms": bare_p50,
-            "ratio_applied_to_bare": round(p50(applied) / bare_p50, 2) if applied and bare_p50 else None,
+            "ratio_applied_to_bare": round(statistics.median(applied) / bare_p50, 2) if applied and bare_p50 else None,
             "journal_sync": "normal", "answered": [len(applied), len(refused), len(echo)]}
 
 

@@ -21,6 +21,7 @@ both are reported.
 
 from __future__ import annotations
 
+import functools
 import random
 import statistics
 import tempfile
@@ -35,6 +36,7 @@ from controller.mqtt.broker import Broker
 from controller.rules.cards import standard_deck
 from controller.rules.decks import Deck, DeckRegistry
 from controller.rules.events import EndHand, NewHand, SeatPlayer, SetButton
+from firmware_bridge.source import RfidSource
 
 #: Seconds between two cards, for the daemon and for both floors alike: an idle machine wakes
 #: up more slowly than a busy one, so the floor must be measured at the daemon's own pace.
@@ -89,6 +91,17 @@ class EmulatorProcess(_ChildProcess):
         return dict(self.conn.recv())
 
 
+
+def _longer_than(items: Any, n: int) -> bool:
+    return len(items) > n
+
+
+def rfid_source(daemon: Any) -> RfidSource:
+    """The daemon's antenna source: the benches reach into its pipeline and its bridge."""
+    src = daemon.sources["serial"]
+    assert isinstance(src, RfidSource), src
+    return src
+
 def _emulator_main(conn, link_path: str, antennas: int) -> None:
     from firmware_bridge.emulator import Emulator
 
@@ -133,7 +146,7 @@ def pty_floor(cards: int, pace: float = CARD_PACE) -> dict[str, Any]:
                 uid = f"04{i:06X}"
                 emu.place(i % 16, uid)
                 with cond:
-                    cond.wait_for(lambda n=i: len(got) > n, 5)
+                    cond.wait_for(functools.partial(_longer_than, got, i), 5)
                 emu.remove(i % 16, uid)
                 time.sleep(pace)
             written = emu.frames()
@@ -207,7 +220,7 @@ def _subscriber_main(conn, host: str, port: int, topic: str, client_id: str) -> 
         cmd = conn.recv()
         if cmd[0] == "wait":
             with cond:
-                cond.wait_for(lambda n=cmd[1]: len(got) >= n, cmd[2])
+                cond.wait_for(functools.partial(_longer_than, got, cmd[1] - 1), cmd[2])
                 conn.send(len(got))
         elif cmd[0] == "results":
             with cond:
@@ -297,12 +310,13 @@ def daemon_latency(broker: Broker, cards: int, settle: float, pace: float = CARD
     emu = EmulatorProcess(str(tmp / "ttyEMU"))
     d = Daemon(config, registry=registry, backends={"serial": str(tmp / "ttyEMU")})
     d.start()
-    rfid = d.sources["serial"]
+    rfid = rfid_source(d)
     assert d.link is not None
     rfid.pipeline.zones = ZoneTracker(rfid.pipeline.zones.zone_map, debounce=settle)
     arrivals = record_arrivals(rfid.pipeline)
     sub = SubscriberProcess(broker.host, broker.port, d.topics.event("card"), f"bench-sub-{sync}-{settle}")
     d.link.connected_event.wait(10)
+    assert rfid.bridge is not None
     rfid.bridge.wait_synced(10)
     time.sleep(0.3)
     for seat in range(1, 10):

@@ -37,7 +37,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from controller.bench.latency import _ChildProcess, _summary
+from controller.bench.latency import _ChildProcess, _summary, rfid_source
 from controller.demo.config import demo_config
 from controller.mqtt.broker import Broker
 from controller.rules.cards import standard_deck
@@ -300,7 +300,7 @@ def session_latency(broker: Broker, hands: int, fw_dir: str | Path, seed: int = 
     fw = FirmwareProcess(link_path, str(fw_dir))
     d = Daemon(config, registry=DeckRegistry([deck]), backends={"serial": link_path})
     d.start()
-    rfid = d.sources["serial"]
+    rfid = rfid_source(d)
     gone: dict[str, list[float]] = {}
     fusion_feed = rfid.pipeline.fusion.feed
 
@@ -309,9 +309,10 @@ def session_latency(broker: Broker, hands: int, fw_dir: str | Path, seed: int = 
             gone.setdefault(change.uid, []).append(time.monotonic())
         return fusion_feed(change)
 
-    rfid.pipeline.fusion.feed = watch
+    rfid.pipeline.fusion.feed = watch  # type: ignore[method-assign]  # the bench times each removal
     sub = EventSubscriber(broker.host, broker.port, config.topic)
     try:
+        assert d.link is not None and rfid.bridge is not None
         d.link.connected_event.wait(10)
         if not rfid.bridge.wait_synced(20):
             raise RuntimeError("bench: the firmware never synchronised with the host")
@@ -345,7 +346,7 @@ def _score(s: _Session, times: dict[int, float], msgs: list[tuple[str, Any, floa
         return not any(a <= t1 + 0.005 and b >= t0 - 0.005 for a, b in spans)
 
     steady_ms: dict[str, list[float]] = {"hole": [], "flop": [], "wrong_seat_alert": []}
-    cards: dict[tuple[int, int], list[float]] = {}
+    cards: dict[tuple[Any, Any], list[float]] = {}
     boards: list[tuple[set[str], float]] = []
     alerts: list[tuple[int | None, float, str]] = []
     for topic, body, t in msgs:
@@ -372,21 +373,21 @@ def _score(s: _Session, times: dict[int, float], msgs: list[tuple[str, Any, floa
     phantom = sum(max(0, len(v) - seen.get(k, 0)) for k, v in cards.items())
     flop_ms, flops_missing = [], 0
     for _hand, labels, key in s.flops:
-        t = next((t for cs, t in boards if set(labels) <= cs and t >= times[key] - 1), None)
-        if t is None:
+        shown = next((t for cs, t in boards if set(labels) <= cs and t >= times[key] - 1), None)
+        if shown is None:
             flops_missing += 1
         else:
-            flop_ms.append((t - times[key]) * 1000)
-            if steady(times[key], t):
+            flop_ms.append((shown - times[key]) * 1000)
+            if steady(times[key], shown):
                 steady_ms["flop"].append(flop_ms[-1])
     alert_ms, alerts_missing = [], 0
     for hand, key in s.wrong:
-        t = next((t for h, t, _ in alerts if h == hand and t >= times[key]), None)
-        if t is None:
+        raised = next((t for h, t, _ in alerts if h == hand and t >= times[key]), None)
+        if raised is None:
             alerts_missing += 1
         else:
-            alert_ms.append((t - times[key]) * 1000)
-            if steady(times[key], t):
+            alert_ms.append((raised - times[key]) * 1000)
+            if steady(times[key], raised):
                 steady_ms["wrong_seat_alert"].append(alert_ms[-1])
     leave_ms, leaves_missing = [], 0
     for uid, key in s.leaves:

@@ -14,7 +14,7 @@ import random
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from rich.console import Console
 from rich.panel import Panel
@@ -37,7 +37,7 @@ class DemoStats:
     mistakes: int = 0
     caught: int = 0
     dead_tags: int = 0
-    rulings: Counter | None = None
+    rulings: Counter[str] = field(default_factory=Counter)
     false_alarms: int = 0  # hands dealt with no mistake that raised an alert anyway
 
     @property
@@ -265,7 +265,7 @@ def _run_table_demo(hands: int, seed: int | None, pace: float, mistake_rate: flo
             console.print(f"camera      synthetic, over the board and seats 1-2; {dead_tags:.0%} of board tags dead")
             console.print("Ctrl-C stops.")
             sim = TableSim(layout, deck)
-            rfid = Counter()
+            rfid: Counter[str] = Counter()
 
             def count_rfid(event, source: str) -> None:
                 if source == "rfid" and event.kind not in UNGATED:

@@ -84,7 +84,9 @@ class Ingestor:
     observers: list[Callable[[Parsed], None]] = field(default_factory=list)
 
     def handle(self, batch: Sequence[tuple[str, bytes]]) -> int:
-        rows, spans, parsed = [], [], []
+        rows: list[Any] = []
+        spans: list[Any] = []
+        parsed: list[Parsed] = []
         for name, data in batch:
             self.counters.messages += 1
             msg = parse(name, data, self.base)
@@ -134,7 +136,7 @@ class MqttSource:
         self.client.on_connect = self._on_connect
         self.client.on_message = self._on_message
         self.client.on_disconnect = lambda *a: self.connected.clear()
-        self.client.reconnect_delay_set(0.2, 5)
+        self.client.reconnect_delay_set(0.2, 5)  # type: ignore[arg-type]  # paho takes float seconds
         self.client.connect_async(host, port, keepalive=30)
 
     def _on_connect(self, client: Any, userdata: Any, flags: Any, reason: Any, properties: Any = None) -> None:

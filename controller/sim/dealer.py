@@ -132,6 +132,7 @@ class Table:
         if game in STUD_GAMES:
             return tbl
         order = tbl.deal_order()
+        bb_def: int | None
         if len(order) == 2:
             # TDA 32 / RRoP s4 Blinds 3: heads-up the button posts the small blind.
             sb_def = button if button in order else order[0]
@@ -144,7 +145,7 @@ class Table:
 
 
 def _table_fields(t: Table) -> dict[str, Any]:
-    return {name: getattr(t, name) for name in Table.__slots__}  # type: ignore[attr-defined]
+    return {name: getattr(t, name) for name in Table.__slots__}
 
 
 # --------------------------------------------------------------------------- showing hands
@@ -639,8 +640,9 @@ def expected_to_act(hand: dict[str, Any], final_ok: bool = True) -> list[dict[st
         nxt_is_act = i + 1 < len(steps) and "act" in steps[i + 1]
         if not (nxt_is_act or (i + 1 == len(steps) and final_ok)):
             continue
-        if a[i] is not None and a[i] == b[i]:
-            out.append({"after": i + 1, "to_act": a[i]})
+        seat = a[i]
+        if seat is not None and seat == b[i]:
+            out.append({"after": i + 1, "to_act": seat})
     return out
 
 
@@ -796,8 +798,9 @@ class _Dealer:
                 for _ in range(count):
                     self.emit({"deal": {"to": seat, "card": self.card()}})
             else:
-                seat = m.to_act
-                assert seat is not None
+                to_act = m.to_act
+                assert to_act is not None
+                seat = to_act
                 action, all_in = _choose_action(self.rng, m, seat, len(self.shoe) - RESERVE)
                 act: dict[str, Any] = {"seat": seat, "action": action}
                 if m.chips is not None:
@@ -1293,6 +1296,7 @@ def _c_duplicate_card(rng, hand, t: Table, info: _Info):
     dup = rng.choice(_in_play_before(hand, i))
     steps = hand["steps"]
     step = steps[i]
+    new_step: dict[str, Any]
     if "deal" in step:
         new_step = {"deal": {**step["deal"], "card": dup}}
     else:
@@ -1307,6 +1311,7 @@ def _c_foreign_card(rng, hand, t: Table, info: _Info):
     i = rng.choice(_card_steps(hand))
     steps = hand["steps"]
     step = steps[i]
+    new_step: dict[str, Any]
     if "deal" in step:
         new_step = {"deal": {**step["deal"], "card": step["deal"]["card"] + "@B"}}
     else:

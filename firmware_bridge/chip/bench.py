@@ -184,8 +184,8 @@ def run_one(kind: str, files: dict[str, bytes], board: str = "") -> dict[str, An
     acc = [(a, b, r) for a, b, r in chip.accesses if t_empty0 <= a < t_empty1]
     lows = [b - a for a, b, _ in acc]
     starts: dict[int, list[float]] = {}
-    for a, _b, r in acc:
-        starts.setdefault(r, []).append(a)
+    for start_us, _end_us, reader in acc:
+        starts.setdefault(reader, []).append(start_us)
     s2s = [y - x for v in starts.values() for x, y in zip(v, v[1:], strict=False) if y - x < 500]
     cyc = [y - x for v in ({r: [t for t, rr, _ in chip.scan_starts if rr == r and t_empty0 <= t < t_empty1]
                             for r in range(readers)}).values() for x, y in zip(v, v[1:], strict=False)]
