@@ -363,10 +363,12 @@ class WebSection(_Section):
     display: WebPageSection = Field(default_factory=lambda: WebPageSection(port=8080, user="console"))
     overlay: WebPageSection = Field(default_factory=lambda: WebPageSection(port=8081, user="overlay"))
     tracker: WebPageSection = Field(default_factory=lambda: WebPageSection(port=8082, user="console"))
+    # The producer's control page (web/producer/): shows and hides the overlay's graphics live.
+    producer: WebPageSection = Field(default_factory=lambda: WebPageSection(enabled=False, port=8083, user="producer"))
 
     def pages(self) -> dict[str, WebPageSection]:
         """The enabled pages by name (each gets its own server and port)."""
-        pages = {"display": self.display, "overlay": self.overlay, "tracker": self.tracker}
+        pages = {"display": self.display, "overlay": self.overlay, "tracker": self.tracker, "producer": self.producer}
         return {name: page for name, page in pages.items() if page.enabled} if self.enabled else {}
 
     @field_validator("root")
