@@ -32,7 +32,8 @@ Sections (see ``examples/table.toml`` for a commented, complete example):
 ``[journal]``    path, sync
 ``[camera]``     enabled
 ``[room]``       name, resend_grace: the room this table belongs to (leave it out for a table in no room)
-``[web]``        the pages ``tablectl run`` serves: ``[web.display]``, ``[web.overlay]`` (host, port,
+``[web]``        the pages ``tablectl run`` serves: ``[web.display]``, ``[web.overlay]``, ``[web.tracker]``,
+                 ``[web.producer]`` (off unless enabled) (host, port,
                  the broker login each page gets), the broker's websockets URL
 """
 

@@ -38,7 +38,10 @@ def _judge(messages: list[tuple[str, dict]]) -> list[dict]:
             pytest.fail(why)
         pytest.skip(why)
     if os.geteuid() != 0:
-        pytest.fail("chroot into Home Assistant's root needs root (CI and the bootstrap run as root)")
+        why = "chroot into Home Assistant's root needs root (CI and the bootstrap run as root)"
+        if os.environ.get("CI"):
+            pytest.fail(why)
+        pytest.skip(why)
     run = subprocess.run(["chroot", str(ROOT), "/usr/bin/env", "-i", "PATH=/usr/bin:/bin", "/ha/bin/python", "-c",
                           CHECK.read_text()], input=json.dumps(messages), capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr[-3000:]
