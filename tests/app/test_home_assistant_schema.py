@@ -54,11 +54,23 @@ def _messages(table: str = "t-9") -> list[tuple[str, dict]]:
     return discovery_messages(config, Topics("poker", table))
 
 
-def test_home_assistant_accepts_every_discovery_config() -> None:
+def _bad() -> list[tuple[str, dict]]:
+    """Three configs Home Assistant must not take as they are."""
+    (topic, good), = [(t, p) for t, p in _messages() if t.endswith("/hand_number/config")]
+    return [(topic, dict(good, state_class="sometimes")), (topic, dict(good, colour="green")),
+            (topic, dict(good, value_template="{{ value_json.table.hand_number "))]
+
+
+@pytest.fixture(scope="module")
+def verdicts() -> list[dict]:
+    """One run of Home Assistant for the module (its import costs seconds)."""
+    return _judge(_messages() + _bad())
+
+
+def test_home_assistant_accepts_every_discovery_config(verdicts) -> None:
     messages = _messages()
-    verdicts = _judge(messages)
-    assert len(verdicts) == len(messages) == 4
-    for (topic, payload), v in zip(messages, verdicts, strict=True):
+    assert len(verdicts) == len(messages) + 3 and len(messages) == 4
+    for (topic, payload), v in zip(messages, verdicts[:4], strict=True):
         assert v["topic"] == topic
         assert v["ha"].startswith("2026."), v
         assert v["error"] is None, v
@@ -67,12 +79,8 @@ def test_home_assistant_accepts_every_discovery_config() -> None:
         assert v["entity_id"] == payload["default_entity_id"], v
 
 
-def test_a_config_home_assistant_rejects_is_reported() -> None:
-    (topic, good), = [(t, p) for t, p in _messages() if t.endswith("/hand_number/config")]
-    bad_class = dict(good, state_class="sometimes")
-    unknown_key = dict(good, colour="green")
-    broken_template = dict(good, value_template="{{ value_json.table.hand_number ")
-    v1, v2, v3 = _judge([(topic, bad_class), (topic, unknown_key), (topic, broken_template)])
+def test_a_config_home_assistant_rejects_is_reported(verdicts) -> None:
+    v1, v2, v3 = verdicts[4:]
     assert v1["error"] and "state_class" in v1["error"], v1
     assert v2["error"] is None and v2["dropped"] == ["colour"], v2
     assert v3["error"] and "value_template" in v3["error"], v3  # Home Assistant's Jinja parses each template
