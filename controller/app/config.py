@@ -32,7 +32,8 @@ Sections (see ``examples/table.toml`` for a commented, complete example):
 ``[journal]``    path, sync
 ``[camera]``     enabled
 ``[room]``       name, resend_grace: the room this table belongs to (leave it out for a table in no room)
-``[web]``        the pages ``tablectl run`` serves: ``[web.display]``, ``[web.overlay]`` (host, port,
+``[web]``        the pages ``tablectl run`` serves: ``[web.display]``, ``[web.overlay]``, ``[web.tracker]``,
+                 ``[web.producer]`` (off unless enabled) (host, port,
                  the broker login each page gets), the broker's websockets URL
 """
 
@@ -363,10 +364,12 @@ class WebSection(_Section):
     display: WebPageSection = Field(default_factory=lambda: WebPageSection(port=8080, user="console"))
     overlay: WebPageSection = Field(default_factory=lambda: WebPageSection(port=8081, user="overlay"))
     tracker: WebPageSection = Field(default_factory=lambda: WebPageSection(port=8082, user="console"))
+    # The producer's control page (web/producer/): shows and hides the overlay's graphics live.
+    producer: WebPageSection = Field(default_factory=lambda: WebPageSection(enabled=False, port=8083, user="producer"))
 
     def pages(self) -> dict[str, WebPageSection]:
         """The enabled pages by name (each gets its own server and port)."""
-        pages = {"display": self.display, "overlay": self.overlay, "tracker": self.tracker}
+        pages = {"display": self.display, "overlay": self.overlay, "tracker": self.tracker, "producer": self.producer}
         return {name: page for name, page in pages.items() if page.enabled} if self.enabled else {}
 
     @field_validator("root")

@@ -18,6 +18,7 @@ from typing import Any
 from controller.mqtt.contract import SCHEMA_VERSION, Topics, card_event, event_payload, state_payload
 from controller.mqtt.link import MqttLink
 from controller.service import Output, TableService
+from controller.session_stats import SessionStats
 
 END_OF_HAND = "end_of_hand"
 _EVENT_KINDS = ("hand_start", "burn", "board", "street", "action", "draw", "hand_end", "dealer")
@@ -38,6 +39,7 @@ class Publisher:
     _equity_key: tuple | None = None  # what the last equity request was about
     _deferred: tuple[Output, int | None, float] | None = None  # the newest hole cards, sent with the state
     _clear_due: bool = False  # the hand ended: clear broadcast/holecards right after its final state
+    stats: SessionStats = field(default_factory=SessionStats)  # broadcast/stats (controller/session_stats.py)
 
     def close(self) -> None:
         if self._equity is not None:
@@ -78,12 +80,15 @@ class Publisher:
         elif kind in _EVENT_KINDS:
             msg = event_payload(kind, seq=seq, ts=now, hand_id=hand_id or 1, **p)
             self._event(t.event(kind), msg, seq)
+            counted = self.stats.observe(kind, p, _names(service) if kind == "hand_start" else {})
             if kind == "hand_start":
                 self._held.clear()
             elif kind == "hand_end":
                 self._publish_deferred(service)  # before the hand's secrets are cleared
                 self._broadcast("hand_end", msg, retain=False)
                 self._end_broadcast(service, hand_id or 1, seq, now)
+            if counted:
+                self._publish_stats(service, hand_id or 1, seq, now)
         elif kind == "alert":
             self.link.publish(t.alert, p, seq=seq)
             ruling = event_payload("ruling", seq=seq, ts=now, hand_id=p.get("hand_id") or hand_id or 1, alert=p)
@@ -95,6 +100,14 @@ class Publisher:
             secret = {"schema": SCHEMA_VERSION, "seq": seq, "ts": now, "hand_id": hand_id or 1, "seats": p["seats"]}
             self.link.publish(t.private_holecards, secret, seq=seq)
             self._broadcast("holecards", dict(secret, delay=self.delay_label), retain=True)
+
+    def _publish_stats(self, service: TableService, hand_id: int, seq: int, now: float) -> None:
+        """Session statistics once a hand is counted: with the broadcast delay, retained (the hand
+        is over, so the end-of-hand delay holds nothing back)."""
+        body = self.stats.payload(_names(service))
+        msg = {"schema": SCHEMA_VERSION, "seq": seq, "ts": now, "hand_id": hand_id, **body}
+        delay = 0.0 if self.broadcast_delay == END_OF_HAND else float(self.broadcast_delay)
+        self.link.publish(self.topics.broadcast("stats"), msg, retain=True, delay=delay, seq=seq)
 
     def _event(self, topic: str, msg: dict[str, Any], seq: int) -> None:
         self.link.publish(topic, msg, seq=seq)
@@ -176,3 +189,7 @@ class Publisher:
             self.link.publish(self.topics.broadcast("holecards"), b"", retain=True, delay=0.001, seq=seq)
         else:
             self._clear_due = True  # sent by publish_state, after the final state it belongs to
+
+
+def _names(service: TableService) -> dict[int, str | None]:
+    return {int(k): p.get("name") for k, p in service.table.describe()["players"].items()}

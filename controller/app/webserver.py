@@ -53,8 +53,8 @@ from urllib.parse import unquote, urlencode, urlsplit
 
 HOST = "127.0.0.1"
 DEFAULT_ROOT = Path(__file__).resolve().parents[2] / "web"
-PAGES = ("display", "overlay", "tracker")
-SERVED = ("display", "overlay", "tracker", "common", "vendor")
+PAGES = ("display", "overlay", "tracker", "producer")
+SERVED = ("display", "overlay", "tracker", "producer", "common", "vendor")
 #: Content-Security-Policy of every response: the pages load nothing from elsewhere and talk
 #: only to the broker over WebSockets.
 CSP = ("default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "

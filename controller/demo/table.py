@@ -189,7 +189,8 @@ def _run_table_demo(hands: int, seed: int | None, pace: float, mistake_rate: flo
     repo = Path(__file__).resolve().parents[2]
     conf = (repo / "systemd" / "mosquitto" / "poker-table.conf").read_text()
     acl = (repo / "systemd" / "mosquitto" / "acl").read_text()
-    passwords = {role: secrets.token_urlsafe(9) for role in ("controller", "display", "console", "overlay")}
+    passwords = {role: secrets.token_urlsafe(9) for role in ("controller", "display", "console", "overlay",
+                                                                     "producer")}
     work = Path(tempfile.mkdtemp(prefix="tablectl-demo-"))
     deck = enroll_deck("A", seed=0)
     ended: list[dict] = []  # hand_end payloads, as the daemon published them
@@ -247,8 +248,10 @@ def _run_table_demo(hands: int, seed: int | None, pace: float, mistake_rate: flo
             "display": {"user": "console", "pass": passwords["console"]},
             "tracker": {"user": "console", "pass": passwords["console"]},
             "overlay": {"user": "overlay", "pass": passwords["overlay"]},
+            "producer": {"user": "producer", "pass": passwords["producer"]},
         }, listen={"display": (HOST, http_port), "overlay": (HOST, http_port + 1 if http_port else 0),
-                   "tracker": (HOST, http_port + 2 if http_port else 0)})
+                   "tracker": (HOST, http_port + 2 if http_port else 0),
+                   "producer": (HOST, http_port + 3 if http_port else 0)})
         try:
             console.rule("poker-table-controller demo")
             console.print(f"broker      mqtt://127.0.0.1:{broker.port}  (websockets {ws})")
@@ -259,6 +262,7 @@ def _run_table_demo(hands: int, seed: int | None, pace: float, mistake_rate: flo
             console.print(f"[bold]dealer display[/]    {web.page_url('display')}")
             console.print(f"[bold]action tracker[/]    {web.page_url('tracker')}")
             console.print(f"[bold]broadcast overlay[/] {web.page_url('overlay')}   (delay {broadcast_delay} s)")
+            console.print(f"[bold]producer's control[/] {web.page_url('producer')}")
             console.print(f"journal     {work / 'journal.sqlite'}  (config {work / 'config.toml'}: "
                           f"tablectl export --phh --config {work / 'config.toml'} hands/)")
             console.print(f"log         {work / 'demo.log'}")

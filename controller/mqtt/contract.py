@@ -37,13 +37,14 @@ MAX_REQUEST_BYTES = 16 * 1024
 EVENT_KINDS = ("hand_start", "card", "burn", "board", "street", "action", "draw", "ruling", "hand_end", "dealer")
 REQUEST_NAMES = ("new_hand", "set_button", "seat", "unseat", "action", "acknowledge", "misdeal", "change_game",
                  "put", "stack", "level", "dealer")
-BROADCAST_NAMES = ("holecards", "state", "hand_end", "equity")
+BROADCAST_NAMES = ("holecards", "state", "hand_end", "equity", "stats", "graphics")
 CARD_SOURCES = ("rfid", "camera", "dealer", "script")
 
 #: Payload schemas by name (``load_schema``/``validate``).
 SCHEMA_NAMES = (
     "availability", "state", "event", "alert", "alert_active", "private_holecards", "broadcast_holecards",
     "broadcast_state", "broadcast_hand_end", "broadcast_equity", "response", *(f"request_{n}" for n in REQUEST_NAMES),
+    "broadcast_stats", "broadcast_graphics",
 )
 
 #: Topic suffixes a ``display`` may read (the broker ACL enforces it; see systemd/mosquitto/acl).

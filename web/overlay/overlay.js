@@ -19,17 +19,19 @@ import { cardBack, cardFace } from "../common/cards.js";
 import { fmt, GAMES, lastActionText, levelText } from "../common/chips.js";
 import { connect, loadConfig, parsePayload, topicRoot } from "../common/config.js";
 import { fitAll } from "../common/fit.js";
+import { decoratePlayer, graphicsParts } from "./extras.js";
 
 const $ = (sel) => document.querySelector(sel);
 export const PARTS = ["label", "clock", "board", "pot", "action", "players", "cards", "hands", "odds", "stacks", "bets",
-  "winner", "logo", "leaderboard"];
-const OPT_IN = ["leaderboard"];
+  "winner", "logo", "leaderboard", "outs", "stats", "photos", "flags"];
+const OPT_IN = ["leaderboard", "stats"];
 
 // names: the players' names as the hand saw them (a winner who stands up before the next hand
 // keeps his name on the banner until the next hand replaces it).
 const ov = { root: "", state: null, hole: null, equity: null, handEnd: null, names: { hand_id: null, seats: {} },
-  room: false, received: new Set() };
+  room: false, received: new Set(), cfg: {}, graphics: {}, stats: null, people: {}, peopleBase: "" };
 
+// The producer's live choice (broadcast/graphics) wins over the URL and config.json.
 function applyParts(cfg) {
   const list = (v) => (Array.isArray(v) ? v : String(v || "").split(",")).map((x) => x.trim()).filter(Boolean);
   const show = list(cfg.show);
@@ -38,7 +40,8 @@ function applyParts(cfg) {
   for (const part of PARTS) {
     const off = OPT_IN.includes(part) && !add.includes(part) && !show.includes(part);
     const hidden = off || hide.has(part) || (show.length > 0 && !show.includes(part));
-    document.body.classList.toggle(`hide-${part}`, hidden);
+    const live = ov.graphics[part];
+    document.body.classList.toggle(`hide-${part}`, live === undefined ? hidden : !live);
   }
 }
 
@@ -65,6 +68,10 @@ async function applyTheme(cfg) {
   if (theme.font) root.setProperty("--ov-font", String(theme.font));
   if (theme.radius != null) root.setProperty("--ov-radius", `${Number(theme.radius)}px`);
   document.body.dataset.theme = theme.name || "";
+  if (theme.players && typeof theme.players === "object") {
+    ov.people = { ...theme.players, ...ov.people };
+    ov.peopleBase = base;
+  }
   const logo = $("#logo");
   if (theme.logo) {
     logo.src = /^(https?:|data:|\/)/.test(theme.logo) ? theme.logo : base + theme.logo;
@@ -74,6 +81,8 @@ async function applyTheme(cfg) {
 
 async function main() {
   const cfg = await loadConfig("overlay");
+  ov.cfg = cfg;
+  if (cfg.players && typeof cfg.players === "object") ov.people = { ...cfg.players };
   applyParts(cfg);
   await applyTheme(cfg);
   ov.root = topicRoot(cfg);
@@ -84,7 +93,7 @@ async function main() {
   ov.room = ["1", "true", "yes"].includes(String(cfg.room || "").toLowerCase());
   document.body.dataset.room = String(ov.room);
   const topics = ov.room
-    ? ["state", "hand_end"].map((n) => `${ov.root}/broadcast/${n}`).concat(`${ov.root}/availability`)
+    ? ["state", "hand_end", "stats", "graphics"].map((n) => `${ov.root}/broadcast/${n}`).concat(`${ov.root}/availability`)
     : [`${ov.root}/broadcast/#`, `${ov.root}/availability`];
   document.body.dataset.subscribed = topics.join(" ");
   client.on("connect", () => client.subscribe(topics, { qos: 1 }));
@@ -114,6 +123,12 @@ function onMessage(topic, bytes) {
     ov.equity = data;
   } else if (rel === "broadcast/hand_end") {
     ov.handEnd = data;
+  } else if (rel === "broadcast/stats") {
+    ov.stats = data;
+  } else if (rel === "broadcast/graphics") {
+    ov.graphics = graphicsParts(data, PARTS);
+    document.body.dataset.graphicsTs = data && data.ts != null ? String(data.ts) : "";
+    applyParts(ov.cfg);
   } else {
     return;
   }
@@ -301,12 +316,15 @@ function render() {
       el.dataset.tie = eq.tie == null ? "" : String(eq.tie);
     }
     el.append(who, money, holeEl, handEl, odds, sub);
+    decoratePlayer(el, { name: table && table.players[key] ? table.players[key].name : null, people: ov.people,
+      base: ov.peopleBase, eq, stats: ov.stats });
     players.push(el);
   }
   row.replaceChildren(...players);
   renderLeaderboard(table);
   fitAll(row, ".who, .hand-name", { min: 11, wrapAt: 16 });
   fitAll(row, ".money, .odds, .odds-sub", { min: 11 });
+  fitAll(row, ".outs, .stats", { min: 11, wrapAt: 13 });
   const banner = $("#winner");
   banner.hidden = winners.size === 0;
   banner.replaceChildren(...[...winners.entries()].map(([k, w]) => {
