@@ -289,10 +289,16 @@ class TableService:
     def _apply_seat_player(self, ev: SeatPlayer, out: list[Output], at: float) -> None:
         self.table.seat(ev.seat, ev.name, ev.post, ev.stack)
         out.append(Output("table", {"change": "seat", "seat": ev.seat, "name": ev.name}))
+        # event/seating: the floor sees a player sit down (a move it ordered is confirmed by it)
+        out.append(Output("seating", {"change": "seat", "seat": ev.seat, "name": ev.name,
+                                      "stack": self.table.players[ev.seat].stack}))
 
     def _apply_unseat_player(self, ev: UnseatPlayer, out: list[Output], at: float) -> None:
+        player = self.table.players[ev.seat]
         self.table.unseat(ev.seat)
         out.append(Output("table", {"change": "unseat", "seat": ev.seat}))
+        out.append(Output("seating", {"change": "unseat", "seat": ev.seat, "name": player.name,
+                                      "stack": player.stack}))
 
     def _apply_set_button(self, ev: SetButton, out: list[Output], at: float) -> None:
         self.table.set_button(ev.seat)

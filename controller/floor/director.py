@@ -104,9 +104,11 @@ class Director:
 
     def _announce(self, decision: dict[str, Any]) -> None:
         self.publish(f"floor/room/{decision['kind']}", decision)
-        table = decision.get("table")
-        if table is not None:
-            self.publish(f"floor/room/table/{table}", decision)
+        # A move goes to both tables: the giving table lets the player go, the receiving table seats him.
+        for key in ("table", "from_table"):
+            table = decision.get(key)
+            if table is not None and (key == "table" or table != decision.get("table")):
+                self.publish(f"floor/room/table/{table}", decision)
 
     def tick(self, t: float | None = None) -> list[dict[str, Any]]:
         """Called every second: when the clock reaches a new level, every open table hears it.
@@ -115,22 +117,28 @@ class Director:
         to the next hand." The table's daemon already keeps a new level for its next hand.
         """
         t = self.now() if t is None else t
+        out: list[dict[str, Any]] = []
         with self.lock:
+            # TDA 26: a clock whose 50 seconds and 10-second count ran out without an action
+            due = [table for table, (c, acted) in self.action_clocks.items() if c.ruling(t, acted) is not None]
             tour, clock = self.tournament, self.clock
-            if tour is None or clock is None:
-                return []
-            reading = clock.reading(t)
-            number = reading.level.number if not reading.on_break else None
-            if number is None or number == self._level_sent:
-                return []
-            self._level_sent = number
-            level = {"kind": "level", "text": f"Level {number}: {reading.level.small_blind} / "
-                     f"{reading.level.big_blind}, from each table's next hand", "citations": ["TDA 21"],
-                     **reading.describe()}
-            self.publish("floor/room/level", level)
-            for table in tour.open_tables():
-                self.publish(f"{self.base}/{table.number}/request/level", {"number": number})
-            return [level]
+            reading = clock.reading(t) if tour is not None and clock is not None else None
+            number = reading.level.number if reading is not None and not reading.on_break else None
+            if tour is not None and reading is not None and number is not None and number != self._level_sent:
+                self._level_sent = number
+                level = {"kind": "level", "text": f"Level {number}: {reading.level.small_blind} / "
+                         f"{reading.level.big_blind}, from each table's next hand", "citations": ["TDA 21"],
+                         **reading.describe()}
+                self.publish("floor/room/level", level)
+                for table in tour.open_tables():
+                    self.publish(f"{self.base}/{table.number}/request/level", {"number": number})
+                out.append(level)
+        for table in due:
+            try:
+                out += self.request("clock.expire", {"table": table})
+            except DirectorError:  # acted or expired meanwhile by a request
+                pass
+        return out
 
     def _tournament(self, name: str, body: dict[str, Any], t: float) -> list[dict[str, Any]]:
         if name == "create":
@@ -152,6 +160,7 @@ class Director:
                                                 body.get("small_blind"), int(body["big_blind"])),
             "confirm_move": lambda: tour.confirm_move(str(body["name"])),
             "break_cards": lambda: tour.break_cards(body["table"], dict(body["cards"])),
+            "departed": lambda: self._departed(tour, body),
         }
         if name == "chip_race":
             return self._chip_race(tour, body, t)
@@ -166,7 +175,20 @@ class Director:
         call = calls.get(name)
         if call is None:
             raise DirectorError(f"unknown tournament request {name!r}")
-        return [d.describe() for d in (call() or [])]
+        return [d if isinstance(d, dict) else d.describe() for d in (call() or [])]
+
+    def _departed(self, tour: Tournament, body: dict[str, Any]) -> list[dict[str, Any]]:
+        """The giving table let a moving player go (his ``event/seating``): the receiving table is told to
+        seat him with the chips he carries. His move is confirmed when that table seats him."""
+        name, table = str(body["name"]), body["table"]
+        p = tour.players.get(name)
+        if p is None or p.moving_to is None or str(p.table) != str(table):
+            raise DirectorError(f"{name} has no move from table {table}")
+        to, seat = p.moving_to
+        move = next((d for d in reversed(tour.decisions) if d.kind == "move" and d.data.get("player") == name), None)
+        return [{"kind": "arrive", "player": name, "table": to, "seat": seat, "from_table": p.table,
+                 "stack": body.get("stack"), "citations": list(move.citations) if move else [],
+                 "text": f"{name} leaves table {p.table} for table {to}, seat {seat}"}]
 
     def _chip_race(self, tour: Tournament, body: dict[str, Any], t: float) -> list[dict[str, Any]]:
         """TDA 22 at a scheduled colour-up: the table's stacks by chip and the race's cards in deal order.
@@ -215,10 +237,11 @@ class Director:
             self.action_clocks[table] = (clock, None)
             return [{"kind": "action_clock", "table": table, "seat": clock.seat, "text":
                      f"Clock on seat {clock.seat}: 50 seconds, then a 10-second count", "citations": ["TDA 26"],
+                     "phase": "running", "called": clock.called, "count_at": clock.called + clock.act_seconds,
                      "expires": clock.expires}]
         if name == "acted":
             clock, _ = self._clock_on(table)
-            self.action_clocks[table] = (clock, t)
+            del self.action_clocks[table]  # in time or too late, this clock is done
             phase = clock.phase(t, t)
             if phase == "acted":
                 return [{"kind": "action_clock", "table": table, "seat": clock.seat, "text": "Acted in time",
@@ -234,17 +257,31 @@ class Director:
         raise DirectorError(f"unknown clock request {name!r}")
 
     def observe(self, msg: Parsed) -> None:
-        """A tournament table's ``event/hand_start``: where its button and blinds are (for balancing).
+        """What a table publishes that the room acts on; each is journaled as a request, so a replay
+        reaches the same decisions.
 
-        The request is journaled like any other, so a replay balances from the same positions.
+        * ``event/action`` of a seat with a clock on it: the player acted (TDA 26);
+        * a tournament table's ``event/hand_start``: where its button and blinds are (for balancing);
+        * ``event/seating``: the giving table let a moving player go, the receiving table seated him;
+        * the face-up ``event/card`` of a table being broken (TDA 9's draw).
         """
+        p = msg.payload
+        if not isinstance(p, dict):
+            return
+        running = self.action_clocks.get(msg.table_id)
+        if msg.path == "event/action" and running is not None and running[1] is None \
+                and p.get("seat") == running[0].seat:
+            self.request("clock.acted", {"table": msg.table_id})
+            return
         tour = self.tournament
-        if tour is None or not isinstance(msg.payload, dict):
+        if tour is None:
             return
         table = next((t for t in tour.tables if str(t) == msg.table_id), None)
         if table is None:
             return
-        p = msg.payload
+        if msg.path == "event/seating":
+            self._seating(tour, table, p)
+            return
         if msg.path == "event/card" and table in tour.pending_breaks:
             self._break_read(table, p)
             return
@@ -256,6 +293,16 @@ class Director:
             return
         self.request("tournament.positions", {"table": table, "button": p["button"],
                                               "small_blind": blinds.get("small"), "big_blind": blinds["big"]})
+
+    def _seating(self, tour: Tournament, table: Any, p: dict[str, Any]) -> None:
+        """A table seated or let go a player the floor is moving: the two halves of the move."""
+        player = tour.players.get(str(p.get("name")))
+        if player is None or player.moving_to is None:
+            return
+        if p.get("change") == "unseat" and player.table == table and player.seat == p.get("seat"):
+            self.request("tournament.departed", {"name": player.name, "table": table, "stack": p.get("stack")})
+        elif p.get("change") == "seat" and player.moving_to == (table, p.get("seat")):
+            self.request("tournament.confirm_move", {"name": player.name})
 
     def _break_read(self, table: Any, p: dict[str, Any]) -> None:
         """A face-up card the antennas read at a table being broken: once every player has one, the
