@@ -128,7 +128,7 @@ class Director:
                 self._level_sent = number
                 level = {"kind": "level", "text": f"Level {number}: {reading.level.small_blind} / "
                          f"{reading.level.big_blind}, from each table's next hand", "citations": ["TDA 21"],
-                         **reading.describe()}
+                         **reading.describe(), "at": t}
                 self.publish("floor/room/level", level)
                 for table in tour.open_tables():
                     self.publish(f"{self.base}/{table.number}/request/level", {"number": number})
@@ -331,7 +331,7 @@ class Director:
     def reading(self, t: float | None = None) -> dict[str, Any]:
         """The clock page's figures: level, blinds, antes, time left, next level, players, average."""
         t = self.now() if t is None else t
-        out: dict[str, Any] = {"running": self.clock is not None}
+        out: dict[str, Any] = {"running": self.clock is not None, "at": t}
         tour = self.tournament
         if tour is not None:
             left = tour.active()

@@ -86,7 +86,8 @@ class FloorService:
         self.ingestor.hub.publish({"type": "room", "topic": topic, "decision": payload})
         client = getattr(self.source, "client", None)
         if client is not None:  # one machine: the tables' own Mosquitto (a room's NATS gets none yet)
-            client.publish(topic, json.dumps(payload), qos=1)
+            # the level is retained: a display that starts later shows it at once
+            client.publish(topic, json.dumps(payload), qos=1, retain=topic == "floor/room/level")
 
     @property
     def url(self) -> str:

@@ -6,14 +6,19 @@ at the table that made it and in the floor's ``room_log``."""
 
 from __future__ import annotations
 
+import contextlib
+import time
 import tomllib
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from controller.floor.service import FloorService
 from controller.rules.events import SetStack, UnseatPlayer
 from tests.mqtt_util import ROLES, new_passwords, shipped_broker, start_daemon, wait_until
+from tests.web_helpers import launch_browser, needs_browser, watch_console
 
 STRUCTURE = tomllib.loads((Path(__file__).resolve().parents[2] / "examples" / "tournament.toml").read_text())
 
@@ -32,8 +37,11 @@ def _journal(daemon, source: str) -> list[tuple[str, dict]]:
     return [(e.event.kind, e.event) for e in daemon.journal.entries() if e.source == source]
 
 
-def test_a_move_updates_both_tables_seating_with_no_console_typing(tmp_path: Path, passwords) -> None:
-    with shipped_broker(passwords, websockets=False) as broker:
+@contextlib.contextmanager
+def _room(tmp_path: Path, passwords: dict[str, str], websockets: bool = False) -> Iterator[dict[str, Any]]:
+    """A real Mosquitto (the shipped config and ACL), tournament tables t1 and t2 (the suite's daemon,
+    9 seats) and the floor; 12 players drawn, each table's daemon seating its own (TDA 6)."""
+    with shipped_broker(passwords, websockets=websockets) as broker:
         tables = {t: start_daemon(tmp_path / f"{t}.sqlite", broker, passwords, table=t, size=9,
                                   event="tournament", starting_stack=STRUCTURE["starting_stack"])
                   for t in ("t1", "t2")}
@@ -49,41 +57,118 @@ def test_a_move_updates_both_tables_seating_with_no_console_typing(tmp_path: Pat
                 director.request("tournament.register", {"name": f"p{i:02d}"})
             director.request("tournament.start", {"tables": ["t1", "t2"]})
             tour = director.tournament
-            # TDA 6: each table's daemon seats the players the floor drew for it
             for t, d in tables.items():
                 wait_until(lambda t=t, d=d: {s: n for s, (n, _) in _players(d).items()} == tour.planned(t), 10,
                            f"{t} seated as drawn")
-                assert {e.seat for k, e in _journal(d, "floor") if k == "seat_player"} == set(tour.planned(t))
-            # chips differ at t1, so the chips that travel can be told apart
-            for seat in sorted(_players(tables["t1"])):
-                tables["t1"].submit(SetStack(seat, 1000 * seat))
-            # two busts at t2 (the dealer lets them go): 6 against 4, so t1 gives the player due for the BB
-            t2 = tour.planned("t2")
-            gone = dict(sorted(t2.items())[:2])
-            for seat in gone:
-                tables["t2"].submit(UnseatPlayer(seat))
-            decided = director.request("tournament.bust", {"hand": [{"table": "t2", "players": {
-                n: 100 * s for s, n in gone.items()}}]})
-            move = next(x for x in decided if x["kind"] == "move")
-            mover, from_seat, seat = move["player"], move["from_seat"], move["seat"]
-            assert move["from_table"] == "t1" and move["table"] == "t2"
-            assert move["citations"] == ["RRoP s15 14", "RRoP s15 16", "TDA 9-B"]
-            carried = 1000 * from_seat
-            # the giving table lets him go, the receiving table seats him with his chips, the floor confirms
-            wait_until(lambda: _players(tables["t2"]).get(seat) == (mover, carried), 10, "the receiving table")
-            assert from_seat not in _players(tables["t1"])
-            wait_until(lambda: tour.players[mover].moving_to is None, 10, "the floor's confirmation")
-            assert (tour.players[mover].table, tour.players[mover].seat) == ("t2", seat)
-            assert [k for k, e in _journal(tables["t1"], "floor") if k == "unseat_player"] == ["unseat_player"]
-            arrived = [e for k, e in _journal(tables["t2"], "floor") if k == "seat_player" and e.name == mover]
-            assert [(e.seat, e.stack) for e in arrived] == [(seat, carried)]
-            ops = [(e["op"], e["body"].get("name")) for e in director.store.room_log("room")]
-            assert ("tournament.departed", mover) in ops and ("tournament.confirm_move", mover) in ops
-            assert ops.index(("tournament.departed", mover)) < ops.index(("tournament.confirm_move", mover))
-            assert any(x.kind == "seated" and x.data["player"] == mover for x in tour.decisions)
-            counts = tour.counts()
-            assert counts == {"t1": 5, "t2": 5} and len(_players(tables["t1"])) == len(_players(tables["t2"])) == 5
+            yield {"broker": broker, "tables": tables, "floor": floor, "director": director, "tour": tour}
         finally:
             floor.stop()
             for d in tables.values():
                 d.stop()
+
+
+def _balance_move(room: dict[str, Any]) -> dict[str, Any]:
+    """Two busts at t2 (its dealer lets them go): 6 players against 4, so t1 gives one (RRoP s15 14)."""
+    tables, tour = room["tables"], room["tour"]
+    gone = dict(sorted(tour.planned("t2").items())[:2])
+    for seat in gone:
+        tables["t2"].submit(UnseatPlayer(seat))
+    decided = room["director"].request("tournament.bust", {"hand": [{"table": "t2", "players": {
+        n: 100 * s for s, n in gone.items()}}]})
+    return next(x for x in decided if x["kind"] == "move")
+
+
+def test_a_move_updates_both_tables_seating_with_no_console_typing(tmp_path: Path, passwords) -> None:
+    with _room(tmp_path, passwords) as room:
+        tables, tour, director = room["tables"], room["tour"], room["director"]
+        # TDA 6: each table's daemon seated the players the floor drew for it, journaled as the floor's
+        for t, d in tables.items():
+            assert {e.seat for k, e in _journal(d, "floor") if k == "seat_player"} == set(tour.planned(t))
+        # chips differ at t1, so the chips that travel can be told apart
+        for seat in sorted(_players(tables["t1"])):
+            tables["t1"].submit(SetStack(seat, 1000 * seat))
+        move = _balance_move(room)
+        mover, from_seat, seat = move["player"], move["from_seat"], move["seat"]
+        assert move["from_table"] == "t1" and move["table"] == "t2"
+        assert move["citations"] == ["RRoP s15 14", "RRoP s15 16", "TDA 9-B"]
+        carried = 1000 * from_seat
+        # the giving table lets him go, the receiving table seats him with his chips, the floor confirms
+        wait_until(lambda: _players(tables["t2"]).get(seat) == (mover, carried), 10, "the receiving table")
+        assert from_seat not in _players(tables["t1"])
+        wait_until(lambda: tour.players[mover].moving_to is None, 10, "the floor's confirmation")
+        assert (tour.players[mover].table, tour.players[mover].seat) == ("t2", seat)
+        assert [k for k, e in _journal(tables["t1"], "floor") if k == "unseat_player"] == ["unseat_player"]
+        arrived = [e for k, e in _journal(tables["t2"], "floor") if k == "seat_player" and e.name == mover]
+        assert [(e.seat, e.stack) for e in arrived] == [(seat, carried)]
+        ops = [(e["op"], e["body"].get("name")) for e in director.store.room_log("room")]
+        assert ("tournament.departed", mover) in ops and ("tournament.confirm_move", mover) in ops
+        assert ops.index(("tournament.departed", mover)) < ops.index(("tournament.confirm_move", mover))
+        assert any(x.kind == "seated" and x.data["player"] == mover for x in tour.decisions)
+        assert tour.counts() == {"t1": 5, "t2": 5}
+        assert len(_players(tables["t1"])) == len(_players(tables["t2"])) == 5
+
+
+def test_the_dealer_display_shows_the_level_a_move_and_a_clock_from_the_floor(tmp_path: Path, passwords) -> None:
+    """The display page of each table in Chromium, logged in as the console: the floor's level and the
+    next (TDA 21), the move from the giving table's side and the receiving table's, and a clock called
+    on a player counting its 50 seconds, then its 10-second count, then the dead hand (TDA 26)."""
+    from controller.app.webserver import WebServer
+
+    needs_browser()
+    with _room(tmp_path, passwords, websockets=True) as room:
+        broker, director = room["broker"], room["director"]
+        web = WebServer(root=Path(__file__).resolve().parents[2] / "web", config={
+            "ws": f"ws://127.0.0.1:{broker.websockets_port}", "base": "poker",
+            "display": {"user": "console", "pass": passwords["console"]}})
+        try:
+            with launch_browser({"width": 800, "height": 480}) as ctx:
+                pages = {}
+                for t in ("t1", "t2"):
+                    page = ctx.new_page()
+                    errors = watch_console(page)
+                    page.goto(web.page_url("display") + f"?table={t}")
+                    page.wait_for_function("() => document.getElementById('conn').dataset.state === 'online'",
+                                           timeout=10000)
+                    pages[t] = (page, errors)
+                director.request("tournament.clock_start", {})
+                director.tick()
+                for page, _ in pages.values():  # the level the floor announced (retained), and the next
+                    page.wait_for_function("() => document.getElementById('room-level').dataset.level === '1'",
+                                           timeout=5000)
+                    assert page.text_content("#room-level").startswith("Level 1 \u00b7 100/200")
+                    assert "next 100/300 BB ante 300" in page.text_content("#room-level")
+                move = _balance_move(room)
+                mover = move["player"]
+                t1, t2 = pages["t1"][0], pages["t2"][0]
+                sel = f'#room-orders .order[data-player="{mover}"]'
+                t1.wait_for_selector(sel, timeout=5000)
+                t2.wait_for_selector(sel, timeout=5000)
+                # the receiving table: seated; the giving table: he left (the same order, seen from each side)
+                t2.wait_for_function(f"() => document.querySelector('{sel}').dataset.kind === 'seated'",
+                                     timeout=10000)
+                assert t2.text_content(sel) == f"{mover} is seated in seat {move['seat']}"
+                t1.wait_for_function(f"() => document.querySelector('{sel}').dataset.kind === 'seated'",
+                                     timeout=10000)
+                assert t1.text_content(sel) == f"{mover} is seated at table t2"
+                assert "comes from table t1" not in t2.text_content("#room-orders")
+                # TDA 26: a clock on seat 3 of t2, called 55 seconds ago by the floor's clock: the 10-second count
+                director.now = lambda: time.time() - 55
+                try:
+                    director.request("clock.call", {"table": "t2", "seat": 3})
+                finally:
+                    director.now = time.time
+                t2.wait_for_function("() => document.getElementById('room-clock').dataset.phase === 'count'",
+                                     timeout=5000)
+                left = int(t2.get_attribute("#room-clock", "data-left"))
+                assert 1 <= left <= 5 and t2.text_content("#room-clock").startswith("Seat 3: ")
+                assert t1.is_hidden("#room-clock")  # another table's clock
+                # zero: the floor's clock rules the hand dead, with its rule, and the display says so
+                t2.wait_for_function("() => document.getElementById('room-clock').dataset.phase === 'dead'",
+                                     timeout=10000)
+                assert t2.text_content("#room-clock") == "Seat 3: hand dead (TDA 26)"
+                ruled = [e for e in director.store.room_log("room") if e["op"] == "clock.expire"]
+                assert len(ruled) == 1 and ruled[0]["body"] == {"table": "t2"}
+                for _page, errors in pages.values():
+                    assert not errors, errors
+        finally:
+            web.stop()
