@@ -175,8 +175,11 @@ class Tournament:
         out = []
         for name, (t, s) in zip(names, slots, strict=True):
             p = self.players[name]
+            # a redraw names where the player sat, so that table hears he goes too
+            was = {"from_table": p.table, "from_seat": p.seat} if p.table is not None else {}
             p.table, p.seat, p.moving_to = t, s, None
-            out.append(self._decide(kind, f"{name}: table {t}, seat {s}", cites, player=name, table=t, seat=s))
+            out.append(self._decide(kind, f"{name}: table {t}, seat {s}", cites, player=name, table=t, seat=s,
+                                    **was))
         return out
 
     def _default_positions(self, t: TableSeats) -> None:
