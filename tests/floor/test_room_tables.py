@@ -172,3 +172,39 @@ def test_the_dealer_display_shows_the_level_a_move_and_a_clock_from_the_floor(tm
                     assert not errors, errors
         finally:
             web.stop()
+
+
+def test_the_floor_calls_a_clock_from_the_room_page_reached_from_its_index(tmp_path: Path) -> None:
+    """The floor's pages in Chromium: the index links the room page (and the clock page); on the room
+    page the floor calls a clock on a player (TDA 26), which the director runs and the page counts."""
+    from controller.floor.director import Director
+    from controller.floor.server import FloorApi, FloorServer
+    from controller.floor.sources import Hub
+    from controller.floor.store import Store
+
+    needs_browser()
+    hub = Hub()
+    db = f"sqlite:///{tmp_path / 'floor.db'}"
+    director = Director(Store.open(db), lambda topic, payload: hub.publish({"type": "room", "topic": topic})).restore()
+    store = Store.open(db)
+    server = FloorServer(FloorApi(store, director=director), hub)
+    try:
+        with launch_browser({"width": 1280, "height": 800}) as ctx:
+            page = ctx.new_page()
+            errors = watch_console(page)
+            page.goto(server.url + "/floor/")
+            assert page.get_attribute("#nav-clock", "href") == "/floor/clock.html"
+            page.click("#nav-room")
+            page.wait_for_url("**/floor/room.html")
+            page.fill("#clock-table", "t7")
+            page.fill("#clock-seat", "4")
+            page.click("#call-clock button")
+            page.wait_for_function("() => document.querySelector('#a-clocks li')", timeout=5000)
+            shown = page.text_content("#a-clocks li")
+            assert shown.startswith("Table t7, seat 4: running, ") and shown.endswith(" s (TDA 26)")
+            assert [e["op"] for e in director.store.room_log("room")] == ["clock.call"]
+            assert director.action_clocks["t7"][0].seat == 4
+            assert not errors, errors
+    finally:
+        server.stop()
+        store.close()
