@@ -34,6 +34,7 @@ from controller.rules.events import (
     BoardCards,
     Boxed,
     Burn,
+    CallClock,
     CallMisdeal,
     CameraReport,
     ChangeGame,
@@ -179,6 +180,9 @@ class TableService:
                 raise Rejected("a dealer's name is 1 to 64 characters")
             if event.source not in ("nfc", "console"):
                 raise Rejected(f"a dealer signs in by nfc or console, not {event.source!r}")
+        elif isinstance(event, CallClock):
+            if self.engine is None or self.engine.over or event.seat not in self.engine.active:
+                raise Rejected(f"a clock is called on a player still in a hand (seat {event.seat} is not)")
         elif isinstance(event, CameraReport) and event.reason not in ("camera_mismatch", "card_unread"):
             raise Rejected(f"{event.reason!r} is not a camera report")
         elif isinstance(event, CallMisdeal) and not _is_misdeal_reason(event.reason):
@@ -299,6 +303,9 @@ class TableService:
         out.append(Output("table", {"change": "unseat", "seat": ev.seat}))
         out.append(Output("seating", {"change": "unseat", "seat": ev.seat, "name": player.name,
                                       "stack": player.stack}))
+
+    def _apply_call_clock(self, ev: CallClock, out: list[Output], at: float) -> None:
+        out.append(Output("clock", {"seat": ev.seat}))  # event/clock: the floor runs it (TDA 26)
 
     def _apply_set_button(self, ev: SetButton, out: list[Output], at: float) -> None:
         self.table.set_button(ev.seat)
@@ -619,4 +626,5 @@ _HANDLERS: dict[type[Event], Callable[[TableService, Any, list[Output], float], 
     DealerSignIn: TableService._apply_dealer_sign_in,
     CameraReport: TableService._apply_camera_report,
     UnknownTagRead: TableService._apply_unknown_tag,
+    CallClock: TableService._apply_call_clock,
 }

@@ -48,6 +48,7 @@ from controller.rules.decks import DeckRegistry
 from controller.rules.events import (
     Acknowledge,
     Act,
+    CallClock,
     CallMisdeal,
     ChangeGame,
     DealerSignIn,
@@ -150,6 +151,8 @@ def request_event(name: str, fields: dict[str, Any]) -> Event:
         return CallMisdeal(str(fields["reason"]))
     if name == "dealer":
         return DealerSignIn(fields["dealer"], source="console")
+    if name == "clock":
+        return CallClock(int(fields["seat"]))
     if name == "change_game":
         return ChangeGame(str(fields["game"]), fields.get("rules"), fields.get("structure"), fields.get("event"))
     raise RequestError(f"unknown request {name!r}")

@@ -14,8 +14,11 @@ orders into the table's own journaled events, with no console typing:
 * ``seat`` at this table (TDA 6's draw, TDA 7's late entries): he sits down if the seat is free and he
   is not at the table already (a redraw's seats that are still taken are the dealer's to swap).
 
-Everything else (levels, halts, breaks, clocks) only reaches the dealer's display, which reads the same
-topic. A refused order (the seat taken, the player not at the seat named) is logged and changes nothing.
+* ``ruling`` ``dead_hand`` at this table (TDA 26: the clock the floor ran out on a player): his hand
+  leaves the betting as a fold, journaled with the floor as its source.
+
+Everything else (levels, halts, breaks, the clock's count) only reaches the dealer's display, which reads
+the same topic. A refused order (the seat taken, the player not at the seat named) is logged and changes nothing.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ import threading
 from typing import Any
 
 from controller.mqtt.link import MqttSettings
-from controller.rules.events import SeatPlayer, UnseatPlayer
+from controller.rules.events import Act, SeatPlayer, UnseatPlayer
 from controller.service import Output
 
 log = logging.getLogger("controller.floor_orders")
@@ -57,6 +60,9 @@ class FloorOrders:
     def on_order(self, order: dict[str, Any]) -> None:
         kind, me = order.get("kind"), self.table_id
         name, seat = order.get("player"), order.get("seat")
+        if kind == "ruling" and order.get("ruling") == "dead_hand" and str(order.get("table")) == me:
+            self.kill(order)
+            return
         if not isinstance(name, str):
             return
         if kind == "move" and str(order.get("from_table")) == me and isinstance(order.get("from_seat"), int):
@@ -87,6 +93,18 @@ class FloorOrders:
             self.departures.clear()
         for name, seat in due:
             self._post(UnseatPlayer(seat), {"kind": "move", "player": name})
+
+    def kill(self, order: dict[str, Any]) -> None:
+        """TDA 26: the clock ran out, the floor ruled the hand dead: it leaves the betting as a fold (the
+        chips it put in stay in the pot), journaled with the floor as its source. Only the seat to act
+        is folded; any other is the dealer's to settle with the ruling on the display."""
+        service, seat = self.daemon.service, order.get("seat")
+        engine = service.engine if service is not None else None
+        if engine is None or engine.over or engine.to_act != seat:
+            log.warning("the floor ruled seat %s's hand dead, but it is not the seat to act", seat,
+                        extra={"table_id": self.table_id})
+            return
+        self._post(Act(seat, "fold"), order)
 
     def _players(self) -> dict[int, str]:
         service = self.daemon.service

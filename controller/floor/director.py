@@ -260,13 +260,17 @@ class Director:
         """What a table publishes that the room acts on; each is journaled as a request, so a replay
         reaches the same decisions.
 
-        * ``event/action`` of a seat with a clock on it: the player acted (TDA 26);
+        * ``event/clock``: the dealer called the clock on a seat; ``event/action`` of a seat with a clock
+          on it: the player acted (TDA 26);
         * a tournament table's ``event/hand_start``: where its button and blinds are (for balancing);
         * ``event/seating``: the giving table let a moving player go, the receiving table seated him;
         * the face-up ``event/card`` of a table being broken (TDA 9's draw).
         """
         p = msg.payload
         if not isinstance(p, dict):
+            return
+        if msg.path == "event/clock" and isinstance(p.get("seat"), int):  # the dealer called it (TDA 26)
+            self.request("clock.call", {"table": msg.table_id, "seat": p["seat"], "by": "dealer"})
             return
         running = self.action_clocks.get(msg.table_id)
         if msg.path == "event/action" and running is not None and running[1] is None \

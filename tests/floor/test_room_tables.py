@@ -16,7 +16,8 @@ from typing import Any
 import pytest
 
 from controller.floor.service import FloorService
-from controller.rules.events import SetStack, UnseatPlayer
+from controller.rules.cards import standard_deck
+from controller.rules.events import Act, CallClock, Deal, NewHand, SetStack, UnseatPlayer
 from tests.mqtt_util import ROLES, new_passwords, shipped_broker, start_daemon, wait_until
 from tests.web_helpers import launch_browser, needs_browser, watch_console
 
@@ -151,23 +152,38 @@ def test_the_dealer_display_shows_the_level_a_move_and_a_clock_from_the_floor(tm
                                      timeout=10000)
                 assert t1.text_content(sel) == f"{mover} is seated at table t2"
                 assert "comes from table t1" not in t2.text_content("#room-orders")
-                # TDA 26: a clock on seat 3 of t2, called 55 seconds ago by the floor's clock: the 10-second count
+                # TDA 26: a hand at t2; the dealer calls the clock on the player to act from the console. The
+                # floor's clock is set 55 seconds back while it is called: the display is in its 10-second count.
+                daemon = room["tables"]["t2"]
+                daemon.submit(NewHand())
+                engine = daemon.service.engine
+                deck = iter(standard_deck())
+                for _ in range(2):
+                    for seat in list(engine.order):
+                        daemon.submit(Deal(seat, next(deck)))
+                on = engine.to_act
+                t2.wait_for_function("() => !document.getElementById('btn-clock').disabled", timeout=5000)
                 director.now = lambda: time.time() - 55
                 try:
-                    director.request("clock.call", {"table": "t2", "seat": 3})
+                    t2.click("#btn-clock")
+                    t2.click(f'#dialog [data-pick-seat="{on}"]')
+                    t2.wait_for_function("() => document.getElementById('room-clock').dataset.phase === 'count'",
+                                         timeout=5000)
                 finally:
                     director.now = time.time
-                t2.wait_for_function("() => document.getElementById('room-clock').dataset.phase === 'count'",
-                                     timeout=5000)
+                assert [e.event for e in daemon.journal.entries() if e.event.kind == "call_clock"] == [CallClock(on)]
                 left = int(t2.get_attribute("#room-clock", "data-left"))
-                assert 1 <= left <= 5 and t2.text_content("#room-clock").startswith("Seat 3: ")
+                assert 1 <= left <= 5 and t2.text_content("#room-clock").startswith(f"Seat {on}: ")
                 assert t1.is_hidden("#room-clock")  # another table's clock
-                # zero: the floor's clock rules the hand dead, with its rule, and the display says so
+                # zero: the floor's clock rules the hand dead, with its rule; the table folds it, journaled
                 t2.wait_for_function("() => document.getElementById('room-clock').dataset.phase === 'dead'",
                                      timeout=10000)
-                assert t2.text_content("#room-clock") == "Seat 3: hand dead (TDA 26)"
+                assert t2.text_content("#room-clock") == f"Seat {on}: hand dead (TDA 26)"
                 ruled = [e for e in director.store.room_log("room") if e["op"] == "clock.expire"]
                 assert len(ruled) == 1 and ruled[0]["body"] == {"table": "t2"}
+                wait_until(lambda: on not in engine.active, 5, "the dead hand out of the betting")
+                assert [(e.event, e.source) for e in daemon.journal.entries()][-1] == (Act(on, "fold"), "floor")
+                t2.wait_for_selector(f'.seat[data-seat="{on}"][data-folded="true"]', timeout=5000)
                 for _page, errors in pages.values():
                     assert not errors, errors
         finally:

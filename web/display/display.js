@@ -202,6 +202,7 @@ function render() {
   $("#btn-button").disabled = Boolean(inHand);
   $("#btn-action").disabled = !inHand;
   $("#btn-misdeal").disabled = !inHand;
+  $("#btn-clock").disabled = !inHand;
   fitAll(document, "#game, #result, #range, #last-action, #next-name, #to-act-name", { min: 9, wrapAt: 11 });
 }
 
@@ -561,6 +562,15 @@ function wireConsole() {
   $("#btn-players").addEventListener("click", () => openDialog("Players and stacks", playersDialog));
   $("#btn-game").addEventListener("click", () => openDialog("Change the game", gameDialog));
   $("#btn-level").addEventListener("click", () => openDialog("Blinds and levels", levelDialog));
+  // TDA 26: the dealer asks for the clock on a player still in the hand; the floor runs it.
+  $("#btn-clock").addEventListener("click", () => openDialog("Call the clock on seat\u2026", (body) => {
+    const hand = ui.state ? ui.state.hand : null;
+    const seats = hand ? Object.entries(hand.seats).filter(([, v]) => !v.folded && !v.dead).map(([k]) => Number(k)) : [];
+    body.append(seatChoices(seats.sort((a, b) => a - b), hand ? hand.to_act : null, (n) => {
+      closeDialog();
+      request("clock", { seat: n });
+    }));
+  }));
 }
 
 // Seat and name players; stacks between hands (common/chips.js seatEditor).
