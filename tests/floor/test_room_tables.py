@@ -224,3 +224,44 @@ def test_the_floor_calls_a_clock_from_the_room_page_reached_from_its_index(tmp_p
     finally:
         server.stop()
         store.close()
+
+
+class _Daemon:
+    """The daemon's side FloorOrders uses (its service, its listeners, ``post``), applying at once."""
+
+    def __init__(self) -> None:
+        from controller.rules.table import Table
+        from controller.service import TableService
+
+        self.service = TableService(Table(size=9, event="tournament", starting_stack=5000))
+        self.listeners: list = []
+        self.posted: list = []
+
+    def post(self, event, source: str) -> None:
+        self.posted.append((event, source))
+        outputs = self.service.submit(event, source=source)
+        for listener in self.listeners:
+            listener(outputs)
+
+
+def test_a_player_moved_during_a_hand_leaves_when_it_is_over_and_bad_orders_change_nothing() -> None:
+    from controller.app.floor_orders import FloorOrders
+    from controller.rules.events import EndHand
+
+    daemon = _Daemon()
+    orders = FloorOrders(daemon, None, "t1")  # type: ignore[arg-type]  # no MQTT: the orders are handed in
+    daemon.listeners.append(orders.let_go)
+    for seat, name in ((2, "ann"), (5, "bob"), (7, "cy")):
+        orders.on_order({"kind": "seat", "table": "t1", "seat": seat, "player": name})
+    orders.on_order({"kind": "seat", "table": "t1", "seat": 2, "player": "dee"})  # taken: not seated
+    orders.on_order({"kind": "seat", "table": "t9", "seat": 3, "player": "eve"})  # another table's
+    assert _players(daemon) == {2: ("ann", 5000), 5: ("bob", 5000), 7: ("cy", 5000)}
+    daemon.post(NewHand(), "console")
+    orders.on_order({"kind": "move", "player": "bob", "from_table": "t1", "from_seat": 5, "table": "t2", "seat": 1})
+    orders.on_order({"kind": "move", "player": "zed", "from_table": "t1", "from_seat": 7, "table": "t2", "seat": 4})
+    assert 5 in _players(daemon)  # he plays the hand out
+    orders.on_order({"kind": "ruling", "ruling": "dead_hand", "table": "t1", "seat": 7})  # not the seat to act
+    assert not any(isinstance(e, Act) for e, _ in daemon.posted)
+    daemon.post(EndHand(), "console")
+    assert _players(daemon) == {2: ("ann", 5000), 7: ("cy", 5000)}  # bob got up; zed was never at seat 7
+    assert [(e, s) for e, s in daemon.posted if isinstance(e, UnseatPlayer)] == [(UnseatPlayer(5), "floor")]
