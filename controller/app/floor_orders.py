@@ -10,9 +10,13 @@ orders into the table's own journaled events, with no console typing:
   (``UnseatPlayer``); the table publishes ``event/seating`` with his chips, which is how the floor
   learns he left and what he carries;
 * ``arrive`` at this table (the floor's answer to that departure): he sits in the seat the floor gave
-  him with those chips (``SeatPlayer``); the table's ``event/seating`` confirms the move to the floor;
+  him with those chips (``SeatPlayer``) once it is free; the table's ``event/seating`` confirms the
+  move to the floor;
 * ``seat`` at this table (TDA 6's draw, TDA 7's late entries): he sits down if the seat is free and he
-  is not at the table already (a redraw's seats that are still taken are the dealer's to swap).
+  is not at the table already;
+* a redraw's ``seat`` (RRoP s15 17, TDA 10: it names where he sat) is a move: the table he leaves lets
+  him go between hands with his chips, and the table he goes to seats him on the floor's ``arrive``,
+  once his new seat is free (a swap at one table waits for the other player to get up);
 
 * ``ruling`` ``dead_hand`` at this table (TDA 26: the clock the floor ran out on a player): his hand
   leaves the betting as a fold, journaled with the floor as its source.
@@ -54,6 +58,8 @@ class FloorOrders:
         self._lock = threading.Lock()
         #: players to let go once the hand in progress is over: name -> the seat the floor named
         self.departures: dict[str, int] = {}
+        #: players to seat once their seat is free: name -> (seat, chips, the order)
+        self.arrivals: dict[str, tuple[int, int | None, dict[str, Any]]] = {}
         self.applied: list[dict[str, Any]] = []
 
     # ------------------------------------------------------------------ orders
@@ -65,27 +71,37 @@ class FloorOrders:
             return
         if not isinstance(name, str):
             return
-        if kind == "move" and str(order.get("from_table")) == me and isinstance(order.get("from_seat"), int):
+        if kind in ("move", "seat") and str(order.get("from_table")) == me and isinstance(order.get("from_seat"), int):
             with self._lock:
                 self.departures[name] = order["from_seat"]
             self.let_go()
-        elif kind == "arrive" and str(order.get("table")) == me and isinstance(seat, int):
+        if kind == "arrive" and str(order.get("table")) == me and isinstance(seat, int):
             stack = order.get("stack")
-            self._post(SeatPlayer(seat, name, False, int(stack) if isinstance(stack, int) else None), order)
-        elif kind == "seat" and str(order.get("table")) == me and isinstance(seat, int):
-            players = self._players()
+            with self._lock:
+                self.arrivals[name] = (seat, int(stack) if isinstance(stack, int) else None, order)
+            self.let_go()
+        elif kind == "seat" and str(order.get("table")) == me and isinstance(seat, int) and "from_table" not in order:
+            players = self._players()  # a redraw's seat (from_table) waits for his "arrive" with his chips
             if seat not in players and name not in players.values():
                 self._post(SeatPlayer(seat, name), order)
 
     def let_go(self, outputs: list[Output] | None = None) -> None:
-        """Between hands, the players the floor moved away get up (a daemon listener: after each event)."""
+        """Between hands, the players the floor sent away get up; those it sent here sit down once their
+        seat is free (a daemon listener: after each event)."""
         service = self.daemon.service
-        if service is None or not self.departures:
+        if service is None or not (self.departures or self.arrivals):
             return
+        players = self._players()
+        with self._lock:
+            come = [(n, s, st, o) for n, (s, st, o) in self.arrivals.items()
+                    if s not in players and n not in players.values()]
+            for n, *_ in come:
+                del self.arrivals[n]
+        for name, seat, stack, order in come:
+            self._post(SeatPlayer(seat, name, False, stack), order)
         engine = service.engine
         if engine is not None and not engine.over:
             return  # he plays the hand out; the hand's end calls this again
-        players = self._players()
         with self._lock:
             due = [(n, s) for n, s in self.departures.items() if players.get(s) == n]
             for n in [n for n, s in self.departures.items() if players.get(s) != n]:

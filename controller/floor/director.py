@@ -178,17 +178,16 @@ class Director:
         return [d if isinstance(d, dict) else d.describe() for d in (call() or [])]
 
     def _departed(self, tour: Tournament, body: dict[str, Any]) -> list[dict[str, Any]]:
-        """The giving table let a moving player go (his ``event/seating``): the receiving table is told to
-        seat him with the chips he carries. His move is confirmed when that table seats him."""
+        """The giving table let a travelling player go (his ``event/seating``): the receiving table is told
+        to seat him with the chips he carries. A move is confirmed when that table seats him."""
         name, table = str(body["name"]), body["table"]
-        p = tour.players.get(name)
-        if p is None or p.moving_to is None or str(p.table) != str(table):
+        travel = _travel(tour, name, table)
+        if travel is None:
             raise DirectorError(f"{name} has no move from table {table}")
-        to, seat = p.moving_to
-        move = next((d for d in reversed(tour.decisions) if d.kind == "move" and d.data.get("player") == name), None)
-        return [{"kind": "arrive", "player": name, "table": to, "seat": seat, "from_table": p.table,
-                 "stack": body.get("stack"), "citations": list(move.citations) if move else [],
-                 "text": f"{name} leaves table {p.table} for table {to}, seat {seat}"}]
+        to, seat, citations = travel
+        return [{"kind": "arrive", "player": name, "table": to, "seat": seat, "from_table": table,
+                 "stack": body.get("stack"), "citations": citations,
+                 "text": f"{name} leaves table {table} for table {to}, seat {seat}"}]
 
     def _chip_race(self, tour: Tournament, body: dict[str, Any], t: float) -> list[dict[str, Any]]:
         """TDA 22 at a scheduled colour-up: the table's stacks by chip and the race's cards in deal order.
@@ -299,11 +298,11 @@ class Director:
                                               "small_blind": blinds.get("small"), "big_blind": blinds["big"]})
 
     def _seating(self, tour: Tournament, table: Any, p: dict[str, Any]) -> None:
-        """A table seated or let go a player the floor is moving: the two halves of the move."""
+        """A table let go a player the floor sent elsewhere (a move, a redraw), or seated one it moved."""
         player = tour.players.get(str(p.get("name")))
-        if player is None or player.moving_to is None:
+        if player is None:
             return
-        if p.get("change") == "unseat" and player.table == table and player.seat == p.get("seat"):
+        if p.get("change") == "unseat" and _travel(tour, player.name, table, p.get("seat")) is not None:
             self.request("tournament.departed", {"name": player.name, "table": table, "stack": p.get("stack")})
         elif p.get("change") == "seat" and player.moving_to == (table, p.get("seat")):
             self.request("tournament.confirm_move", {"name": player.name})
@@ -354,3 +353,19 @@ class Director:
                 "action_clocks": {k: {"seat": c.seat, "phase": c.phase(self.now(), a),
                                       "seconds_left": round(c.seconds_left(self.now()), 1)}
                                   for k, (c, a) in self.action_clocks.items()}}
+
+
+def _travel(tour: Tournament, name: str, table: Any, seat: Any = None) -> tuple[Any, int, list[str]] | None:
+    """Where a player leaving ``table`` (from ``seat``, when given) goes, and the rules that send him:
+    a move not yet confirmed (TDA 9, RRoP s15 14), or the redraw that last seated him (RRoP s15 17)."""
+    p = tour.players.get(name)
+    if p is None or not p.active:
+        return None
+    last = next((d for d in reversed(tour.decisions) if d.data.get("player") == name
+                 and d.kind in ("move", "seat", "seated")), None)
+    if p.moving_to is not None and str(p.table) == str(table) and seat in (None, p.seat):
+        return p.moving_to[0], p.moving_to[1], list(last.citations) if last and last.kind == "move" else []
+    if last is not None and last.kind == "seat" and str(last.data.get("from_table")) == str(table) \
+            and seat in (None, last.data.get("from_seat")):
+        return last.data["table"], last.data["seat"], list(last.citations)
+    return None

@@ -75,12 +75,11 @@ class TableOnTheRoom:
             if kind in ("move", "seat") and d.get("from_table") == me:
                 if self.seats.get(d["from_seat"], ("",))[0] == name:
                     _, stack = self.seats.pop(d["from_seat"])
-                    if kind == "move":  # he leaves with his chips: the floor tells his new table
-                        self._publish("unseat", d["from_seat"], name, stack)
-            if kind in ("seat", "arrive") and d.get("table") == me:
-                for s in [s for s, (n, _) in self.seats.items() if n == name]:
-                    del self.seats[s]
-                stack = d.get("stack") if kind == "arrive" else STRUCTURE["starting_stack"]
+                    self._publish("unseat", d["from_seat"], name, stack)  # the floor tells his new table
+            # a drawn seat at once; a move's or a redraw's on the floor's "arrive", with the chips he carries
+            if (kind == "arrive" or (kind == "seat" and "from_table" not in d)) and d.get("table") == me:
+                # each player's own count, so the chips that travel with him can be told apart
+                stack = d.get("stack") if kind == "arrive" else STRUCTURE["starting_stack"] + int(name[1:])
                 self.seats[d["seat"]] = (name, stack)
                 self._publish("seat", d["seat"], name, stack)
 
@@ -154,6 +153,7 @@ def test_a_hundred_player_tournament_through_nats_jetstream_and_postgresql(tmp_p
         _wait(lambda: all(t.levels == [1] for t in tables.values()), 10, "level 1 at every table")
         rng = random.Random(9)
         rounds = moves = 0
+        final: TableOnTheRoom | None = None
         while len(tour.active()) > 1:
             rounds += 1
             # one hand at each open table: at some, a player busts (his table lets him go)
@@ -173,6 +173,11 @@ def test_a_hundred_player_tournament_through_nats_jetstream_and_postgresql(tmp_p
             _wait(agreed, 20, f"the tables and the floor agree after round {rounds}")
             if len(tour.active()) <= 9:
                 assert len(tour.open_tables()) == 1  # TDA 10
+                if final is None:  # the final table's redraw: each player's chips came with him
+                    final = tables[str(tour.open_tables()[0].number)]
+                    assert len(final.seats) == len(tour.active()) > 1
+                    assert all(stack == STRUCTURE["starting_stack"] + int(name[1:])
+                               for name, stack in final.seats.values())
         # Every move was made (seated, through its departure and arrival) or called off by the rules first:
         # the player busted on his way, a redraw seated everyone again, or a break sent him elsewhere.
         pending: dict[str, Any] = {}
@@ -192,8 +197,9 @@ def test_a_hundred_player_tournament_through_nats_jetstream_and_postgresql(tmp_p
         ops = [(e["op"], e["body"].get("name")) for e in d.store.room_log("room")]
         confirmed = [n for op, n in ops if op == "tournament.confirm_move"]
         departed = [n for op, n in ops if op == "tournament.departed"]
-        assert not pending and made + called_off == moves and made > 20
-        assert len(confirmed) == len(departed) == made
+        redrawn = sum(1 for x in tour.decisions if x.kind == "seat" and "from_table" in x.data)
+        assert not pending and made + called_off == moves and made > 20 and final is not None and redrawn >= 9
+        assert len(confirmed) == made and len(departed) == made + redrawn  # a redraw's seats travel too
         for name in set(confirmed):  # each arrival after its departure
             assert ops.index(("tournament.departed", name)) < ops.index(("tournament.confirm_move", name))
         assert d.reading()["players_left"] == 1

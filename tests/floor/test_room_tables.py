@@ -265,3 +265,13 @@ def test_a_player_moved_during_a_hand_leaves_when_it_is_over_and_bad_orders_chan
     daemon.post(EndHand(), "console")
     assert _players(daemon) == {2: ("ann", 5000), 7: ("cy", 5000)}  # bob got up; zed was never at seat 7
     assert [(e, s) for e, s in daemon.posted if isinstance(e, UnseatPlayer)] == [(UnseatPlayer(5), "floor")]
+    # a redraw swaps ann and cy during a hand (RRoP s15 17): each gets up when it is over, and sits down
+    # on the floor's arrive (with the chips he carried) once his new seat is free
+    daemon.post(NewHand(), "console")
+    orders.on_order({"kind": "seat", "table": "t1", "seat": 7, "player": "ann", "from_table": "t1", "from_seat": 2})
+    orders.on_order({"kind": "seat", "table": "t1", "seat": 2, "player": "cy", "from_table": "t1", "from_seat": 7})
+    orders.on_order({"kind": "arrive", "table": "t1", "seat": 7, "player": "ann", "stack": 4000, "from_table": "t1"})
+    orders.on_order({"kind": "arrive", "table": "t1", "seat": 2, "player": "cy", "stack": 6000, "from_table": "t1"})
+    assert _players(daemon) == {2: ("ann", 5000), 7: ("cy", 5000)}  # the hand plays on
+    daemon.post(EndHand(), "console")
+    assert _players(daemon) == {7: ("ann", 4000), 2: ("cy", 6000)}
