@@ -57,6 +57,8 @@ class Director:
         self._replaying = False
         #: face-up cards read so far at a table being broken, by player (TDA 9's step 2)
         self._draw_reads: dict[str, dict[str, str]] = {}
+        #: (player, index of the redraw's seat decision) he has left his table for
+        self._left: set[tuple[str, int]] = set()
 
     # ------------------------------------------------------------------ journal
     def restore(self) -> Director:
@@ -145,6 +147,7 @@ class Director:
             self.tournament = Tournament(Structure.from_dict(body["structure"]), int(body["seed"]),
                                          str(body.get("draw", "random")))
             self._draw_reads.clear()
+            self._left.clear()
             self.clock = None
             return [{"kind": "tournament", "text": f"Tournament {body['structure']['name']} created",
                      "citations": []}]
@@ -177,14 +180,33 @@ class Director:
             raise DirectorError(f"unknown tournament request {name!r}")
         return [d if isinstance(d, dict) else d.describe() for d in (call() or [])]
 
+    def _travel(self, tour: Tournament, name: str, table: Any, seat: Any = None) -> tuple[Any, int, list[str]] | None:
+        """Where a player leaving ``table`` (from ``seat``, when given) goes, and the rules that send him:
+        a move not yet confirmed (TDA 9, RRoP s15 14), or the redraw that last seated him (RRoP s15 17)
+        if he has not left for it yet."""
+        p = tour.players.get(name)
+        if p is None or not p.active:
+            return None
+        last = _last_travel(tour, name)
+        if p.moving_to is not None and str(p.table) == str(table) and seat in (None, p.seat):
+            cites = list(last[1].citations) if last and last[1].kind == "move" else []
+            return p.moving_to[0], p.moving_to[1], cites
+        if last is not None and last[1].kind == "seat" and (name, last[0]) not in self._left \
+                and str(last[1].data.get("from_table")) == str(table) and seat in (None, last[1].data.get("from_seat")):
+            return last[1].data["table"], last[1].data["seat"], list(last[1].citations)
+        return None
+
     def _departed(self, tour: Tournament, body: dict[str, Any]) -> list[dict[str, Any]]:
         """The giving table let a travelling player go (his ``event/seating``): the receiving table is told
         to seat him with the chips he carries. A move is confirmed when that table seats him."""
         name, table = str(body["name"]), body["table"]
-        travel = _travel(tour, name, table)
+        travel = self._travel(tour, name, table)
         if travel is None:
             raise DirectorError(f"{name} has no move from table {table}")
         to, seat, citations = travel
+        last = _last_travel(tour, name)
+        if tour.players[name].moving_to is None and last is not None:  # a redraw's seat: he has left for it
+            self._left.add((name, last[0]))
         return [{"kind": "arrive", "player": name, "table": to, "seat": seat, "from_table": table,
                  "stack": body.get("stack"), "citations": citations,
                  "text": f"{name} leaves table {table} for table {to}, seat {seat}"}]
@@ -302,7 +324,7 @@ class Director:
         player = tour.players.get(str(p.get("name")))
         if player is None:
             return
-        if p.get("change") == "unseat" and _travel(tour, player.name, table, p.get("seat")) is not None:
+        if p.get("change") == "unseat" and self._travel(tour, player.name, table, p.get("seat")) is not None:
             self.request("tournament.departed", {"name": player.name, "table": table, "stack": p.get("stack")})
         elif p.get("change") == "seat" and player.moving_to == (table, p.get("seat")):
             self.request("tournament.confirm_move", {"name": player.name})
@@ -355,17 +377,10 @@ class Director:
                                   for k, (c, a) in self.action_clocks.items()}}
 
 
-def _travel(tour: Tournament, name: str, table: Any, seat: Any = None) -> tuple[Any, int, list[str]] | None:
-    """Where a player leaving ``table`` (from ``seat``, when given) goes, and the rules that send him:
-    a move not yet confirmed (TDA 9, RRoP s15 14), or the redraw that last seated him (RRoP s15 17)."""
-    p = tour.players.get(name)
-    if p is None or not p.active:
-        return None
-    last = next((d for d in reversed(tour.decisions) if d.data.get("player") == name
-                 and d.kind in ("move", "seat", "seated")), None)
-    if p.moving_to is not None and str(p.table) == str(table) and seat in (None, p.seat):
-        return p.moving_to[0], p.moving_to[1], list(last.citations) if last and last.kind == "move" else []
-    if last is not None and last.kind == "seat" and str(last.data.get("from_table")) == str(table) \
-            and seat in (None, last.data.get("from_seat")):
-        return last.data["table"], last.data["seat"], list(last.citations)
+def _last_travel(tour: Tournament, name: str) -> tuple[int, Any] | None:
+    """The newest decision that sent ``name`` somewhere (a move, a seat, a confirmed arrival), and its index."""
+    for i in range(len(tour.decisions) - 1, -1, -1):
+        d = tour.decisions[i]
+        if d.data.get("player") == name and d.kind in ("move", "seat", "seated"):
+            return i, d
     return None

@@ -1,10 +1,11 @@
 """The tournament on the room's cluster (issue 23): a real nats-server (JetStream, TLS, the shipped node
 config and per-table users, one node on free loopback ports) and a real PostgreSQL. The floor reads the
-tables from its JetStream consumer and publishes its decisions back through NATS; twelve tables on the
-room's MQTT listener (each with its own login, as a bridge would) take their orders from
-``floor/room/table/<table>`` and answer with ``event/seating``, which reaches the floor through the
-stream. A 100-player event runs from seating to the final table with every move confirmed that way;
-the room's log in PostgreSQL replays to the same seats."""
+tables from its JetStream consumer and publishes its decisions back through NATS; twelve tables take
+their orders from ``floor/room/table/<table>`` and answer with ``event/seating``, which reaches the
+floor through the stream: table t1's daemon on its own Mosquitto through the shipped bridge, the eleven
+others straight on the room's MQTT listener with their own logins (what a bridge forwards). A
+100-player event runs from seating to the final table with every move confirmed that way; the room's
+log in PostgreSQL replays to the same seats."""
 
 from __future__ import annotations
 
@@ -105,6 +106,47 @@ class TableOnTheRoom:
         self.c.loop_stop()
 
 
+class DaemonOnTheRoom:
+    """Table t1 for real: the table's daemon (tournament, 9 seats) on its own Mosquitto, bridged to the
+    room by the shipped bridge config; it follows its orders (controller/app/floor_orders.py)."""
+
+    def __init__(self, tmp_path: Path, password: str, cluster: Any) -> None:
+        from controller.floor.rig import ACL, CONF, Recorder
+        from controller.floor.room import table_broker
+        from tests.mqtt_util import start_daemon
+
+        users = {"controller": secrets.token_urlsafe(9)}
+        self.broker = table_broker("t1", users, ACL, cluster, room_password=password, config_template=CONF)
+        self.daemon = start_daemon(tmp_path / "t1.sqlite", self.broker, users, table="t1", size=9,
+                                   event="tournament", starting_stack=STRUCTURE["starting_stack"])
+        assert self.daemon.floor_orders is not None and self.daemon.floor_orders.connected.wait(10)
+        self.heard = Recorder(self.broker, "controller", users["controller"], ["poker/t1/request/level"])
+        self.ready = threading.Event()
+        self.ready.set()
+
+    @property
+    def seats(self) -> dict[int, tuple[str, int | None]]:
+        return {s: (p.name, p.stack) for s, p in dict(self.daemon.service.table.players).items()}
+
+    @property
+    def levels(self) -> list[int]:
+        return [json.loads(data)["number"] for _, data, _ in self.heard.all()]
+
+    def names(self) -> dict[int, str]:
+        return {s: n for s, (n, _) in self.seats.items()}
+
+    def bust(self, name: str) -> None:
+        from controller.rules.events import UnseatPlayer
+
+        for s in [s for s, (n, _) in self.seats.items() if n == name]:
+            self.daemon.submit(UnseatPlayer(s))
+
+    def close(self) -> None:
+        self.heard.close()
+        self.daemon.stop()
+        self.broker.stop()
+
+
 def _wait(cond: Any, timeout: float, what: str) -> None:
     deadline = time.monotonic() + timeout
     while not cond():
@@ -124,7 +166,7 @@ def test_a_hundred_player_tournament_through_nats_jetstream_and_postgresql(tmp_p
     passwords = {t: secrets.token_urlsafe(9) for t in TABLES}
     pg = Postgres().start()
     cluster = NatsCluster(passwords, size=1).start()
-    tables: dict[str, TableOnTheRoom] = {}
+    tables: dict[str, Any] = {}
     floor = None
     try:
         assert cluster.pki is not None
@@ -132,7 +174,8 @@ def test_a_hundred_player_tournament_through_nats_jetstream_and_postgresql(tmp_p
             servers=cluster.servers, user="floor", password=cluster.floor_password, ca=str(cluster.pki.ca),
             replicas=1)).start()
         tables = {t: TableOnTheRoom(t, pw, cluster.mqtt_addresses[0], str(cluster.pki.ca))
-                  for t, pw in passwords.items()}
+                  for t, pw in passwords.items() if t != "t1"}
+        tables["t1"] = DaemonOnTheRoom(tmp_path, passwords["t1"], cluster)
         for t in tables.values():
             assert t.ready.wait(10)
         _wait(lambda: floor.source.connected.is_set(), 20, "the floor's consumer")
@@ -149,11 +192,12 @@ def test_a_hundred_player_tournament_through_nats_jetstream_and_postgresql(tmp_p
                 tables[str(t.number)].names() == tour.planned(t.number) for t in tour.open_tables())
 
         _wait(agreed, 10, "the draw seated through NATS")  # TDA 6, 100 players on 12 tables of 9
+        chips = {n: st for t in tables.values() for n, st in t.seats.values()}  # what each sat down with
         # TDA 21: the level reached every table as its own request, through NATS
         _wait(lambda: all(t.levels == [1] for t in tables.values()), 10, "level 1 at every table")
         rng = random.Random(9)
         rounds = moves = 0
-        final: TableOnTheRoom | None = None
+        final: Any = None
         while len(tour.active()) > 1:
             rounds += 1
             # one hand at each open table: at some, a player busts (his table lets him go)
@@ -176,8 +220,7 @@ def test_a_hundred_player_tournament_through_nats_jetstream_and_postgresql(tmp_p
                 if final is None:  # the final table's redraw: each player's chips came with him
                     final = tables[str(tour.open_tables()[0].number)]
                     assert len(final.seats) == len(tour.active()) > 1
-                    assert all(stack == STRUCTURE["starting_stack"] + int(name[1:])
-                               for name, stack in final.seats.values())
+                    assert all(stack == chips[name] for name, stack in final.seats.values())
         # Every move was made (seated, through its departure and arrival) or called off by the rules first:
         # the player busted on his way, a redraw seated everyone again, or a break sent him elsewhere.
         pending: dict[str, Any] = {}
