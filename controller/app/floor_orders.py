@@ -18,8 +18,8 @@ orders into the table's own journaled events, with no console typing:
   him go between hands with his chips, and the table he goes to seats him on the floor's ``arrive``,
   once his new seat is free (a swap at one table waits for the other player to get up);
 
-* ``ruling`` ``dead_hand`` at this table (TDA 26: the clock the floor ran out on a player): his hand
-  leaves the betting as a fold, journaled with the floor as its source.
+* ``ruling`` ``dead_hand`` at this table (TDA 26: the clock the floor ran out on a player): the table
+  journals the report ``clock_expired`` and its engine rules the hand dead, citing the rule.
 
 Everything else (levels, halts, breaks, the clock's count) only reaches the dealer's display, which reads
 the same topic. A refused order (the seat taken, the player not at the seat named) is logged and changes nothing.
@@ -34,7 +34,7 @@ import threading
 from typing import Any
 
 from controller.mqtt.link import MqttSettings
-from controller.rules.events import Act, SeatPlayer, UnseatPlayer
+from controller.rules.events import Report, SeatPlayer, UnseatPlayer
 from controller.service import Output
 
 log = logging.getLogger("controller.floor_orders")
@@ -111,16 +111,16 @@ class FloorOrders:
             self._post(UnseatPlayer(seat), {"kind": "move", "player": name})
 
     def kill(self, order: dict[str, Any]) -> None:
-        """TDA 26: the clock ran out, the floor ruled the hand dead: it leaves the betting as a fold (the
-        chips it put in stay in the pot), journaled with the floor as its source. Only the seat to act
-        is folded; any other is the dealer's to settle with the ruling on the display."""
+        """TDA 26: the clock the floor ran on a player ran out: the table journals the report (source the
+        floor) and its engine rules the hand dead with its citation (the seat to act leaves the betting,
+        its chips stay in the pot; the ruling's alert goes to the display)."""
         service, seat = self.daemon.service, order.get("seat")
         engine = service.engine if service is not None else None
-        if engine is None or engine.over or engine.to_act != seat:
-            log.warning("the floor ruled seat %s's hand dead, but it is not the seat to act", seat,
+        if engine is None or engine.over or not isinstance(seat, int) or seat not in engine.active:
+            log.warning("the floor ruled seat %s's hand dead, but it is not in a hand", seat,
                         extra={"table_id": self.table_id})
             return
-        self._post(Act(seat, "fold"), order)
+        self._post(Report("clock_expired", seat), order)
 
     def _players(self) -> dict[int, str]:
         service = self.daemon.service

@@ -17,7 +17,7 @@ import pytest
 
 from controller.floor.service import FloorService
 from controller.rules.cards import standard_deck
-from controller.rules.events import Act, CallClock, Deal, NewHand, SetStack, UnseatPlayer
+from controller.rules.events import Act, CallClock, Deal, NewHand, Report, SetStack, UnseatPlayer
 from tests.mqtt_util import ROLES, new_passwords, shipped_broker, start_daemon, wait_until
 from tests.web_helpers import launch_browser, needs_browser, watch_console
 
@@ -175,15 +175,20 @@ def test_the_dealer_display_shows_the_level_a_move_and_a_clock_from_the_floor(tm
                 left = int(t2.get_attribute("#room-clock", "data-left"))
                 assert 1 <= left <= 5 and t2.text_content("#room-clock").startswith(f"Seat {on}: ")
                 assert t1.is_hidden("#room-clock")  # another table's clock
-                # zero: the floor's clock rules the hand dead, with its rule; the table folds it, journaled
+                # zero: the floor's clock rules the hand dead, with its rule; the table's engine kills it, journaled
                 t2.wait_for_function("() => document.getElementById('room-clock').dataset.phase === 'dead'",
                                      timeout=10000)
                 assert t2.text_content("#room-clock") == f"Seat {on}: hand dead (TDA 26)"
                 ruled = [e for e in director.store.room_log("room") if e["op"] == "clock.expire"]
                 assert len(ruled) == 1 and ruled[0]["body"] == {"table": "t2"}
                 wait_until(lambda: on not in engine.active, 5, "the dead hand out of the betting")
-                assert [(e.event, e.source) for e in daemon.journal.entries()][-1] == (Act(on, "fold"), "floor")
-                t2.wait_for_selector(f'.seat[data-seat="{on}"][data-folded="true"]', timeout=5000)
+                assert on in engine.dead and engine.to_act not in (None, on)
+                assert [(e.event, e.source) for e in daemon.journal.entries()][-1] == (
+                    Report("clock_expired", on), "floor")
+                t2.wait_for_selector(f'.seat[data-seat="{on}"][data-dead="true"]', timeout=5000)
+                t2.wait_for_selector("#alert:not([hidden])", timeout=5000)  # the table's own ruling
+                assert t2.get_attribute("#alert", "data-reason") == "clock_expired"
+                assert "RRoP s14 No-Limit Rules 13" in t2.text_content("#alert-citations")  # the table's Robert's
                 for _page, errors in pages.values():
                     assert not errors, errors
         finally:
@@ -260,8 +265,9 @@ def test_a_player_moved_during_a_hand_leaves_when_it_is_over_and_bad_orders_chan
     orders.on_order({"kind": "move", "player": "bob", "from_table": "t1", "from_seat": 5, "table": "t2", "seat": 1})
     orders.on_order({"kind": "move", "player": "zed", "from_table": "t1", "from_seat": 7, "table": "t2", "seat": 4})
     assert 5 in _players(daemon)  # he plays the hand out
-    orders.on_order({"kind": "ruling", "ruling": "dead_hand", "table": "t1", "seat": 7})  # not the seat to act
-    assert not any(isinstance(e, Act) for e, _ in daemon.posted)
+    orders.on_order({"kind": "ruling", "ruling": "dead_hand", "table": "t1", "seat": 4})  # nobody's seat
+    orders.on_order({"kind": "ruling", "ruling": "dead_hand", "table": "t9", "seat": 5})  # another table's
+    assert not any(isinstance(e, Report | Act) for e, _ in daemon.posted)
     daemon.post(EndHand(), "console")
     assert _players(daemon) == {2: ("ann", 5000), 7: ("cy", 5000)}  # bob got up; zed was never at seat 7
     assert [(e, s) for e, s in daemon.posted if isinstance(e, UnseatPlayer)] == [(UnseatPlayer(5), "floor")]
