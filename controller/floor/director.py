@@ -8,8 +8,10 @@ the floor page's live stream and, through ``publish``, as ``floor/room/<kind>`` 
 instructions as ``floor/room/table/<table>`` (outside the tables' ``<base>/<table>/`` namespace, so
 no table id can collide). When the clock reaches a new level, each open tournament table gets
 ``<base>/<table>/request/level`` (the table's own request: its daemon applies the level at its next
-hand, TDA 21). The floor service publishes all of them on the tables' Mosquitto when it reads one;
-a room reading NATS publishes nothing to the tables yet.
+hand, TDA 21). The floor service publishes all of them on the tables' Mosquitto when it reads one,
+and through NATS in a room (each table's bridge brings in its own). A move goes to both tables; what
+the tables answer (``event/seating``, ``event/clock``, ``event/action``) comes back through
+:meth:`Director.observe` as journaled requests (docs/room.md).
 """
 
 from __future__ import annotations
