@@ -281,3 +281,46 @@ def test_a_player_moved_during_a_hand_leaves_when_it_is_over_and_bad_orders_chan
     assert _players(daemon) == {2: ("ann", 5000), 7: ("cy", 5000)}  # the hand plays on
     daemon.post(EndHand(), "console")
     assert _players(daemon) == {7: ("ann", 4000), 2: ("cy", 6000)}
+
+
+def test_the_tables_events_call_and_stop_a_clock_and_the_floor_expires_it_itself(tmp_path: Path) -> None:
+    """TDA 26 through the floor's ingest: a table's ``event/clock`` (the dealer's request) calls the clock,
+    the seat's ``event/action`` stops it ("acted in time"); another clock left to run out is ruled dead by
+    the floor's own tick, journaled and cited; a restarted floor replays to the same state."""
+    import json
+
+    from controller.floor.director import Director
+    from controller.floor.sources import Ingestor
+    from controller.floor.store import Store
+
+    now = [1_000_000.0]
+    sent: list = []
+    db = f"sqlite:///{tmp_path / 'floor.db'}"
+    director = Director(Store.open(db), lambda topic, payload: sent.append((topic, payload)),
+                        now=lambda: now[0]).restore()
+    ingest = Ingestor(Store.open(f"sqlite:///{tmp_path / 'ingest.db'}"))
+    ingest.observers.append(director.observe)
+
+    def event(table: str, seq: int, kind: str, **fields) -> tuple[str, bytes]:
+        ev = {"schema": 1, "seq": seq, "ts": now[0], "hand_id": 3, "kind": kind, **fields}
+        return f"poker/{table}/event/{kind}", json.dumps(ev).encode()
+
+    ingest.handle([event("t4", 10, "clock", seat=6), event("t5", 20, "clock", seat=2)])
+    assert set(director.action_clocks) == {"t4", "t5"}
+    now[0] += 30
+    ingest.handle([event("t4", 11, "action", seat=3, action="fold", all_in=False, amount=None),  # not him
+                   event("t4", 12, "action", seat=6, action="call", all_in=False, amount=400)])
+    assert set(director.action_clocks) == {"t5"}
+    assert ("floor/room/table/t4", {"kind": "action_clock", "table": "t4", "seat": 6, "text": "Acted in time",
+                                    "citations": ["TDA 26"], "phase": "acted"}) in sent
+    now[0] += 29  # 59 s: t5's 10-second count still runs
+    assert director.tick() == []
+    now[0] += 1.5
+    (ruling,) = director.tick()
+    assert ruling["ruling"] == "dead_hand" and ruling["table"] == "t5" and ruling["seat"] == 2
+    assert ruling["citations"] == ["TDA 26"] and not director.action_clocks
+    assert ("floor/room/table/t5", ruling) in sent
+    ops = [e["op"] for e in director.store.room_log("room")]
+    assert ops == ["clock.call", "clock.call", "clock.acted", "clock.expire"]
+    again = Director(Store.open(db), now=lambda: now[0]).restore()
+    assert again.state() == director.state()
