@@ -34,6 +34,7 @@ from controller.rules.events import (
     BoardCards,
     Boxed,
     Burn,
+    CallClock,
     CallMisdeal,
     CameraReport,
     ChangeGame,
@@ -179,6 +180,9 @@ class TableService:
                 raise Rejected("a dealer's name is 1 to 64 characters")
             if event.source not in ("nfc", "console"):
                 raise Rejected(f"a dealer signs in by nfc or console, not {event.source!r}")
+        elif isinstance(event, CallClock):
+            if self.engine is None or self.engine.over or event.seat not in self.engine.active:
+                raise Rejected(f"a clock is called on a player still in a hand (seat {event.seat} is not)")
         elif isinstance(event, CameraReport) and event.reason not in ("camera_mismatch", "card_unread"):
             raise Rejected(f"{event.reason!r} is not a camera report")
         elif isinstance(event, CallMisdeal) and not _is_misdeal_reason(event.reason):
@@ -289,10 +293,19 @@ class TableService:
     def _apply_seat_player(self, ev: SeatPlayer, out: list[Output], at: float) -> None:
         self.table.seat(ev.seat, ev.name, ev.post, ev.stack)
         out.append(Output("table", {"change": "seat", "seat": ev.seat, "name": ev.name}))
+        # event/seating: the floor sees a player sit down (a move it ordered is confirmed by it)
+        out.append(Output("seating", {"change": "seat", "seat": ev.seat, "name": ev.name,
+                                      "stack": self.table.players[ev.seat].stack}))
 
     def _apply_unseat_player(self, ev: UnseatPlayer, out: list[Output], at: float) -> None:
+        player = self.table.players[ev.seat]
         self.table.unseat(ev.seat)
         out.append(Output("table", {"change": "unseat", "seat": ev.seat}))
+        out.append(Output("seating", {"change": "unseat", "seat": ev.seat, "name": player.name,
+                                      "stack": player.stack}))
+
+    def _apply_call_clock(self, ev: CallClock, out: list[Output], at: float) -> None:
+        out.append(Output("clock", {"seat": ev.seat}))  # event/clock: the floor runs it (TDA 26)
 
     def _apply_set_button(self, ev: SetButton, out: list[Output], at: float) -> None:
         self.table.set_button(ev.seat)
@@ -613,4 +626,5 @@ _HANDLERS: dict[type[Event], Callable[[TableService, Any, list[Output], float], 
     DealerSignIn: TableService._apply_dealer_sign_in,
     CameraReport: TableService._apply_camera_report,
     UnknownTagRead: TableService._apply_unknown_tag,
+    CallClock: TableService._apply_call_clock,
 }

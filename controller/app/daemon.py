@@ -39,6 +39,7 @@ from typing import Any
 
 from controller.app.config import CoreConfig
 from controller.app.floor_ack import FloorAck
+from controller.app.floor_orders import FloorOrders
 from controller.app.publisher import Publisher
 from controller.app.sdnotify import Notifier, watchdog_interval
 from controller.journal import Journal, JournalError, JournalFullError
@@ -49,6 +50,7 @@ from controller.rules.engine import HandEngine
 from controller.rules.events import (
     Acknowledge,
     Act,
+    CallClock,
     CallMisdeal,
     ChangeGame,
     DealerSignIn,
@@ -151,6 +153,8 @@ def request_event(name: str, fields: dict[str, Any]) -> Event:
         return CallMisdeal(str(fields["reason"]))
     if name == "dealer":
         return DealerSignIn(fields["dealer"], source="console")
+    if name == "clock":
+        return CallClock(int(fields["seat"]))
     if name == "change_game":
         return ChangeGame(str(fields["game"]), fields.get("rules"), fields.get("structure"), fields.get("event"))
     raise RequestError(f"unknown request {name!r}")
@@ -198,6 +202,8 @@ class Daemon:
         self.link: MqttLink | None = None
         self.publisher: Publisher | None = None
         self.floor_ack: FloorAck | None = None
+        #: A tournament table follows the floor's orders for it (moves, seats: docs/room.md).
+        self.floor_orders: FloorOrders | None = None
         self._threads: list[threading.Thread] = []
         self._stop = threading.Event()
         self._owner: threading.Thread | None = None
@@ -254,6 +260,8 @@ class Daemon:
         self.link.start()
         if self.floor_ack is not None:
             self.floor_ack.start()
+        if cfg.table.event == "tournament":
+            self.floor_orders = FloorOrders(self, settings, cfg.table.id).start()
         if cfg.mqtt.discovery:
             for topic, payload in discovery_messages(cfg, self.topics):
                 self.link.publish(topic, payload, retain=True)
@@ -299,6 +307,8 @@ class Daemon:
             self.publisher.close()
         if self.floor_ack is not None:
             self.floor_ack.stop()
+        if self.floor_orders is not None:
+            self.floor_orders.stop()
         if self.link is not None:
             self.link.stop()
         self._write_cursor()

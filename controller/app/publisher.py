@@ -21,7 +21,8 @@ from controller.service import Output, TableService
 from controller.session_stats import SessionStats
 
 END_OF_HAND = "end_of_hand"
-_EVENT_KINDS = ("hand_start", "burn", "board", "street", "action", "draw", "hand_end", "dealer")
+_EVENT_KINDS = ("hand_start", "burn", "board", "street", "action", "draw", "hand_end", "dealer", "seating",
+                "clock")
 
 
 @dataclass

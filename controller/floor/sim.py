@@ -40,7 +40,7 @@ from controller.service import Rejected, TableService
 BRIDGED = ("availability", "event/#", "alert", "alert/active", "broadcast/hand_end", "broadcast/holecards")
 #: Service outputs that become one ``event/<kind>`` message each (an alert also becomes ``event/ruling``).
 EVENT_OUTPUTS = frozenset({"hand_start", "card", "burn", "board", "street", "action", "draw", "hand_end", "dealer",
-                           "alert"})
+                           "seating", "clock", "alert"})
 DEALERS = ("Ana", "Ben", "Cleo", "Dev", "Eli", "Fay", "Gus", "Hana")
 
 

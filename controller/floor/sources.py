@@ -226,6 +226,23 @@ class NatsSource:
         self.errors = 0
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._nc: Any = None
+        self.published = 0
+
+    def publish(self, topic: str, payload: bytes) -> bool:
+        """The floor's word to the tables, from any thread: an MQTT topic published as the NATS subject
+        its MQTT listener maps it to (``floor/room/table/t3`` -> ``floor.room.table.t3``), which each
+        table's bridge brings in (systemd/room/mosquitto-bridge.conf). Core NATS, not the stream: it
+        is an instruction, not a record (the room's log is the record). False when not connected."""
+        loop, nc = self._loop, self._nc
+        if loop is None or nc is None or loop.is_closed():
+            log.warning("floor: not connected to NATS; %s not sent", topic)
+            return False
+        subject = topic.replace("/", ".")
+        asyncio.run_coroutine_threadsafe(nc.publish(subject, payload), loop)
+        self.published += 1
+        return True
 
     def start(self) -> NatsSource:
         self._thread = threading.Thread(target=lambda: asyncio.run(self._main()), name="floor-nats", daemon=True)
@@ -244,6 +261,7 @@ class NatsSource:
         while not self._stop.is_set():
             try:
                 nc = await connect_nats(self.settings)
+                self._loop, self._nc = asyncio.get_running_loop(), nc
                 js = nc.jetstream(timeout=5)
                 await ensure_stream(js, self.settings)
                 sub = await js.pull_subscribe(
@@ -261,6 +279,7 @@ class NatsSource:
                 await asyncio.sleep(0.5)
             finally:
                 if nc is not None:
+                    self._nc = None
                     try:
                         await nc.close()
                     except Exception:  # already gone

@@ -84,12 +84,27 @@ class HandEngine(BoardRules):
         kind = kind_of(reason)
         if reason == "boxed_card":
             self._boxed(None)
+        elif reason == "clock_expired" and ev.seat is not None:
+            self._clock_expired(ev.seat)
         elif kind == MISDEAL:
             self._misdeal(reason, seat=ev.seat, reported=True)
         elif kind == VOID:
             self._rule(VOID, reason, seat=ev.seat, reported=True)
         else:
             self._rule(IRREGULARITY, reason, self._report_remedy(reason), seat=ev.seat, reported=True)
+
+    def _clock_expired(self, seat: int) -> None:
+        """TDA 26 (RRoP s14 No-Limit Rules 13): the clock called on the player ran out, its 10-second
+        count too: his hand is dead. The player to act leaves the betting as a fold would (the chips
+        he put in stay in the pot) and his hand is marked dead; any other seat's hand is the dealer's
+        to kill by the ruling."""
+        self._rule(IRREGULARITY, "clock_expired", "dead_hand", seat=seat, reported=True)
+        if self.phase is not Phase.BET or seat not in self.active or seat != self.to_act:
+            return
+        self._on_act(Act(seat, "fold"))
+        if seat in self.folded:
+            self.folded.discard(seat)
+            self.dead.add(seat)
 
     def _report_remedy(self, reason: str) -> str:
         defaults = {

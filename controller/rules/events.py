@@ -339,13 +339,22 @@ class CameraReport(Event):
     detail: str = ""
 
 
+@dataclass(frozen=True, slots=True)
+class CallClock(Event):
+    """The dealer asks for the action clock on a seat (TDA 26), from the console: journaled and
+    published as ``event/clock``; the floor's director runs the 50 seconds and the 10-second count."""
+
+    kind: ClassVar[str] = "call_clock"
+    seat: int
+
+
 EVENT_TYPES: dict[str, type[Event]] = {
     cls.kind: cls
     for cls in (
         StartHand, Deal, Burn, BoardCards, Stub, Muck, Aside, Boxed, Expose, Act, Put, Discard, Report, EndHand,
         SetStack, SetLevel,
         SeatPlayer, UnseatPlayer, SetButton, ChangeGame, NewHand, CallMisdeal, Acknowledge, DealerSignIn, ShufflerFault,
-        UnknownTagRead, CameraReport,
+        UnknownTagRead, CameraReport, CallClock,
     )
 }
 
@@ -446,4 +455,5 @@ __all__ = [
     "ShufflerFault",
     "UnknownTagRead",
     "CameraReport",
+    "CallClock",
 ]

@@ -155,6 +155,8 @@ EVENTS = {
     "hand_end": {"result": "showdown", "winners": [{"seat": 3, "part": "pot", "hand": "Flush, Ace high", "share": 900}],
                  "shown": {"3": ["Ah", "Kh"], "5": ["Qc", "Qd"]}, "summary": "Seat 3 wins the pot with a Flush"},
     "dealer": {"dealer": "Dana", "badge": "04a1b2c3", "source": "nfc"},
+    "seating": {"change": "seat", "seat": 4, "name": "Ann", "stack": 20000},
+    "clock": {"seat": 4},
 }
 
 

@@ -9,6 +9,7 @@ import { actionPad, betOf, chipsOf, fmt, GAMES, lastActionText, legal, levelText
 import { connect, loadConfig, parsePayload, topicRoot } from "../common/config.js";
 import { requester, showToast } from "../common/console.js";
 import { fitAll } from "../common/fit.js";
+import { isRoomTopic, onRoom, renderRoom, roomTopics } from "./room.js";
 
 const $ = (sel) => document.querySelector(sel);
 const ACTIONS = ["fold", "check", "call", "bet", "raise", "complete", "bring_in"];
@@ -58,11 +59,13 @@ async function main() {
     const subs = [`${ui.root}/availability`, `${ui.root}/state`, `${ui.root}/event/#`, `${ui.root}/alert`,
       `${ui.root}/alert/active`];
     if (document.body.dataset.role === "console") subs.push(ui.requests.responseTopic, `${ui.root}/response`);
+    subs.push(...roomTopics(ui.cfg.table)); // what the floor says about this table (docs/room.md)
     client.subscribe(subs, { qos: 1 });
   });
   client.on("message", onMessage);
   wireConsole();
   setInterval(renderClock, 1000);
+  setInterval(renderRoom, 250);
   render();
 }
 
@@ -84,7 +87,9 @@ function onMessage(topic, bytes, packet) {
   }
   const data = parsePayload(bytes);
   if (data === undefined) return;
-  if (rel === "state") {
+  if (isRoomTopic(topic)) {
+    onRoom(topic, data);
+  } else if (rel === "state") {
     if (!data) return;
     ui.state = data;
     rememberNames(data);
@@ -197,6 +202,7 @@ function render() {
   $("#btn-button").disabled = Boolean(inHand);
   $("#btn-action").disabled = !inHand;
   $("#btn-misdeal").disabled = !inHand;
+  $("#btn-clock").disabled = !inHand;
   fitAll(document, "#game, #result, #range, #last-action, #next-name, #to-act-name", { min: 9, wrapAt: 11 });
 }
 
@@ -556,6 +562,15 @@ function wireConsole() {
   $("#btn-players").addEventListener("click", () => openDialog("Players and stacks", playersDialog));
   $("#btn-game").addEventListener("click", () => openDialog("Change the game", gameDialog));
   $("#btn-level").addEventListener("click", () => openDialog("Blinds and levels", levelDialog));
+  // TDA 26: the dealer asks for the clock on a player still in the hand; the floor runs it.
+  $("#btn-clock").addEventListener("click", () => openDialog("Call the clock on seat\u2026", (body) => {
+    const hand = ui.state ? ui.state.hand : null;
+    const seats = hand ? Object.entries(hand.seats).filter(([, v]) => !v.folded && !v.dead).map(([k]) => Number(k)) : [];
+    body.append(seatChoices(seats.sort((a, b) => a - b), hand ? hand.to_act : null, (n) => {
+      closeDialog();
+      request("clock", { seat: n });
+    }));
+  }));
 }
 
 // Seat and name players; stacks between hands (common/chips.js seatEditor).
