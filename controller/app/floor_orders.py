@@ -154,7 +154,7 @@ class FloorOrders:
         client.on_connect = on_connect
         client.on_subscribe = lambda *a: self.connected.set()
         client.on_message = self._on_message
-        client.reconnect_delay_set(0.5, 10)
+        client.reconnect_delay_set(0.5, 10)  # type: ignore[arg-type]  # paho takes float seconds
         client.connect_async(host, port, keepalive=30)
         client.loop_start()
         self.client = client

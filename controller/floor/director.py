@@ -137,9 +137,9 @@ class Director:
                 for table in tour.open_tables():
                     self.publish(f"{self.base}/{table.number}/request/level", {"number": number})
                 out.append(level)
-        for table in due:
+        for table_id in due:
             try:
-                out += self.request("clock.expire", {"table": table})
+                out += self.request("clock.expire", {"table": table_id})
             except DirectorError:  # acted or expired meanwhile by a request
                 pass
         return out
