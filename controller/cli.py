@@ -136,9 +136,10 @@ def _bench_table(args: argparse.Namespace) -> dict:
 
     err = _console(stderr=True)
     if args.chip:  # the firmware on the chip's own binary (rp2040js), in the chip's time
-        from firmware_bridge.chip.bench import run_chip_bench
+        from controller.bench.table_chip import run_bench as run_chip_bench
 
-        return run_chip_bench(fw_dir=args.firmware, compiled=args.mpy, board=args.board_config or "",
+        return run_chip_bench(hands=3 if args.hands is None else args.hands, fw_dir=args.firmware,
+                              compiled=args.mpy, board=args.board_config or "", seed=args.seed,
                               progress=lambda msg: err.print(f"[dim]bench table: {msg}[/dim]"))
     return run_bench(hands=args.hands or 12, seed=args.seed, fw_dir=args.firmware,
                      progress=lambda msg: err.print(f"[dim]bench table: {msg}[/dim]"))

@@ -50,6 +50,7 @@ _SOFT_RESET = 0x0F
 _REQA = 0x26
 _SEL = (0x93, 0x95, 0x97)
 _HLTA = 0x50
+_REQA_FRAME = bytes((_REQA,))  # sent at every read: built once
 
 # VersionReg: NXP 0x91 (v1.0), 0x92 (v2.0), 0x90 (v0.0); clones 0x88 (FM17522), 0xB2, 0x12, 0x82.
 KNOWN_VERSIONS = (0x12, 0x82, 0x88, 0x90, 0x91, 0x92, 0xB2)
@@ -144,8 +145,8 @@ class MFRC522:
 
     def init(self, reset=True):
         """Reset and configure; returns False if the chip does not answer (wiring, power).
-        ``reset=False``: the caller has already soft-reset it and waited 2 ms (the main loop
-        resets every reader at once: one wait, not one per reader)."""
+        ``reset=False``: the caller has just reset it (the main loop resets every reader at once
+        through NRSTPD and waits until each answers)."""
         if reset:
             self.soft_reset()
             time.sleep_ms(2)
@@ -288,7 +289,7 @@ class MFRC522:
 
     def _reqa(self):
         try:
-            got = self._transceive(bytes((_REQA,)), last_bits=0x07)
+            got = self._transceive(_REQA_FRAME, last_bits=0x07)
         except _Collision:
             return True  # tags of different types answered: they are there, anticollision sorts them
         return got is not None and len(got[0]) == 2 and got[1] == 0

@@ -70,6 +70,8 @@ MUX_ENABLE = _setting("MUX_ENABLE", None)
 READER_COUNT = _setting("READER_COUNT", None)
 
 RX_GAIN = _setting("RX_GAIN", 0x50)  # RFCfgReg: 0x70 = 48 dB (longest range), 0x40 = 33 dB; see README on cross-reads
+RESET_LOW_US = 100  # NRSTPD low (the datasheet's minimum is 100 ns)
+RESET_WAIT_MS = _setting("RESET_WAIT_MS", 50)  # longest wait for a reader's oscillator after the reset
 WDT_MS = 4000  # hardware watchdog: a hung SPI bus reboots the board (reset cause WATCHDOG)
 REINIT_MS = 5000  # how often a dead reader is retried
 
@@ -220,8 +222,10 @@ class Scanner:
         self.slot += 1
         if self.slot % PRIORITY_EVERY == 0:
             prio = dev.expected
-            if dev.awaiting:
-                prio = prio + [a for a in range(self.count) if dev.pending[a]]
+            if dev.awaiting:  # a new tag's confirming read, once it can confirm (CONFIRM_MS on)
+                due = dev.confirm_due(time.ticks_ms())
+                if due:
+                    prio = prio + due
             if prio:  # strictly in turn: one blocked by a neighbour's field waits, the others too
                 a = prio[self.prio_pos % len(prio)]
                 if not dev.enabled[a]:
@@ -255,20 +259,25 @@ def main():
     Pin = machine.Pin
     spi = machine.SPI(SPI_ID, baudrate=SPI_BAUD, polarity=0, phase=0,
                       sck=Pin(PIN_SCK), mosi=Pin(PIN_MOSI), miso=Pin(PIN_MISO))
+    # A hard reset of every reader (NRSTPD low: the datasheet asks >= 100 ns), which also resets
+    # every register, so no soft reset follows.  A reader answers once its oscillator runs (the
+    # datasheet's start-up time: the crystal's own, plus 37.74 us); so rather than a fixed 50 ms,
+    # each reader's VersionReg is polled until it answers, for at most RESET_WAIT_MS in all.
     rst = Pin(PIN_RST, Pin.OUT, value=0)
-    time.sleep_ms(5)
+    time.sleep_us(RESET_LOW_US)
     rst.value(1)
-    time.sleep_ms(50)
+    started = time.ticks_ms()
     cs_lines = chip_selects()
     if FAST:
         sels = selections(len(cs_lines))
         readers = [rp2fast.FastMFRC522(spi, cs_lines[i], sels[i], gain=RX_GAIN) for i in range(len(cs_lines))]
     else:
         readers = [MFRC522(spi, cs, gain=RX_GAIN) for cs in cs_lines]
-    for r in readers:  # all at once: one 2 ms restart for the table, not one per reader
-        r.soft_reset()
-    time.sleep_ms(2)
-    alive = [r.init(reset=False) for r in readers]
+    alive = []
+    for r in readers:
+        while not r.alive() and time.ticks_diff(time.ticks_ms(), started) < RESET_WAIT_MS:
+            time.sleep_us(200)
+        alive.append(r.init(reset=False))
     last_init = time.ticks_ms()
 
     out = Output(sys.stdout.buffer)
@@ -321,7 +330,8 @@ def main():
                 continue
             antenna = warming.pop(0)
             if dev.enabled[antenna] and alive[antenna]:
-                known = sorted(dev.present[antenna])
+                tags = dev.present[antenna]
+                known = sorted(tags) if tags else None
                 reads[antenna] += 1
                 if reads[antenna] % FULL_EVERY == 0 or dev.pending[antenna]:
                     known = None
