@@ -38,6 +38,8 @@ from controller.rules.decks import Deck, DeckRegistry
 from controller.rules.events import SeatPlayer, SetButton
 from firmware_bridge.firmware import bridge_proto as fw
 
+SLOWEST = 0.02  # chip seconds per wall second, below the slowest the emulator has run (0.027)
+
 # -- the session's probe, appended to boot.py (not part of the firmware) ---------------------
 # Watchdog SCRATCH4..7: lowest free heap right after a collection; the longest collection (us);
 # collections (low 16 bits) | heap size / 16 (high 16 bits); free heap after the latest collection.
@@ -135,9 +137,9 @@ def chip_session(broker: Broker, hands: int, files: dict[str, bytes], board: str
     config = demo_config("bench", size=SEATS, journal=tmp / "journal.sqlite",
                          mqtt_url=f"mqtt://127.0.0.1:{broker.port}", broadcast_delay=0)
     # The chip's 500 ms heartbeat comes every few wall seconds here: a long timeout, and the link's
-    # stall window on the chip's clock (0.01 chip s per wall s, below the emulator's slowest).
+    # stall window on the chip's clock (SLOWEST chip s per wall s, below the emulator's slowest).
     config = config.model_copy(update={"serial": config.serial.model_copy(update={"heartbeat_timeout": 120.0,
-                                                                               "device_time_scale": 0.01})})
+                                                                               "device_time_scale": SLOWEST})})
     link_path = str(tmp / "ttyACM0")
     files = dict(files)
     files["boot.py"] = files.get("boot.py", b"") + PROBE
@@ -157,6 +159,9 @@ def chip_session(broker: Broker, hands: int, files: dict[str, bytes], board: str
             return fusion_feed(change)
 
         rfid.pipeline.fusion.feed = watch
+        # The host's board window (1 s between two board cards' arrivals) on the chip's clock too:
+        # at 0.1x a flop's cards, 80 ms apart on the felt, reach the host ~1 s apart.
+        rfid.pipeline.fusion.board_window /= SLOWEST
         sub = EventSubscriber(broker.host, broker.port, config.topic)
         if not rfid.bridge.wait_synced(240):
             raise RuntimeError("bench: the chip never synchronised with the host")

@@ -91,6 +91,7 @@ class MFRC522:
         self.settle_us = settle_us  # field on -> tag powered up and ready for REQA (ISO 14443-3 5.2.1)
         self.collisions = 0
         self.on_us = None  # ticks_us when the field went on
+        self._tx_control = None  # TxControlReg without the field bits, once read
         self._tx = bytearray(2)
         self._rx = bytearray(2)
         self._fifo = bytearray(65)
@@ -142,6 +143,7 @@ class MFRC522:
 
     def soft_reset(self):
         self._write(_COMMAND, _SOFT_RESET)
+        self._tx_control = None
 
     def init(self, reset=True):
         """Reset and configure; returns False if the chip does not answer (wiring, power).
@@ -152,6 +154,7 @@ class MFRC522:
             time.sleep_ms(2)
         if self.version() not in KNOWN_VERSIONS:
             return False
+        self._tx_control = None  # reset since it was read (a hard reset, or a reader swapped)
         self._write(_T_MODE, 0x80)  # TAuto: the timer starts at the end of each transmission
         self._write(_T_PRESCALER, 0xA9)  # 13.56 MHz / (2 * 169 + 1) = 40 kHz: 25 us ticks
         self._write(_T_RELOAD_H, 0x00)
@@ -167,7 +170,11 @@ class MFRC522:
         return self.version() in KNOWN_VERSIONS
 
     def field(self, on):
-        value = self._read(_TX_CONTROL)
+        # TxControlReg's other bits are the reader's own: read once (init), then kept here, so
+        # switching the field is one register write, not a read and a write.
+        value = self._tx_control
+        if value is None:
+            value = self._tx_control = self._read(_TX_CONTROL) & ~0x03 & 0xFF
         if on:
             self._write(_TX_CONTROL, value | 0x03)
             self.on_us = time.ticks_us()

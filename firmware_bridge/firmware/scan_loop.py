@@ -207,7 +207,7 @@ class Scanner:
             order.extend(range(start, count, stride))
         self.order = order
         self.pos = 0
-        self.slot = 0
+        self.countdown = PRIORITY_EVERY  # reads until the next priority read (no division on an M0+)
         self.prio_pos = 0
         self.cycle_done = False
         self.deferred = []
@@ -219,8 +219,11 @@ class Scanner:
         return True
 
     def next(self, dev, busy):
-        self.slot += 1
-        if self.slot % PRIORITY_EVERY == 0:
+        # Called once per read: written for MicroPython's speed (locals, no division, the common
+        # case first), the same choices as before.
+        self.countdown -= 1
+        if self.countdown <= 0:
+            self.countdown = PRIORITY_EVERY
             prio = dev.expected
             if dev.awaiting:  # a new tag's confirming read, once it can confirm (CONFIRM_MS on)
                 due = dev.confirm_due(time.ticks_ms())
@@ -233,23 +236,35 @@ class Scanner:
                 elif a not in busy and self._clear(a, busy):
                     self.prio_pos += 1
                     return a
-        for a in self.deferred:  # passed over while a neighbour's field was on: first in line now
-            if self._clear(a, busy):
-                self.deferred.remove(a)
-                return a
-        n = len(self.order)
+        deferred = self.deferred
+        if deferred:
+            for a in deferred:  # passed over while a neighbour's field was on: first in line now
+                if self._clear(a, busy):
+                    deferred.remove(a)
+                    return a
+        order = self.order
+        enabled = dev.enabled
+        n = len(order)
+        pos = self.pos
         for _ in range(n):
-            a = self.order[self.pos]
-            self.pos += 1
-            if self.pos == n:
-                self.pos = 0
+            a = order[pos]
+            pos += 1
+            if pos == n:
+                pos = 0
                 self.cycle_done = True
-            if not dev.enabled[a]:
+            if not enabled[a]:
                 continue
-            if self._clear(a, busy):
+            clear = True
+            for b in busy:
+                if abs(b - a) <= ADJACENT:
+                    clear = False
+                    break
+            if clear:
+                self.pos = pos
                 return a
-            if a not in self.deferred:
-                self.deferred.append(a)
+            if a not in deferred:
+                deferred.append(a)
+        self.pos = pos
         return None
 
 
@@ -304,7 +319,7 @@ def main():
         wdt.feed()
         while _ready(poller):  # host commands, between readers
             dev.feed(inp.read(1))
-        if out.pump() and out.dropped:
+        if (not out.queue or out.pump()) and out.dropped:  # (no call while nothing waits)
             dev.fault(SOURCE_CONTROLLER, FAULT_OUTPUT_OVERFLOW, out.dropped)
             out.dropped = 0
         if reboot:
@@ -331,10 +346,14 @@ def main():
             antenna = warming.pop(0)
             if dev.enabled[antenna] and alive[antenna]:
                 tags = dev.present[antenna]
-                known = sorted(tags) if tags else None
+                pending = dev.pending[antenna]
                 reads[antenna] += 1
-                if reads[antenna] % FULL_EVERY == 0 or dev.pending[antenna]:
+                if reads[antenna] % FULL_EVERY == 0:
                     known = None
+                elif pending:  # the confirming read: a presence check of the new tag (and the others)
+                    known = sorted(tags) + sorted(pending) if tags else sorted(pending)
+                else:
+                    known = sorted(tags) if tags else None
                 try:
                     uids = readers[antenna].scan(known)
                 except Exception as exc:  # OSError: not answering; anything else: the same, with a detail
