@@ -376,16 +376,17 @@ class Device:
                 del tags[uid]
                 self._send(T_TAG_LEAVE, encode_uid_entry(antenna, uid))
 
-    def confirm_due(self, now_ms):
-        """The antennas holding a new tag whose confirming read may now be made (its first read
-        ``confirm_ms`` ago or more): a read sooner could not confirm it, so the scan loop spends
-        its priority reads on these, not on every antenna with a tag pending."""
+    def confirm_due(self, now_ms, lead_ms=0):
+        """The antennas holding a new tag whose confirming read may start now: its first read
+        ``confirm_ms`` ago, less ``lead_ms`` (what a read takes to start and end: the read that
+        confirms ends ``confirm_ms`` after the first or later).  A read sooner could not confirm
+        it, so the scan loop spends its priority reads on these, not on every tag pending."""
         due = []
         if not self.awaiting:
             return due
         for antenna in range(self.antenna_count):
             for first in self.pending[antenna].values():
-                if self._diff(now_ms, first) >= self.confirm_ms:
+                if self._diff(now_ms, first) >= self.confirm_ms - lead_ms:
                     due.append(antenna)
                     break
         return due

@@ -81,6 +81,9 @@ ADJACENT = _setting("ADJACENT", 1)  # antennas closer than this in number are ne
 PRIORITY_EVERY = _setting("PRIORITY_EVERY", 2)  # every Nth read goes to an expected/confirming antenna
 FULL_EVERY = _setting("FULL_EVERY", 4)  # every Nth read of an occupied antenna is a full anticollision
 CONFIRM_MS = _setting("CONFIRM_MS", 20)  # a new tag is reported when a second read, this much later, confirms it
+# The confirming read is started this much before CONFIRM_MS is up: the field's 5 ms settle and the
+# shortest read (a presence check) come before its end, which is what must be CONFIRM_MS on.
+CONFIRM_LEAD_MS = _setting("CONFIRM_LEAD_MS", 7)
 OUT_LIMIT = 2048  # bytes queued for USB while the host does not read; beyond: frames dropped, FAULT 5 later
 
 # Watchdog scratch register 0 survives the watchdog reset machine.reset() goes through on the
@@ -225,14 +228,17 @@ class Scanner:
         if self.countdown <= 0:
             self.countdown = PRIORITY_EVERY
             prio = dev.expected
+            due = None
             if dev.awaiting:  # a new tag's confirming read, once it can confirm (CONFIRM_MS on)
-                due = dev.confirm_due(time.ticks_ms())
+                due = dev.confirm_due(time.ticks_ms(), CONFIRM_LEAD_MS)
                 if due:
                     prio = prio + due
             if prio:  # strictly in turn: one blocked by a neighbour's field waits, the others too
                 a = prio[self.prio_pos % len(prio)]
                 if not dev.enabled[a]:
                     self.prio_pos += 1
+                elif due is not None and dev.pending[a] and a not in due:
+                    self.prio_pos += 1  # expected, but its new tag cannot be confirmed yet: a read is wasted
                 elif a not in busy and self._clear(a, busy):
                     self.prio_pos += 1
                     return a
