@@ -213,6 +213,7 @@ class Scanner:
         self.countdown = PRIORITY_EVERY  # reads until the next priority read (no division on an M0+)
         self.prio_pos = 0
         self.cycle_done = False
+        self.urgent = False  # the last antenna given is a priority one: read it next, not last
         self.deferred = []
 
     def _clear(self, antenna, busy):
@@ -224,11 +225,11 @@ class Scanner:
     def next(self, dev, busy):
         # Called once per read: written for MicroPython's speed (locals, no division, the common
         # case first), the same choices as before.
+        self.urgent = False
         self.countdown -= 1
         if self.countdown <= 0:
             self.countdown = PRIORITY_EVERY
             prio = dev.expected
-            due = None
             if dev.awaiting:  # a new tag's confirming read, once it can confirm (CONFIRM_MS on)
                 due = dev.confirm_due(time.ticks_ms(), CONFIRM_LEAD_MS)
                 if due:
@@ -237,10 +238,9 @@ class Scanner:
                 a = prio[self.prio_pos % len(prio)]
                 if not dev.enabled[a]:
                     self.prio_pos += 1
-                elif due is not None and dev.pending[a] and a not in due:
-                    self.prio_pos += 1  # expected, but its new tag cannot be confirmed yet: a read is wasted
                 elif a not in busy and self._clear(a, busy):
                     self.prio_pos += 1
+                    self.urgent = True
                     return a
         deferred = self.deferred
         if deferred:
@@ -345,7 +345,13 @@ def main():
                     except Exception as exc:
                         alive[a] = False
                         dev.reader_state(a, False, 0 if isinstance(exc, OSError) else 1)
-                warming.append(a)
+                if scanner.urgent and warming:
+                    # Next after the one being read, not behind PIPELINE others: on a table full of
+                    # cards each read is a 5 ms presence check, and an expected card (or a new one's
+                    # confirming read) would wait three of them; it waits out its own settle instead.
+                    warming.insert(1, a)
+                else:
+                    warming.append(a)
             if not warming:
                 time.sleep_ms(5)
                 continue
