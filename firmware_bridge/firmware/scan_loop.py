@@ -213,7 +213,7 @@ class Scanner:
         self.countdown = PRIORITY_EVERY  # reads until the next priority read (no division on an M0+)
         self.prio_pos = 0
         self.cycle_done = False
-        self.urgent = False  # the last antenna given is a priority one: read it next, not last
+        self.urgent = False  # the last antenna given is due a confirming read: read it next, not last
         self.deferred = []
 
     def _clear(self, antenna, busy):
@@ -230,6 +230,7 @@ class Scanner:
         if self.countdown <= 0:
             self.countdown = PRIORITY_EVERY
             prio = dev.expected
+            due = None
             if dev.awaiting:  # a new tag's confirming read, once it can confirm (CONFIRM_MS on)
                 due = dev.confirm_due(time.ticks_ms(), CONFIRM_LEAD_MS)
                 if due:
@@ -240,7 +241,7 @@ class Scanner:
                     self.prio_pos += 1
                 elif a not in busy and self._clear(a, busy):
                     self.prio_pos += 1
-                    self.urgent = True
+                    self.urgent = due is not None and a in due
                     return a
         deferred = self.deferred
         if deferred:
@@ -346,9 +347,10 @@ def main():
                         alive[a] = False
                         dev.reader_state(a, False, 0 if isinstance(exc, OSError) else 1)
                 if scanner.urgent and warming:
-                    # Next after the one being read, not behind PIPELINE others: on a table full of
-                    # cards each read is a 5 ms presence check, and an expected card (or a new one's
-                    # confirming read) would wait three of them; it waits out its own settle instead.
+                    # A new tag's confirming read goes next after the one being read, not behind
+                    # PIPELINE others (on a table full of cards, three ~5 ms presence checks): it
+                    # waits out its own settle instead, once per new tag.  (Every priority read so
+                    # hurried made the expected antenna faster and all the others much slower.)
                     warming.insert(1, a)
                 else:
                     warming.append(a)
