@@ -116,8 +116,10 @@ def _two_part_times(s: _Session, moves: dict[int, float], writes: list[tuple[flo
         if all(k in written for k in keys):
             t, wall = max((written[k] for k in keys), key=lambda tw: tw[0])
             times[last] = wall - (t - moves[last]) / 1e6
+            chip_ms[last] = (t - moves[last]) / 1000  # the third card landing -> the last frame out
         else:
             times.pop(last, None)
+            chip_ms.pop(last, None)
     return times, chip_ms
 
 
@@ -195,14 +197,16 @@ def chip_session(broker: Broker, hands: int, files: dict[str, bytes], board: str
         out.pop(k, None)
     hole_keys = [key for _h, _seat, key in s.hole]
     wrong_keys = [key for _h, key in s.wrong]
+    flop_keys = [key for _h, _labels, key in s.flops]
     out["landing_to_tag_arrive_ms"] = {  # the chip's part alone: landing -> the frame leaves its USB
         "hole_expected_by_the_host": _summary([chip_ms[k] for k in hole_keys if k in chip_ms]),
+        "flop_third_card_to_the_last_frame": _summary([chip_ms[k] for k in flop_keys if k in chip_ms]),
         "wrong_seat_no_hint": _summary([chip_ms[k] for k in wrong_keys if k in chip_ms]),
     }
     # The host's part alone (wall time): the frame on the pty -> the subscriber, on this loaded machine.
     out["host_part_ms"] = {
-        "hole": _summary([total[k] - chip_ms[k] for k in hole_keys if k in total and k in chip_ms]),
-        "wrong_seat_alert": _summary([total[k] - chip_ms[k] for k in wrong_keys if k in total and k in chip_ms]),
+        name: _summary([total[k] - chip_ms[k] for k in keys if k in total and k in chip_ms])
+        for name, keys in (("hole", hole_keys), ("flop", flop_keys), ("wrong_seat_alert", wrong_keys))
     }
     out["heap"] = _heap(scratch)
     out["heap_after_each_hand"] = heap_per_hand

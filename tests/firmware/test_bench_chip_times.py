@@ -34,7 +34,8 @@ def test_each_card_gets_its_own_frame_and_a_flop_the_last_of_its_three() -> None
     ]
     times, chip_ms = _two_part_times(s, moves, writes)
     assert chip_ms[1] == pytest.approx(40.0) and times[1] == pytest.approx(100.0 - 0.040)
-    assert chip_ms[4] == pytest.approx(40.0)  # the third card's own frame
-    assert times[4] == pytest.approx(120.0 - 0.140)  # but the flop is complete with the second's
+    assert chip_ms[3] == pytest.approx(220.0)  # the second card's own frame
+    assert chip_ms[4] == pytest.approx(140.0)  # the flop: its third card landing -> the last of its frames
+    assert times[4] == pytest.approx(120.0 - 0.140)  # (complete with the second card's frame)
     assert chip_ms[5] == pytest.approx(300.0) and times[5] == pytest.approx(130.0 - 0.300)
     assert 6 not in times and 6 not in chip_ms  # never reported: the score counts it lost
