@@ -520,7 +520,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tables", type=int, default=None, help="floor: tables in the room (default 50)")
     p.add_argument("--json", action="store_true", help="plain JSON on stdout")
     p.add_argument("--compact", action="store_true", help="one-line JSON")
-    p.add_argument("--hands", type=int, default=None, help="engine, faults: hands to deal")
+    p.add_argument("--hands", type=int, default=None, help="engine, faults, table: hands to deal (table --chip: 3)")
     p.add_argument("--cards", type=int, default=None, help="bridge: cards to move")
     p.add_argument("--runs", type=int, default=None, help="alert: repeated runs")
     p.add_argument("--real", default=None, metavar="DIR", help="vision: score real photos of a YOLO-labelled folder")
