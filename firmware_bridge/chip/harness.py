@@ -182,6 +182,7 @@ class Chip:
         self.scan_starts: list[tuple[float, int, int]] = []  # (t, reader, transceives so far)
         self.scan_ends: list[tuple[float, int, int]] = []
         self.first_spi: float | None = None
+        self.first_field_on: float | None = None  # a reader's field first on: the scan loop has started
         self.marks: dict[str, float] = {}
         self._low_since: dict[int, float] = {}
 
@@ -236,6 +237,8 @@ class Chip:
                     self.scan_ends.append((self.clock.now, i, r.transceives))
             else:
                 miso &= r.xfer(mosi)
+            if self.first_field_on is None and r.field_on_us is not None:
+                self.first_field_on = self.clock.now
         return miso
 
     # -- host side ---------------------------------------------------------------------

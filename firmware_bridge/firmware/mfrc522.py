@@ -52,6 +52,16 @@ _SEL = (0x93, 0x95, 0x97)
 _HLTA = 0x50
 _REQA_FRAME = bytes((_REQA,))  # sent at every read: built once
 
+# Written by init, in this order.
+_SETUP = (
+    (_T_MODE, 0x80),  # TAuto: the timer starts at the end of each transmission
+    (_T_PRESCALER, 0xA9),  # 13.56 MHz / (2 * 169 + 1) = 40 kHz: 25 us ticks
+    (_T_RELOAD_H, 0x00),
+    (_T_RELOAD_L, 0x0B),  # 12 ticks = 300 us: an answer starts ~90 us after our frame
+    (_TX_ASK, 0x40),  # 100 % ASK
+    (_MODE, 0x3D),  # CRC preset 0x6363
+)
+
 # VersionReg: NXP 0x91 (v1.0), 0x92 (v2.0), 0x90 (v0.0); clones 0x88 (FM17522), 0xB2, 0x12, 0x82.
 KNOWN_VERSIONS = (0x12, 0x82, 0x88, 0x90, 0x91, 0x92, 0xB2)
 MAX_TAGS = 4  # tags enumerated per antenna per scan (a card slot holds one; a pile may hold more)
@@ -155,12 +165,7 @@ class MFRC522:
         if self.version() not in KNOWN_VERSIONS:
             return False
         self._tx_control = None  # reset since it was read (a hard reset, or a reader swapped)
-        self._write(_T_MODE, 0x80)  # TAuto: the timer starts at the end of each transmission
-        self._write(_T_PRESCALER, 0xA9)  # 13.56 MHz / (2 * 169 + 1) = 40 kHz: 25 us ticks
-        self._write(_T_RELOAD_H, 0x00)
-        self._write(_T_RELOAD_L, 0x0B)  # 12 ticks = 300 us: an answer starts ~90 us after our frame
-        self._write(_TX_ASK, 0x40)  # 100 % ASK
-        self._write(_MODE, 0x3D)  # CRC preset 0x6363
+        self._write_all(_SETUP)
         # RxGain is bits 6..4; bits 7 and 3..0 are reserved: keep what the chip holds there.
         self._write(_RF_CFG, (self._read(_RF_CFG) & 0x8F) | (self.gain & 0x70))
         self.field(False)
@@ -168,6 +173,11 @@ class MFRC522:
 
     def alive(self):
         return self.version() in KNOWN_VERSIONS
+
+    def _write_all(self, pairs):
+        """Write each (register, value) in turn (rp2fast does it in one call)."""
+        for reg, value in pairs:
+            self._write(reg, value)
 
     def field(self, on):
         # TxControlReg's other bits are the reader's own: read once (init), then kept here, so

@@ -297,9 +297,11 @@ def main():
         readers = [MFRC522(spi, cs, gain=RX_GAIN) for cs in cs_lines]
     alive = []
     for r in readers:
-        while not r.alive() and time.ticks_diff(time.ticks_ms(), started) < RESET_WAIT_MS:
+        ok = r.init(reset=False)  # False while the reader does not answer yet
+        while not ok and time.ticks_diff(time.ticks_ms(), started) < RESET_WAIT_MS:
             time.sleep_us(200)
-        alive.append(r.init(reset=False))
+            ok = r.init(reset=False)
+        alive.append(ok)
     last_init = time.ticks_ms()
 
     out = Output(sys.stdout.buffer)
