@@ -233,15 +233,16 @@ class Scanner:
             due = None
             if dev.awaiting:  # a new tag's confirming read, once it can confirm (CONFIRM_MS on)
                 due = dev.confirm_due(time.ticks_ms(), CONFIRM_LEAD_MS)
-                if due:
-                    prio = prio + due
+                for a in due:  # before the expected antennas' turns: it is what reports a card
+                    if a not in busy and dev.enabled[a] and self._clear(a, busy):
+                        self.urgent = True
+                        return a
             if prio:  # strictly in turn: one blocked by a neighbour's field waits, the others too
                 a = prio[self.prio_pos % len(prio)]
                 if not dev.enabled[a]:
                     self.prio_pos += 1
                 elif a not in busy and self._clear(a, busy):
                     self.prio_pos += 1
-                    self.urgent = due is not None and a in due
                     return a
         deferred = self.deferred
         if deferred:
