@@ -136,9 +136,10 @@ def _bench_table(args: argparse.Namespace) -> dict:
 
     err = _console(stderr=True)
     if args.chip:  # the firmware on the chip's own binary (rp2040js), in the chip's time
-        from firmware_bridge.chip.bench import run_chip_bench
+        from controller.bench.table_chip import run_bench as run_chip_bench
 
-        return run_chip_bench(fw_dir=args.firmware, compiled=args.mpy, board=args.board_config or "",
+        return run_chip_bench(hands=3 if args.hands is None else args.hands, fw_dir=args.firmware,
+                              compiled=args.mpy, board=args.board_config or "", seed=args.seed,
                               progress=lambda msg: err.print(f"[dim]bench table: {msg}[/dim]"))
     return run_bench(hands=args.hands or 12, seed=args.seed, fw_dir=args.firmware,
                      progress=lambda msg: err.print(f"[dim]bench table: {msg}[/dim]"))
@@ -519,7 +520,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tables", type=int, default=None, help="floor: tables in the room (default 50)")
     p.add_argument("--json", action="store_true", help="plain JSON on stdout")
     p.add_argument("--compact", action="store_true", help="one-line JSON")
-    p.add_argument("--hands", type=int, default=None, help="engine, faults: hands to deal")
+    p.add_argument("--hands", type=int, default=None, help="engine, faults, table: hands to deal (table --chip: 3)")
     p.add_argument("--cards", type=int, default=None, help="bridge: cards to move")
     p.add_argument("--runs", type=int, default=None, help="alert: repeated runs")
     p.add_argument("--real", default=None, metavar="DIR", help="vision: score real photos of a YOLO-labelled folder")

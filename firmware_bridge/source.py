@@ -32,6 +32,7 @@ class RfidSource:
         self.url = str(ctx.backend) if ctx.backend is not None else section.port
         self.baudrate = section.baudrate
         self.heartbeat_timeout = section.heartbeat_timeout
+        self.device_time_scale = section.device_time_scale
         #: Called with every event the antennas produce, before it is applied (the camera's cross-check).
         self.observers: list[Callable[[Any], None]] = []
         # Arrivals commit at once: the firmware confirms each with a second read (see zones.py).
@@ -58,7 +59,9 @@ class RfidSource:
         engine = self.ctx.engine()
         if engine is not None and not engine.over:
             self.pipeline.remember(engine.placements())
-        self.bridge = BridgeLink(self.url, LinkConfig(baudrate=self.baudrate, heartbeat_timeout=self.heartbeat_timeout),
+        config = LinkConfig(baudrate=self.baudrate, heartbeat_timeout=self.heartbeat_timeout,
+                            device_time_scale=self.device_time_scale)
+        self.bridge = BridgeLink(self.url, config,
                                  on_change=lambda change: self.pipeline.feed(change)).start()
         self._timer = self.ctx.thread(self._poll, "rfid-timer")
 
