@@ -20,7 +20,7 @@ from controller.mqtt.link import MqttLink
 from controller.service import Output, TableService
 
 END_OF_HAND = "end_of_hand"
-_EVENT_KINDS = ("hand_start", "burn", "board", "street", "action", "draw", "hand_end", "dealer")
+_EVENT_KINDS = ("hand_start", "burn", "board", "street", "action", "draw", "hand_end", "dealer", "button_draw")
 
 
 @dataclass

@@ -188,6 +188,8 @@ function render() {
   $("#to-act").dataset.seat = toAct ?? "";
   $("#to-act-seat").textContent = toAct != null ? `Seat ${toAct}` : "\u2013";
   $("#to-act-name").textContent = toAct != null ? playerName(toAct) : "";
+  renderShowOrder(hand);
+  renderRotation(table);
   const result = $("#result");
   const showResult = ui.result && s && ui.result.hand_id === s.hand_id;
   result.hidden = !showResult;
@@ -198,6 +200,41 @@ function render() {
   $("#btn-action").disabled = !inHand;
   $("#btn-misdeal").disabled = !inHand;
   fitAll(document, "#game, #result, #range, #last-action, #next-name, #to-act-name", { min: 9, wrapAt: 11 });
+}
+
+// The engine's to_show: the seat that tables first once the last betting round is over (TDA 15-A;
+// RRoP s3 Showdown 7), or "all": a player is all in and the betting is over, every hand is tabled
+// face up (TDA 14; RRoP s15 34).  The display says what the engine derived; it decides nothing.
+export function showOrderText(toShow, name) {
+  if (toShow === "all") return "All hands face up";
+  if (toShow == null) return "";
+  return `Seat ${toShow}${name ? ` ${name}` : ""} shows first`;
+}
+
+function renderShowOrder(hand) {
+  const el = $("#show-order");
+  const toShow = hand && hand.phase !== "dead" ? hand.to_show ?? null : null;
+  el.dataset.toShow = toShow == null ? "" : String(toShow);
+  el.textContent = showOrderText(toShow, typeof toShow === "number" ? playerName(toShow) : "");
+  el.hidden = toShow == null;
+}
+
+// A mixed game's rotation (table.rotation): this deal's game and the next one, with the deals
+// left before it (or "next level" when the game changes with the level).
+export function rotationText(rot) {
+  if (!rot || !rot.current) return "";
+  const title = (g) => (g ? `${g.title || GAMES[g.game] || g.game}` : "");
+  const when = rot.deals_left != null ? ` in ${rot.deals_left}` : rot.per_level ? " next level" : "";
+  return `${rot.name ? `${rot.name.toUpperCase()}: ` : ""}${title(rot.current)} \u00b7 next ${title(rot.next)}${when}`;
+}
+
+function renderRotation(table) {
+  const el = $("#rotation");
+  const rot = table ? table.rotation || null : null;
+  el.textContent = rotationText(rot);
+  el.dataset.current = rot && rot.current ? rot.current.game : "";
+  el.dataset.next = rot && rot.next ? rot.next.game : "";
+  el.hidden = !rot;
 }
 
 // Amounts on a seat box: exact below 100,000, then 123k / 1.23M (the pad shows every chip).
@@ -310,6 +347,8 @@ function renderSeats(table, hand) {
     if (marks.small_blind === n) badge("sb", "SB");
     if (marks.big_blind === n) badge("bb", "BB");
     if (hand && hand.bring_in === n) badge("bring-in", "BRING-IN");
+    el.dataset.showFirst = String(Boolean(hand && hand.to_show === n));
+    if (hand && hand.to_show === n) badge("show-first", "SHOWS");
     const stack = stackOf(ui.state, n);
     const bet = hand ? betOf(ui.state, n) : 0;
     if (stack != null || bet || badges.childElementCount) {
