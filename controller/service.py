@@ -617,8 +617,7 @@ class TableService:
                                     "share": part.shares.get(seat)})
             # Only the hands still live at the showdown are tabled (public now); a folded or dead
             # hand was never shown, so its cards stay secret for good (display-readable topic).
-            shown = _str_keys({s: c for s, c in engine.hole_cards().items()
-                               if s in engine.active and s not in engine.mucked})
+            shown = _str_keys({s: c for s, c in engine.hole_cards().items() if s in engine.active})
             summary = award.describe()
         else:
             result_kind = "uncontested"
