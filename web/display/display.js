@@ -392,7 +392,8 @@ function renderSeats(table, hand) {
         for (const c of hs.up) cards.append(cardFace(c, "up"));
       }
       el.append(cards);
-      const st = hs.folded ? "folded" : hs.dead ? "dead hand" : hs.all_in ? "all in" : "";
+      const st = hs.folded ? "folded" : hs.dead ? "dead hand" : hs.all_in ? "all in"
+        : player && player.sitting_out ? "sitting out" : ""; // sat out since this hand ended
       if (st) {
         const stateEl = document.createElement("div");
         stateEl.className = "state";
