@@ -474,8 +474,9 @@ class TableService:
         out.append(Output("table", {"change": "sit_in", "seat": ev.seat, "post": ev.post}))
 
     def _apply_start_draw(self, ev: StartDraw, out: list[Output], at: float) -> None:
-        """RRoP s2 Seating 6: "The button position is decided by dealing one card face up to each
-        player"; RRoP s3 Ties 1-2 break a tie of ranks by suit.  The next card at each seat is its
+        """RRoP s2 Seating 6: "When a button game starts, active players will draw a card for the
+        button position"; RRoP s3 Ties 1-2: suits break a tie of ranks ("Drawing a card is used to
+        determine things like who gets the button in a new game").  The next card at each seat is its
         card for the draw; once every player has one the winner has the button."""
         self.drawing = None if ev.cancel else {}
         self.last_hand_misdeal = False

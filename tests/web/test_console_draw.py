@@ -5,11 +5,12 @@ shipped ACL) -> the dealer's console in Chromium.  The console asks for a draw; 
 up on each player's first seat antenna; the antennas' reads decide the button and the console names
 the winner.  The journal holds the draw, and a table rebuilt from it has the same button.
 
-RRoP s2 Seating 6: "The button position is decided by dealing one card face up to each player";
-RRoP s3 Ties 1: "the highest-ranking card by suit wins the button position", with the suits ranked
-"spades, hearts, diamonds, clubs" (Ties 2).  RRoP s4 9 (sitting out and back in) comes through the
-same console: "A player who misses any or all blinds can resume play by either posting all the
-blinds missed or waiting for the big blind."
+RRoP s2 Seating 6: "When a button game starts, active players will draw a card for the button
+position. The button will be awarded to the highest card by suit for all high and high-low games";
+RRoP s3 Ties 1: "The ranking of suits from highest to lowest is spades, hearts, diamonds, clubs.
+... Suits are used to break a tie between cards of the same rank".  RRoP s4 9 (sitting out and
+back in) comes through the same console: "A player who misses any or all blinds can resume play by
+either posting all the blinds missed or waiting for the big blind."
 """
 
 from __future__ import annotations
@@ -55,7 +56,7 @@ def test_the_console_draws_for_the_button_with_the_antennas_and_the_journal_keep
         _wait(lambda: daemon.service.drawing is not None, what="the draw under way")
         page.wait_for_selector("#draw:not([hidden])", timeout=8000)
         # Seats 1-4 each get one card face up: the king of spades beats the king of diamonds by suit
-        # (RRoP s3 Ties 1-2); the two and the queen lose on rank.
+        # (RRoP s3 Ties 1); the two and the queen lose on rank.
         draw = {1: "Kd", 2: "2c", 3: "Ks", 4: "Qh"}
         for seat, card in draw.items():
             emu.place(layout.seat_antenna(seat, 0), uids[card])
