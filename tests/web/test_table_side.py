@@ -139,8 +139,9 @@ def test_both_pages_name_the_current_and_the_next_game(web_browser, web_server, 
         for page in (display, overlay):
             page.wait_for_selector('#rotation:not([hidden])[data-current="holdem"][data-next="omaha8"]',
                                    timeout=TIMEOUT_MS)
-        assert "Texas hold'em" in _text(display, "#rotation") and "Omaha hi-lo" in _text(display, "#rotation")
+        assert _text(display, "#rotation") == "HORSE: Hold'em \u2192 Omaha hi-lo in 8"
         assert "next: Omaha hi-lo 8 or better in 8 hands" in _text(overlay, "#rotation")
+        save_screenshot(display, "display-rotation.png")
         assert not d_err and not o_err, d_err + o_err
     finally:
         display.close()

@@ -208,6 +208,7 @@ function render() {
   $("#btn-action").disabled = !inHand;
   $("#btn-misdeal").disabled = !inHand;
   fitAll(document, "#game, #result, #range, #last-action, #next-name, #to-act-name", { min: 9, wrapAt: 11 });
+  fitAll(document, "#rotation", { min: 9 });
 }
 
 // The engine's to_show: the seat that tables first once the last betting round is over (TDA 15-A;
@@ -231,9 +232,11 @@ function renderShowOrder(hand) {
 // left before it (or "next level" when the game changes with the level).
 export function rotationText(rot) {
   if (!rot || !rot.current) return "";
-  const title = (g) => (g ? `${g.title || GAMES[g.game] || g.game}` : "");
+  const short = (g) => (g ? `${GAMES[g.game] || g.title || g.game}${g.structure === "limit" ? "" : ` ${
+    g.structure === "no_limit" ? "NL" : "PL"}`}` : "");
   const when = rot.deals_left != null ? ` in ${rot.deals_left}` : rot.per_level ? " next level" : "";
-  return `${rot.name ? `${rot.name.toUpperCase()}: ` : ""}${title(rot.current)} \u00b7 next ${title(rot.next)}${when}`;
+  return `${rot.name ? `${rot.name.replace("_", " ").toUpperCase()}: ` : ""}${short(rot.current)} \u2192 ` +
+    `${short(rot.next)}${when}`;
 }
 
 function renderRotation(table) {
