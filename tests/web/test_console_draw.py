@@ -50,6 +50,15 @@ def test_the_console_draws_for_the_button_with_the_antennas_and_the_journal_keep
     with table_rig() as rig:
         daemon, emu, page, layout = rig["daemon"], rig["emulator"], rig["page"], rig["layout"]
         uids = {card.face: uid for uid, card in rig["deck"].tags.items()}
+        # A hand in which seat 1's first card is the king of diamonds, its card in the draw below:
+        # the antennas must read it again (the draw starts the RFID pipeline afresh, as a hand does).
+        daemon.submit(NewHand())
+        assert daemon.service.engine.next_seat == 1
+        emu.place(layout.seat_antenna(1, 0), uids["Kd"])
+        _wait(lambda: daemon.service.engine.cards_at(1) == 1, what="the hand's first card")
+        daemon.submit(_end())
+        emu.remove(layout.seat_antenna(1, 0), uids["Kd"])
+        time.sleep(0.3)
         # The console: Game -> Draw for the button (request/draw_button).
         page.click("#btn-game")
         page.click('#dialog [data-send="draw_button"]')

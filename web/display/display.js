@@ -382,7 +382,7 @@ function renderSeats(table, hand) {
       money.append(st, bt);
       el.append(money);
     }
-    if (hs) {
+    if (hs && !drawCard(n)) { // between hands a draw for the button shows its cards instead
       const cards = document.createElement("div");
       cards.className = "cards";
       const shown = ui.shown && ui.state && ui.shown.hand_id === ui.state.hand_id ? ui.shown.seats[key] : null;
@@ -403,7 +403,7 @@ function renderSeats(table, hand) {
         stateEl.textContent = st;
         el.append(stateEl);
       }
-    } else if (!hand || ["done", "dead"].includes(hand.phase) ? drawCard(n) : null) {
+    } else if (drawCard(n)) {
       const cards = document.createElement("div");
       cards.className = "cards draw-card";
       cards.append(cardFace(drawCard(n)));
