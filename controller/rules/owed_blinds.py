@@ -12,12 +12,11 @@ Whether the player has acted is the hand's own record (a voluntary action, not a
 
 from __future__ import annotations
 
-from typing import Any
-
+from controller.rules.engine import HandEngine
 from controller.rules.rulings import IRREGULARITY, Ruling
 
 
-def owed_blind_looked(engine: Any, seat: int, owed: list[str]) -> Ruling:
+def owed_blind_looked(engine: HandEngine, seat: int, owed: list[str]) -> Ruling:
     """Rule on ``seat`` (dealt in owing ``owed``) having looked at his hand: a dead hand if he has
     not acted yet; a live hand with the blinds posted on the next deal if he has (the table then
     makes him owe them again: :meth:`controller.rules.table.Table.owe_again`)."""
@@ -25,25 +24,5 @@ def owed_blind_looked(engine: Any, seat: int, owed: list[str]) -> Ruling:
     if seat in engine.acted_seats:
         return engine._rule(IRREGULARITY, "owed_blind_acted", "post_next_deal", seat=seat, blinds=blinds)
     ruling = engine._rule(IRREGULARITY, "owed_blind_looked", "dead_hand", seat=seat, blinds=blinds)
-    kill_hand(engine, seat)
+    engine.kill_hand(seat)
     return ruling
-
-
-def kill_hand(engine: Any, seat: int) -> None:
-    """The seat's hand is dead (RRoP s3 Dead Hands): out of every pot and of the turn; the deal
-    and the betting go on without it, and a hand left alone wins what is in the pot."""
-    from controller.rules.engine import Phase
-
-    engine.active.discard(seat)
-    engine.dead.add(seat)
-    engine.slots = [s for s in engine.slots if s.seat != seat]
-    engine.owed = [s for s in engine.owed if s.seat != seat]
-    engine.bet.need.discard(seat)
-    if engine.chips is not None:
-        engine.chips.folded.add(seat)  # chips he put in stay in the pot; he is eligible for none
-    if len(engine.active) <= 1:
-        engine._finish()
-    elif engine.phase is Phase.BET and engine.bet.open and not engine.bet.need:
-        engine._advance()
-    elif engine.phase is Phase.DEAL and not engine.slots:
-        engine._open_betting()

@@ -118,9 +118,13 @@ def _game_stakes(stakes: Any, structure: str, where: str) -> dict:
 
 
 #: HORSE: hold'em, Omaha hi-lo 8 or better, razz, seven-card stud, stud hi-lo 8 or better, all limit.
+#: Eight-game: 2-7 triple draw and HORSE, all limit, then no-limit hold'em and pot-limit Omaha.
 ROTATIONS: dict[str, Rotation] = {
     "horse": rotation_from_mapping({"name": "horse", "hands": 8, "games": [
         {"game": g, "structure": "limit"} for g in ("holdem", "omaha8", "razz", "stud", "stud8")]}),
+    "eight_game": rotation_from_mapping({"name": "eight_game", "hands": 8, "games": [
+        *({"game": g, "structure": "limit"} for g in ("triple_draw_27", "holdem", "omaha8", "razz", "stud", "stud8")),
+        {"game": "holdem", "structure": "no_limit"}, {"game": "omaha", "structure": "pot_limit"}]}),
 }
 
 

@@ -252,3 +252,26 @@ def test_a_rotation_is_journaled_whole_and_checked() -> None:
         rotation_from_mapping({"name": "x", "games": [{"game": "stud", "stakes": {"ante": 1}}]})
     with pytest.raises(RotationError, match="unknown keys"):
         rotation_from_mapping({"name": "x", "games": ["holdem"], "hand": 3})
+
+
+def test_eight_game_rotates_through_triple_draw_and_freezes_the_button_in_stud() -> None:
+    """Eight-game: 2-7 triple draw, limit hold'em, Omaha hi-lo, razz, stud, stud hi-lo, no-limit
+    hold'em, pot-limit Omaha, eight deals each.  TDA 9-A: "when the game shifts from hold'em to stud,
+    after the last hold'em hand the button moves to the position it would be if the next hand was
+    hold'em and is frozen there during stud ... Shifting to hold'em the button starts where it was
+    frozen."""
+    table = Table(size=6, rotation=ROTATIONS["eight_game"])
+    for s in (1, 2, 3, 4):
+        table.seat(s, f"p{s}")
+    table.set_button(4)
+    deals = [table.start_hand() for _ in range(65)]
+    games = [(e.game.name, e.structure) for e in deals[::8]]
+    assert games == [("triple_draw_27", "limit"), ("holdem", "limit"), ("omaha8", "limit"), ("razz", "limit"),
+                     ("stud", "limit"), ("stud8", "limit"), ("holdem", "no_limit"), ("omaha", "pot_limit"),
+                     ("triple_draw_27", "limit")]
+    buttons = [e.setup.button for e in deals]
+    assert buttons[:24] == [4, 1, 2, 3] * 6  # the button moves every deal of the button games
+    assert buttons[24:48] == [None] * 24  # razz, stud and stud hi-lo have no button
+    assert table.describe()["button"] is not None
+    assert buttons[48] == 4  # frozen where hold'em's next deal would have had it (after seat 3's), resumed there
+    assert deals[48].game.name == "holdem" and deals[0].setup.chips is None
