@@ -187,7 +187,7 @@ def test_the_draw_takes_one_card_a_player_and_the_highest_by_suit_wins(tmp_path)
     assert _replayed(svc).table.last_draw == {"cards": {1: "Kd", 2: "Ks", 4: "Qh"}, "winner": 2}
 
 
-def test_a_draw_at_razz_goes_to_the_lowest_card() -> None:
+def test_a_draw_in_a_low_game_goes_to_the_lowest_card() -> None:
     """RRoP s2 Seating 6: the button goes "to the lowest card by suit for all low games" (ace low at
     ace-to-five): of two aces, the club (RRoP s3 Ties 1: "spades, hearts, diamonds, clubs")."""
     svc = _service(game="lowball_a5")
