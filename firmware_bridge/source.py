@@ -79,8 +79,10 @@ class RfidSource:
                 log.exception("rfid pipeline poll failed")
 
     def after(self, outputs: list[Any]) -> None:
-        """A new hand starts the pipeline afresh (the last hand's tags are forgotten)."""
-        if any(out.kind == "hand_start" for out in outputs):
+        """A new hand starts the pipeline afresh (the last hand's tags are forgotten), and so does a
+        draw for the button (the card a seat had last hand may be its card in the draw)."""
+        if any(out.kind == "hand_start" or (out.kind == "button_draw" and not out.payload.get("cards")
+                                            and not out.payload.get("cancelled")) for out in outputs):
             self.pipeline.new_hand()
 
     def stop(self) -> None:

@@ -55,14 +55,19 @@ from controller.rules.events import (
     ChangeGame,
     DealerSignIn,
     Event,
+    Looked,
     NewHand,
     Put,
     SeatPlayer,
     SetButton,
     SetLevel,
     SetStack,
+    SitIn,
+    SitOut,
+    StartDraw,
     UnseatPlayer,
 )
+from controller.rules.rotations import ROTATIONS, Rotation, RotationError, rotation_event
 from controller.rules.table import Table
 from controller.service import Output, Rejected, TableService
 from controller.sources import Source, SourceContext, SourceError, in_start_order, plugin_names
@@ -120,8 +125,12 @@ def clean_topic(topic: str, limit: int = 80) -> str:
     return text if len(text) <= limit else text[:limit] + "..."
 
 
-def request_event(name: str, fields: dict[str, Any]) -> Event:
-    """A validated console request (see :func:`parse_request`) as a table event."""
+def request_event(name: str, fields: dict[str, Any], rotations: Mapping[str, Rotation] | None = None) -> Event:
+    """A validated console request (see :func:`parse_request`) as a table event (``rotations``: the
+    ones ``request/rotation`` may name)."""
+    table_side = _table_side_event(name, fields, rotations)
+    if table_side is not None:
+        return table_side
     if name == "new_hand":
         return NewHand(source="console")
     if name == "set_button":
@@ -158,6 +167,24 @@ def request_event(name: str, fields: dict[str, Any]) -> Event:
     if name == "change_game":
         return ChangeGame(str(fields["game"]), fields.get("rules"), fields.get("structure"), fields.get("event"))
     raise RequestError(f"unknown request {name!r}")
+
+
+def _table_side_event(name: str, fields: dict[str, Any], rotations: Mapping[str, Rotation] | None) -> Event | None:
+    """Issue 22's requests: sitting out and in, the draw for the button, a rotation, "looked"."""
+    if name == "sit_out":
+        return SitOut(int(fields["seat"]))
+    if name == "sit_in":
+        return SitIn(int(fields["seat"]), bool(fields.get("post", False)))
+    if name == "draw_button":
+        return StartDraw(bool(fields.get("cancel", False)))
+    if name == "looked":
+        return Looked(int(fields["seat"]))
+    if name == "rotation":
+        try:
+            return rotation_event(fields.get("name"), dict(rotations if rotations is not None else ROTATIONS))
+        except RotationError as exc:
+            raise RequestError(f"request/rotation: {exc}", fields.get("transaction")) from None
+    return None
 
 
 class Daemon:
@@ -611,7 +638,7 @@ class Daemon:
             return
         try:
             fields = parse_request(name, payload)
-            event = request_event(name, fields)
+            event = request_event(name, fields, self.service.table.rotations if self.service is not None else None)
         except RequestError as exc:
             self._finish(reply, response_payload(exc.transaction or transaction, False, str(exc)))
             return

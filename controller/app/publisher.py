@@ -22,7 +22,7 @@ from controller.session_stats import SessionStats
 
 END_OF_HAND = "end_of_hand"
 _EVENT_KINDS = ("hand_start", "burn", "board", "street", "action", "draw", "hand_end", "dealer", "seating",
-                "clock")
+                "clock", "button_draw")
 
 
 @dataclass

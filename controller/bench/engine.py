@@ -22,6 +22,7 @@ from collections import Counter
 from typing import Any
 
 from controller.errors import PokerTableError
+from controller.rules.games import GAMES as _GAME_DEFS
 from controller.sim.dealer import BOARD_GAMES, DRAW_GAMES, Table, session
 
 REPETITIONS = 5
@@ -97,7 +98,7 @@ def _pk_state(table: Table, hand: dict[str, Any]) -> Any:
     order = table.deal_order()
     limits = hand.get("limits") or [0, 0]
     blind_amounts = list(hand.get("blinds") or [])
-    rounds = 5 if table.stud else 4 if g in BOARD_GAMES else 2
+    rounds = len(_GAME_DEFS[g].streets)  # betting rounds: 4 board, 5 stud, 2 draw (4 at triple draw)
     cap = None
     if table.structure == "limit":
         raise_cap = hand.get("raise_cap")
@@ -118,13 +119,14 @@ def _pk_state(table: Table, hand: dict[str, Any]) -> Any:
             "omaha8": (hands.OmahaHoldemHand, hands.OmahaEightOrBetterLowHand),
         }[g]
     elif g in DRAW_GAMES:
-        streets = [
-            Street(False, (False,) * 5, 0, False, Opening.POSITION, small, cap),
-            Street(True, (), 0, True, Opening.POSITION, big, cap),
-        ]
+        big_from = _GAME_DEFS[g].big_bet_from
+        streets = [Street(False, (False,) * 5, 0, False, Opening.POSITION, small, cap)]
+        streets += [Street(True, (), 0, True, Opening.POSITION, big if r >= big_from else small, cap)
+                    for r in range(1, rounds)]
         hand_types = {
             "lowball_a5": (hands.RegularLowHand,),
             "lowball_27": (hands.StandardLowHand,),
+            "triple_draw_27": (hands.StandardLowHand,),
             "draw_high": (hands.StandardHighHand,),
         }[g]
     else:

@@ -29,6 +29,10 @@ from controller.rules.table import Table
 from controller.service import TableService
 from controller.sim import dealer as dealer_sim
 
+# The games the demo deals in turn: all but 2-7 triple draw (issue 22 added it as game data; the
+# demo's emulated dealer is not yet proven on three draws through the antennas under load).
+DEMO_GAMES = tuple(g for g in GAMES if g != "triple_draw_27")
+
 
 @dataclass
 class DemoStats:
@@ -80,7 +84,7 @@ def run_console_demo(hands: int = 0, seed: int | None = None, delay: float = 0.1
     console = console or Console(highlight=False)
     rng = random.Random(seed)
     stats = DemoStats(rulings=Counter())
-    games = games or list(GAMES)
+    games = games or list(DEMO_GAMES)
     n = 0
     while hands == 0 or n < hands:
         game = games[n % len(games)]
@@ -161,7 +165,7 @@ def run_table_demo(hands: int = 0, seed: int | None = None, pace: float = 0.4, m
     with lifecycle.stop_on_signals():
         try:
             return _run_table_demo(hands, seed, pace, mistake_rate, ws_port, http_port, broadcast_delay, dead_tags,
-                                   console, games or list(GAMES), rules)
+                                   console, games or list(DEMO_GAMES), rules)
         finally:
             lifecycle.forget()
 

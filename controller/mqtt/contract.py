@@ -35,9 +35,10 @@ SCHEMA_BASE_URI = "https://poker-table-controller.local/schemas/"
 MAX_REQUEST_BYTES = 16 * 1024
 
 EVENT_KINDS = ("hand_start", "card", "burn", "board", "street", "action", "draw", "ruling", "hand_end", "dealer",
-               "seating", "clock")
+               "seating", "clock", "button_draw")
 REQUEST_NAMES = ("new_hand", "set_button", "seat", "unseat", "action", "acknowledge", "misdeal", "change_game",
-                 "put", "stack", "level", "dealer", "clock")
+                 "put", "stack", "level", "dealer", "clock",
+                 "sit_out", "sit_in", "draw_button", "rotation", "looked")  # issue 22: the table side
 BROADCAST_NAMES = ("holecards", "state", "hand_end", "equity", "stats", "graphics")
 CARD_SOURCES = ("rfid", "camera", "dealer", "script")
 

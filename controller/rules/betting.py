@@ -47,6 +47,24 @@ class BettingRules(HandState):
         if len(self.active) == 1:
             self.winner = next(iter(self.active))
 
+    def kill_hand(self, seat: int) -> None:
+        """The seat's hand is dead (RRoP s3 Dead Hands; RRoP s4 10 for one dealt in without the
+        blinds it owed): out of every pot and of the turn, its chips in the pot stay there; the deal
+        and the betting go on without it, and a hand left alone wins."""
+        self.active.discard(seat)
+        self.dead.add(seat)
+        self.slots = [s for s in self.slots if s.seat != seat]
+        self.owed = [s for s in self.owed if s.seat != seat]
+        self.bet.need.discard(seat)
+        if self.chips is not None:
+            self.chips.folded.add(seat)
+        if len(self.active) <= 1:
+            self._finish()
+        elif self.phase is Phase.BET and self.bet.open and not self.bet.need:
+            self._advance()
+        elif self.phase is Phase.DEAL and not self.slots:
+            self._open_betting()
+
     # ------------------------------------------------------------------ betting
     def _open_betting(self) -> None:
         self.phase = Phase.BET

@@ -348,13 +348,63 @@ class CallClock(Event):
     seat: int
 
 
+@dataclass(frozen=True, slots=True)
+class SitOut(Event):
+    """The player stays seated and is not dealt in; in a cash game he misses the blinds that pass
+    his seat (RRoP s4 9)."""
+
+    kind: ClassVar[str] = "sit_out"
+    seat: int
+
+
+@dataclass(frozen=True, slots=True)
+class SitIn(Event):
+    """Back from sitting out: ``post`` makes up the missed blinds now; otherwise he waits for the
+    big blind (RRoP s4 9)."""
+
+    kind: ClassVar[str] = "sit_in"
+    seat: int
+    post: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class StartDraw(Event):
+    """The console starts a new game with a draw for the button (RRoP s2 Seating 6; s3 Ties 1-2):
+    the next card at each player's seat, read by the antennas, is his card for the draw
+    (``cancel`` abandons a draw not finished)."""
+
+    kind: ClassVar[str] = "start_draw"
+    cancel: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class SetRotation(Event):
+    """A mixed game's rotation (controller.rules.rotations), journaled whole so a replay plays the
+    same games whatever the config says later; ``name`` None ends the rotation."""
+
+    kind: ClassVar[str] = "set_rotation"
+    name: str | None
+    games: tuple = ()
+    hands: int = 8
+    per_level: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Looked(Event):
+    """The dealer tells the table that ``seat`` looked at his cards (RRoP s4 10: a player who owes a
+    blind and was dealt in without posting has a dead hand if he looks before posting and acting)."""
+
+    kind: ClassVar[str] = "looked"
+    seat: int
+
+
 EVENT_TYPES: dict[str, type[Event]] = {
     cls.kind: cls
     for cls in (
         StartHand, Deal, Burn, BoardCards, Stub, Muck, Aside, Boxed, Expose, Act, Put, Discard, Report, EndHand,
         SetStack, SetLevel,
         SeatPlayer, UnseatPlayer, SetButton, ChangeGame, NewHand, CallMisdeal, Acknowledge, DealerSignIn, ShufflerFault,
-        UnknownTagRead, CameraReport, CallClock,
+        UnknownTagRead, CameraReport, CallClock, SitOut, SitIn, StartDraw, SetRotation, Looked,
     )
 }
 
@@ -385,6 +435,8 @@ def event_from_dict(data: dict[str, Any], deck: str = DEFAULT_DECK) -> Event:
             elif key == "setup":
                 value = HandSetup.from_dict(value)
             elif key == "chips" and isinstance(value, list):
+                value = tuple(value)
+            elif key == "games" and isinstance(value, list):
                 value = tuple(value)
         except (ValueError, TypeError) as exc:
             raise EventError(f"{kind}.{key}: {exc}") from exc
@@ -456,4 +508,9 @@ __all__ = [
     "UnknownTagRead",
     "CameraReport",
     "CallClock",
+    "SitOut",
+    "SitIn",
+    "StartDraw",
+    "SetRotation",
+    "Looked",
 ]

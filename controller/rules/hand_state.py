@@ -187,7 +187,7 @@ class HandState:
             return None
         book = ChipBook(self.setup.chips, order=self.order, structure=self.structure,
                         rules=self.profile.betting, rounds=len(self.game.streets),
-                        big_from=1 if self.game.family is Family.DRAW else 2,
+                        big_from=self.game.big_bet_from,
                         small_blind=self.small_blind, big_blind=self.big_blind,
                         stud=self.game.family is Family.STUD)
         self.all_in |= book.all_in

@@ -321,6 +321,7 @@ function render() {
     players.push(el);
   }
   row.replaceChildren(...players);
+  renderTableSide(hand, table, row);
   renderLeaderboard(table);
   fitAll(row, ".who, .hand-name", { min: 11, wrapAt: 16 });
   fitAll(row, ".money, .odds, .odds-sub", { min: 11 });
@@ -336,6 +337,44 @@ function render() {
     return line;
   }));
   stackCentre(row);
+}
+
+// The table side of the showdown and of a mixed game, from the delayed state: the seat that
+// tables first (TDA 15-A; RRoP s3 Showdown 7) or "all hands face up" at an all-in (TDA 14), as the
+// engine derived it (hand.to_show: the display reads the same field), and the rotation's current
+// and next game (table.rotation).
+export function showOrderWords(toShow, name) {
+  if (toShow === "all") return "All hands face up";
+  return toShow == null ? "" : `${name} shows first`;
+}
+
+function renderTableSide(hand, table, row) {
+  const toShow = hand && hand.phase !== "dead" ? hand.to_show ?? null : null;
+  const show = $("#show-order");
+  show.dataset.toShow = toShow == null ? "" : String(toShow);
+  show.textContent = showOrderWords(toShow, toShow == null || toShow === "all" ? "" : playerName(table, String(toShow)));
+  show.hidden = toShow == null;
+  for (const el of row.children) {
+    const first = typeof toShow === "number" && el.dataset.seat === String(toShow);
+    el.dataset.showFirst = String(first);
+    if (first) {
+      const tag = document.createElement("div");
+      tag.className = "shows-first";
+      tag.textContent = "shows first";
+      el.querySelector(".who").after(tag);
+    }
+  }
+  const rot = table ? table.rotation || null : null;
+  const box = $("#rotation");
+  box.hidden = !rot || !rot.current;
+  box.dataset.current = rot && rot.current ? rot.current.game : "";
+  box.dataset.next = rot && rot.next ? rot.next.game : "";
+  const title = (g) => (g ? g.title || GAMES[g.game] || g.game : "");
+  const when = rot && rot.deals_left != null ? ` in ${rot.deals_left} hand${rot.deals_left === 1 ? "" : "s"}`
+    : rot && rot.per_level ? " next level" : "";
+  box.textContent = rot && rot.current
+    ? `${rot.name ? `${rot.name.toUpperCase()} \u00b7 ` : ""}${title(rot.current)} \u00b7 next: ${title(rot.next)}${when}`
+    : "";
 }
 
 // Chip counts, biggest first, from the delayed state's players (their chips behind during a hand).
