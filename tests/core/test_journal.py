@@ -25,6 +25,7 @@ from controller.rules.events import (
     BoardCards,
     Boxed,
     Burn,
+    CallClock,
     CallMisdeal,
     CameraReport,
     ChangeGame,
@@ -34,6 +35,7 @@ from controller.rules.events import (
     EndHand,
     Expose,
     HandSetup,
+    Looked,
     Muck,
     NewHand,
     Put,
@@ -43,11 +45,15 @@ from controller.rules.events import (
     SetLevel,
     SetStack,
     ShufflerFault,
+    SitIn,
+    SitOut,
+    StartDraw,
     StartHand,
     Stub,
     UnknownTagRead,
     UnseatPlayer,
 )
+from controller.rules.rotations import get_rotation, rotation_event
 
 REPO = Path(__file__).resolve().parents[2]
 C = Card.parse
@@ -87,6 +93,12 @@ ONE_OF_EACH = [
     SetStack(4, add=500),
     SetLevel(advance=True),
     SeatPlayer(6, "Bo", stack=20000),
+    CallClock(4),
+    SitOut(4),
+    SitIn(4, post=True),
+    StartDraw(),
+    rotation_event("horse", {"horse": get_rotation("horse")}),
+    Looked(4),
 ]
 
 
