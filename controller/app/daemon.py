@@ -34,6 +34,7 @@ from collections import deque
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from controller.app.config import CoreConfig
@@ -60,7 +61,7 @@ from controller.rules.events import (
     UnseatPlayer,
 )
 from controller.rules.table import Table
-from controller.service import Output, Rejected, TableService
+from controller.service import Output, OutputKind, Rejected, TableService
 from controller.sources import Source, SourceContext, SourceError, in_start_order, plugin_names
 
 log = logging.getLogger("controller.app.daemon")
@@ -514,21 +515,21 @@ class Daemon:
         tid = self.config.table.id
         for out in outputs:
             p = out.payload
-            if out.kind == "alert":
+            if out.kind == OutputKind.ALERT:
                 log.warning("ruling %s (%s): %s", p.get("reason"), p.get("ruling") or p.get("severity"),
                             p.get("message"), extra={"seq": out.seq, "hand_id": p.get("hand_id"), "table_id": tid,
                                                      "reason": p.get("reason"), "remedy": p.get("remedy"),
                                                      "citations": "; ".join(p.get("citations") or [])})
-            elif out.kind == "hand_start":
+            elif out.kind == OutputKind.HAND_START:
                 log.info("hand %s: %s, button %s, seats %s", self.service.hand_id, p.get("game"), p.get("button"),
                          p.get("seats"), extra={"seq": out.seq, "hand_id": self.service.hand_id, "table_id": tid})
-            elif out.kind == "hand_end":
+            elif out.kind == OutputKind.HAND_END:
                 winners = ", ".join(f"seat {w['seat']}" + (f" ({w['hand']})" if w.get("hand") else "")
                                     for w in p.get("winners") or []) or "none"
                 log.info("hand %s ended: %s; winners %s", self.service.hand_id, p.get("result"), winners,
                          extra={"seq": out.seq, "hand_id": self.service.hand_id, "table_id": tid,
                                 "result": p.get("result")})
-            elif out.kind == "table":
+            elif out.kind == OutputKind.TABLE:
                 log.info("table: %s", " ".join(f"{k}={v}" for k, v in p.items()),
                          extra={"seq": out.seq, "table_id": tid})
 
@@ -558,11 +559,14 @@ class Daemon:
                 self._cursor_seq = seq
                 self._cursor.notify_all()
 
+    def _cursor_moved(self, stored: int) -> bool:
+        return self._cursor_seq > stored or self._stop.is_set()
+
     def _store_cursor(self, every: float = 0.25) -> None:
         stored = 0
         while not self._stop.is_set():
             with self._cursor:
-                self._cursor.wait_for(lambda s=stored: self._cursor_seq > s or self._stop.is_set())
+                self._cursor.wait_for(partial(self._cursor_moved, stored))
             if self._stop.wait(every):
                 break
             stored = self._write_cursor()
@@ -665,20 +669,18 @@ class Daemon:
         ev = item.event
         if isinstance(ev, Act):
             engine = self.service.engine
-            if engine is not None and not engine.over:
-                to_act = engine.to_act
-                if to_act is None:
-                    raise Rejected(f"no betting round is open: seat {ev.seat} cannot {ev.action} now")
-                if ev.seat != to_act:
-                    raise Rejected(f"seat {ev.seat} is out of turn: seat {to_act} is to act")
+            refusal = engine.refusal(ev, in_turn=True) if engine is not None else None
+            if refusal is not None:
+                raise Rejected(refusal)
         return None
 
     # ------------------------------------------------------------------ sources
     def _start_sources(self) -> None:
         """Every source plug-in the config enables (or a backend stands in for), in start order."""
-        ctx = dict(config=self.config, registry=self.registry, post=self.post, apply_now=self.apply_now,
-                   owner_lock=self.owner_lock, stopping=self._stop,
-                   engine=lambda: self.service.engine if self.service is not None else None)
+        ctx: dict[str, Any] = dict(
+            config=self.config, registry=self.registry, post=self.post, apply_now=self.apply_now,
+            owner_lock=self.owner_lock, stopping=self._stop,
+            engine=lambda: self.service.engine if self.service is not None else None)
         for name, plugin in in_start_order([*self.config.sources_named(), *self.backends]).items():
             section = self.config.source(name)
             backend = self.backends.get(name)
