@@ -442,10 +442,10 @@ class CoreConfig(_Section):
     levels: list[LevelSection] = Field(default_factory=list)
     rotations: list[RotationSection] = Field(default_factory=list)
     antennas: dict[int, AntennaSlot] = Field(default_factory=dict)
-    mqtt: MqttSection = Field(default_factory=MqttSection)
+    mqtt: MqttSection = Field(default_factory=lambda: MqttSection.model_validate({}))
     broadcast: BroadcastSection = Field(default_factory=BroadcastSection)
     journal: JournalSection = Field(default_factory=JournalSection)
-    web: WebSection = Field(default_factory=WebSection)
+    web: WebSection = Field(default_factory=lambda: WebSection.model_validate({}))
     room: RoomSection | None = None
 
     def source(self, name: str) -> Any:

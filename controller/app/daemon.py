@@ -69,7 +69,7 @@ from controller.rules.events import (
 )
 from controller.rules.rotations import ROTATIONS, Rotation, RotationError, rotation_event
 from controller.rules.table import Table
-from controller.service import Output, Rejected, TableService
+from controller.service import Output, OutputKind, Rejected, TableService
 from controller.sources import Source, SourceContext, SourceError, in_start_order, plugin_names
 
 log = logging.getLogger("controller.app.daemon")
@@ -553,21 +553,21 @@ class Daemon:
         tid = self.config.table.id
         for out in outputs:
             p = out.payload
-            if out.kind == "alert":
+            if out.kind == OutputKind.ALERT:
                 log.warning("ruling %s (%s): %s", p.get("reason"), p.get("ruling") or p.get("severity"),
                             p.get("message"), extra={"seq": out.seq, "hand_id": p.get("hand_id"), "table_id": tid,
                                                      "reason": p.get("reason"), "remedy": p.get("remedy"),
                                                      "citations": "; ".join(p.get("citations") or [])})
-            elif out.kind == "hand_start":
+            elif out.kind == OutputKind.HAND_START:
                 log.info("hand %s: %s, button %s, seats %s", self.service.hand_id, p.get("game"), p.get("button"),
                          p.get("seats"), extra={"seq": out.seq, "hand_id": self.service.hand_id, "table_id": tid})
-            elif out.kind == "hand_end":
+            elif out.kind == OutputKind.HAND_END:
                 winners = ", ".join(f"seat {w['seat']}" + (f" ({w['hand']})" if w.get("hand") else "")
                                     for w in p.get("winners") or []) or "none"
                 log.info("hand %s ended: %s; winners %s", self.service.hand_id, p.get("result"), winners,
                          extra={"seq": out.seq, "hand_id": self.service.hand_id, "table_id": tid,
                                 "result": p.get("result")})
-            elif out.kind == "table":
+            elif out.kind == OutputKind.TABLE:
                 log.info("table: %s", " ".join(f"{k}={v}" for k, v in p.items()),
                          extra={"seq": out.seq, "table_id": tid})
 
@@ -707,12 +707,9 @@ class Daemon:
         ev = item.event
         if isinstance(ev, Act):
             engine = self.service.engine
-            if engine is not None and not engine.over:
-                to_act = engine.to_act
-                if to_act is None:
-                    raise Rejected(f"no betting round is open: seat {ev.seat} cannot {ev.action} now")
-                if ev.seat != to_act:
-                    raise Rejected(f"seat {ev.seat} is out of turn: seat {to_act} is to act")
+            refusal = engine.refusal(ev, in_turn=True) if engine is not None else None
+            if refusal is not None:
+                raise Rejected(refusal)
         return None
 
     # ------------------------------------------------------------------ sources

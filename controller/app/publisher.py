@@ -17,12 +17,10 @@ from typing import Any
 
 from controller.mqtt.contract import SCHEMA_VERSION, Topics, card_event, event_payload, state_payload
 from controller.mqtt.link import MqttLink
-from controller.service import Output, TableService
+from controller.service import EVENT_OUTPUTS, Output, OutputKind, TableService
 from controller.session_stats import SessionStats
 
 END_OF_HAND = "end_of_hand"
-_EVENT_KINDS = ("hand_start", "burn", "board", "street", "action", "draw", "hand_end", "dealer", "seating",
-                "clock", "button_draw")
 
 
 @dataclass
@@ -63,7 +61,7 @@ class Publisher:
         hand_id = service.hand_id if service.engine is not None else None
         for out in outputs:
             seq = out.seq or seq
-            if not state and out.kind == "holecards":
+            if not state and out.kind == OutputKind.HOLECARDS:
                 self._deferred = (out, hand_id, now)
                 continue
             self._one(out, service, hand_id, now)
@@ -74,30 +72,30 @@ class Publisher:
     def _one(self, out: Output, service: TableService, hand_id: int | None, now: float) -> None:
         kind, p, seq = out.kind, out.payload, out.seq
         t = self.topics
-        if kind == "card":
+        if kind == OutputKind.CARD:
             msg = card_event(seq=seq, ts=now, hand_id=hand_id or 1, seat=p["seat"], face=p["face"], card=p["card"],
                              source=p.get("source") or "rfid", exposed=bool(p.get("exposed")))
             self._event(t.event("card"), msg, seq)
-        elif kind in _EVENT_KINDS:
+        elif kind in EVENT_OUTPUTS:
             msg = event_payload(kind, seq=seq, ts=now, hand_id=hand_id or 1, **p)
             self._event(t.event(kind), msg, seq)
-            counted = self.stats.observe(kind, p, _names(service) if kind == "hand_start" else {})
-            if kind == "hand_start":
+            counted = self.stats.observe(kind, p, _names(service) if kind == OutputKind.HAND_START else {})
+            if kind == OutputKind.HAND_START:
                 self._held.clear()
-            elif kind == "hand_end":
+            elif kind == OutputKind.HAND_END:
                 self._publish_deferred(service)  # before the hand's secrets are cleared
                 self._broadcast("hand_end", msg, retain=False)
                 self._end_broadcast(service, hand_id or 1, seq, now)
             if counted:
                 self._publish_stats(service, hand_id or 1, seq, now)
-        elif kind == "alert":
+        elif kind == OutputKind.ALERT:
             self.link.publish(t.alert, p, seq=seq)
             ruling = event_payload("ruling", seq=seq, ts=now, hand_id=p.get("hand_id") or hand_id or 1, alert=p)
             self._event(t.event("ruling"), ruling, seq)
             self._active_alert(service, seq)
-        elif kind == "alert_cleared":
+        elif kind == OutputKind.ALERT_CLEARED:
             self._active_alert(service, seq)
-        elif kind == "holecards":
+        elif kind == OutputKind.HOLECARDS:
             secret = {"schema": SCHEMA_VERSION, "seq": seq, "ts": now, "hand_id": hand_id or 1, "seats": p["seats"]}
             self.link.publish(t.private_holecards, secret, seq=seq)
             self._broadcast("holecards", dict(secret, delay=self.delay_label), retain=True)

@@ -17,8 +17,9 @@ How it thinks:
   Misdeals 2, TDA 33-D and 34), with the profile deciding what "substantial" means.
 
 The hand's state is in ``hand_state.py`` and each concern that changes it in its own module
-(``betting.py``, ``dealing.py``, ``board.py``); ``HandEngine`` layers them and adds the
-results: the snapshot, the showdown and the settlement.
+(``betting.py``, ``dealing.py``, ``board.py``); ``HandEngine`` layers them and adds what the
+service reads: whether an event may apply now (``refusal``), what it did, typed (``play``,
+``started``, ``outcome``: ``operations.py``), the snapshot, the showdown and the settlement.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from typing import Any
 from controller.rules.betting import AGGRESSIVE
 from controller.rules.board import BoardRules
 from controller.rules.cards import Card
+from controller.rules.chips import ChipsError, Range
 from controller.rules.evaluate import HandError
 from controller.rules.events import (
     Act,
@@ -50,6 +52,20 @@ from controller.rules.events import (
 )
 from controller.rules.games import Family
 from controller.rules.hand_state import Betting, Held, Phase, SetupError, Slot, clockwise
+from controller.rules.operations import (
+    ActionTaken,
+    BoardShown,
+    CardBurned,
+    CardDealt,
+    DrawDeclared,
+    HandOutcome,
+    HandStarted,
+    HoleCards,
+    Operation,
+    Played,
+    StreetStarted,
+    Winner,
+)
 from controller.rules.profiles import chain as profile_chain
 from controller.rules.rulings import IRREGULARITY, MISDEAL, VOID, Ruling, kind_of
 from controller.rules.showdown import Award, ShowdownError, award_pot, kept_after_draw
@@ -63,6 +79,64 @@ class HandEngine(BoardRules):
     def __init__(self, setup: HandSetup) -> None:
         super().__init__(setup)
         self._start_street()
+        self._street_announced: int | None = None  # the street play() last reported started
+
+    # ------------------------------------------------------------------ can this event apply now?
+    def refusal(self, event: Event, *, in_turn: bool = False) -> str | None:
+        """Why ``event`` cannot be taken now (so it is neither applied nor journaled), or None.
+
+        The one place that answers "can this apply now?" for a hand's events (the service asks it
+        before journaling, the daemon before taking a console request).  ``in_turn``: the dealer's
+        console may act only for the seat to act; a sensed action out of turn is taken and ruled on
+        instead (RRoP s3 Betting and Raising 10; TDA 39)."""
+        if self.over:
+            return None
+        if in_turn and isinstance(event, Act):
+            to_act = self.to_act
+            if to_act is None:
+                return f"no betting round is open: seat {event.seat} cannot {event.action} now"
+            if event.seat != to_act:
+                return f"seat {event.seat} is out of turn: seat {to_act} is to act"
+        if isinstance(event, Act):
+            hold = self.missing_board()
+            if hold is not None:
+                cards = ", ".join(str(i) for i in hold["missing"])
+                which = "board card" + ("s " if len(hold["missing"]) > 1 else " ") + cards
+                if hold["have"]:
+                    return (f"the {hold['street']} is incomplete: {which} missing "
+                            f"({hold['have']} of {hold['need']} read); no action until the board is complete")
+                return f"the {hold['street']} has not been dealt ({which}); no action until the board is complete"
+        if isinstance(event, Act | Put):
+            return self._chips_refusal(event)
+        return None
+
+    def can_play(self, event: Event, *, in_turn: bool = False) -> bool:
+        """Whether :meth:`play` may take ``event`` now (PokerKit's ``can_...``; :meth:`refusal` says why not)."""
+        return self.refusal(event, in_turn=in_turn) is None
+
+    def _chips_refusal(self, event: Act | Put) -> str | None:
+        """An action or a push the chips cannot mean is refused with what is legal; an ``act``
+        amount outside the legal range too (the console typed it: no ruling, a clear error)."""
+        chips = self.chips
+        if chips is None:
+            return "this hand counts no chips: a push cannot be ruled on" if isinstance(event, Put) else None
+        seat = event.seat
+        if seat in chips.folded or seat in chips.all_in or seat not in chips.bets:
+            return f"seat {seat} is not in the hand with chips to act"
+        words = _legal_words(seat, chips.legal(seat))
+        try:
+            if isinstance(event, Put):
+                chips.decide_put(seat, event.chips, event.declare, event.to)
+                return None
+            d = chips.decide_act(seat, event.action, event.amount, event.all_in)
+        except ChipsError as exc:
+            return f"{exc} ({words})"
+        if d.reason in ("raise_capped", "raise_not_reopened"):
+            why = "the betting is capped" if d.reason == "raise_capped" else "the betting was not reopened"
+            return f"seat {seat} may not raise: {why} ({words})"
+        if d.reason is not None and event.amount is not None:
+            return f"seat {seat} {event.action} {event.amount:,} is outside the legal range ({words})"
+        return None
 
     # ------------------------------------------------------------------ public API
     def apply(self, event: Event) -> list[Ruling]:
@@ -75,6 +149,79 @@ class HandEngine(BoardRules):
             raise TypeError(f"engine cannot apply {event.kind!r}")
         handler(self, event)
         return self.rulings[before:]
+
+    def play(self, event: Event) -> Played:
+        """Apply one event and say what it did, typed (:mod:`controller.rules.operations`): the
+        public operations in order (a street that starts last), the rulings, the hole cards when
+        the event changed them, and whether the hand is over."""
+        applied = self.chips.applied if self.chips is not None else 0
+        rulings = self.apply(event)
+        ops = self._operations(event, applied)
+        if self.street_i != self._street_announced and self.phase in (Phase.BET, Phase.BOARD, Phase.DRAW):
+            # Once per street: a board street goes from waiting for its cards to its betting.
+            self._street_announced = self.street_i
+            ops.append(StreetStarted(self.street.name))
+        hole = None
+        if isinstance(event, Deal | Discard | Expose):
+            hole = HoleCards(tuple((s, tuple(cards)) for s, cards in self.hole_cards().items()))
+        return Played(tuple(ops), tuple(rulings), hole, self.over)
+
+    def started(self) -> HandStarted:
+        """The hand's setup as the displays show it."""
+        s = self.setup
+        return HandStarted(s.game, self.profile.name, s.event, self.structure, s.button, self.small_blind,
+                           self.big_blind, tuple(self.order), s.chips.to_dict() if s.chips is not None else None)
+
+    def outcome(self) -> HandOutcome:
+        """How the hand ended: the last ruling that ended it (misdeal or void), else the showdown's
+        award (cards speak), else the one hand left."""
+        ended = [r for r in self.rulings if r.ends_hand]
+        misdeal = bool(ended and ended[-1].ruling == MISDEAL)
+        if ended:
+            return HandOutcome(ended[-1].ruling, (), None, None, misdeal)
+        award = self.showdown()
+        if award is not None:
+            winners = []
+            for part in award.parts:
+                for seat in part.winners:
+                    value = part.values.get(seat)
+                    winners.append(Winner(seat, part.part, value.name if value else "", part.shares.get(seat)))
+            # Only the hands still live at the showdown are tabled (public now); a folded or dead
+            # hand was never shown, so its cards stay secret for good (display-readable topic).
+            shown = tuple((s, tuple(c)) for s, c in self.hole_cards().items() if s in self.active)
+            return HandOutcome("showdown", tuple(winners), shown, award.describe(), misdeal)
+        alone = (Winner(self.winner, "pot", None, None),) if self.winner is not None else ()
+        return HandOutcome("uncontested", alone, None, None, misdeal)
+
+    def _operations(self, ev: Event, applied: int) -> list[Operation]:
+        """The public operations ``ev`` came to (``applied``: the chip book's count before it)."""
+        deck = self.setup.deck
+        if isinstance(ev, Deal):
+            held = next((x for x in reversed(self.hands.get(ev.seat, [])) if x.card == ev.card), None)
+            if held is not None:
+                return [CardDealt(ev.seat, held.up, held.card.label(deck) if held.up else None, ev.source)]
+        elif isinstance(ev, Expose):
+            held = next((x for x in self.hands.get(ev.seat, []) if x.card == ev.card), None)
+            if held is not None and held.up:
+                return [CardDealt(ev.seat, True, held.card.label(deck), ev.source, exposed=True)]
+        elif isinstance(ev, Burn):
+            return [CardBurned(ev.source)]
+        elif isinstance(ev, BoardCards):
+            board = [c.label(deck) for c in self.board if c not in self.premature]
+            if board:
+                return [BoardShown(tuple(board[-5:]), ev.source)]
+        elif isinstance(ev, Act | Put):
+            chips = self.chips
+            last = chips.last_action if chips is not None and chips.applied != applied else None
+            if last is not None and chips is not None:
+                # what the chips made of it (a push ruled on included): the whole bet in the round
+                return [ActionTaken(ev.seat, last["action"], last["amount"], ev.seat in chips.all_in,
+                                    counted=True, text=last["text"])]
+            if isinstance(ev, Act):
+                return [ActionTaken(ev.seat, ev.action, ev.amount, ev.all_in)]
+        elif isinstance(ev, Discard):
+            return [DrawDeclared(ev.seat, ev.count)]
+        return []
 
     # ------------------------------------------------------------------ reports
     def _on_report(self, ev: Report) -> None:
@@ -244,3 +391,11 @@ _HANDLERS: dict[type[Event], Callable[[HandEngine, Any], None]] = {
     EndHand: HandEngine._on_end_hand,
 }
 
+
+def _legal_words(seat: int, legal: Range) -> str:
+    call = f"to call {legal.to_call:,}" if legal.to_call else "nothing to call"
+    if legal.min_raise is None:
+        return f"seat {seat}: {call}; no raise"
+    if legal.min_raise == legal.max_raise:
+        return f"seat {seat}: {call}; bet or raise to {legal.min_raise:,}"
+    return f"seat {seat}: {call}; bet or raise to {legal.min_raise:,}..{legal.max_raise:,}"

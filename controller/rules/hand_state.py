@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from controller.errors import PokerTableError
 from controller.rules.cards import Card
 from controller.rules.chips import ChipBook
-from controller.rules.events import Act, Event, HandSetup
+from controller.rules.events import HandSetup
 from controller.rules.games import Family, Game, Street, get_game
 from controller.rules.profiles import Profile, get_profile
 from controller.rules.rulings import IRREGULARITY, MISDEAL, VOID, Ruling, make_ruling
@@ -272,19 +272,6 @@ class HandState:
         seen = max(have - first, 0)
         return {"street": self.street.name, "have": seen, "need": self.street.board,
                 "missing": list(range(first + seen + 1, self.board_target + 1))}
-
-    def refusal(self, event: Event) -> str | None:
-        """Why ``event`` cannot be taken now (so it is neither applied nor journaled), or None."""
-        if isinstance(event, Act) and not self.over:
-            hold = self.missing_board()
-            if hold is not None:
-                cards = ", ".join(str(i) for i in hold["missing"])
-                which = "board card" + ("s " if len(hold["missing"]) > 1 else " ") + cards
-                if hold["have"]:
-                    return (f"the {hold['street']} is incomplete: {which} missing "
-                            f"({hold['have']} of {hold['need']} read); no action until the board is complete")
-                return f"the {hold['street']} has not been dealt ({which}); no action until the board is complete"
-        return None
 
     # ------------------------------------------------------------------ rulings
     def _rule(self, kind: str, reason: str, remedy: str | None = None, **ctx) -> Ruling:
