@@ -40,6 +40,7 @@ from controller.app.config import CoreConfig
 from controller.app.floor_ack import FloorAck
 from controller.app.publisher import Publisher
 from controller.app.sdnotify import Notifier, watchdog_interval
+from controller.app.sealer import Sealer
 from controller.journal import Journal, JournalError, JournalFullError
 from controller.mqtt.contract import RequestError, Topics, parse_request, request_transaction, response_payload
 from controller.mqtt.link import MqttLink, MqttSettings
@@ -244,6 +245,7 @@ class Daemon:
             log.info("in a room: resending what its floor reports missing", extra={"room": cfg.room.name})
         self.publisher = Publisher(self.link, self.topics, cfg.table.id, cfg.broadcast.delay, clock=self.clock,
                                    on_event=self.floor_ack.record if self.floor_ack is not None else None)
+        self.publisher.sealer = Sealer(self.link, self.topics, cfg.table.id, self.journal)
         published = self.journal.published_seq
         unsent = [o for o in replayed if o.seq > published]
         if unsent:
@@ -439,6 +441,13 @@ class Daemon:
         if item.future is not None:
             item.future.set_result(outputs)
         return True
+
+    def set_broadcast_delay(self, delay: float | str) -> None:
+        """Change the broadcast delay while the table runs: what is held already never leaves
+        sooner than the new delay allows, and nothing held is dropped (Publisher.set_delay)."""
+        assert self.publisher is not None
+        with self.owner_lock:
+            self.publisher.set_delay(delay)
 
     # ------------------------------------------------------------------ a journal that cannot be written
     def _journal_failed(self, item: _Item, exc: JournalError, front: bool) -> None:

@@ -37,7 +37,7 @@ MAX_REQUEST_BYTES = 16 * 1024
 EVENT_KINDS = ("hand_start", "card", "burn", "board", "street", "action", "draw", "ruling", "hand_end", "dealer")
 REQUEST_NAMES = ("new_hand", "set_button", "seat", "unseat", "action", "acknowledge", "misdeal", "change_game",
                  "put", "stack", "level", "dealer")
-BROADCAST_NAMES = ("holecards", "state", "hand_end", "equity")
+BROADCAST_NAMES = ("holecards", "state", "hand_end", "equity", "sealed", "key", "reveal")
 CARD_SOURCES = ("rfid", "camera", "dealer", "script")
 
 #: Payload schemas by name (``load_schema``/``validate``).
@@ -47,7 +47,7 @@ SCHEMA_NAMES = (
 )
 
 #: Topic suffixes a ``display`` may read (the broker ACL enforces it; see systemd/mosquitto/acl).
-PUBLIC_SUFFIXES = ("availability", "state", "event/", "alert", "alert/active")
+PUBLIC_SUFFIXES = ("availability", "state", "event/", "alert", "alert/active", "commitment")
 
 
 class ContractError(PokerTableError, ValueError):
@@ -119,6 +119,11 @@ class Topics:
     @property
     def alert_active(self) -> str:
         return self._t("alert/active")
+
+    @property
+    def commitment(self) -> str:
+        """Public: the salted hashes of each seat's hole cards, at the deal (controller/mqtt/sealed.py)."""
+        return self._t("commitment")
 
     # secret
     @property
