@@ -44,12 +44,14 @@ from controller.app.sealer import Sealer
 from controller.journal import Journal, JournalError, JournalFullError
 from controller.mqtt.contract import RequestError, Topics, parse_request, request_transaction, response_payload
 from controller.mqtt.link import MqttLink, MqttSettings
+from controller.rules.cards import Card
 from controller.rules.decks import DeckRegistry
 from controller.rules.events import (
     Acknowledge,
     Act,
     CallMisdeal,
     ChangeGame,
+    ConfirmDeals,
     DealerSignIn,
     Event,
     NewHand,
@@ -150,6 +152,9 @@ def request_event(name: str, fields: dict[str, Any]) -> Event:
         return CallMisdeal(str(fields["reason"]))
     if name == "dealer":
         return DealerSignIn(fields["dealer"], source="console")
+    if name == "confirm":
+        return ConfirmDeals(tuple(str(c["to"]) for c in fields["cards"]),
+                            tuple(Card.parse(c["card"]) for c in fields["cards"]))
     if name == "change_game":
         return ChangeGame(str(fields["game"]), fields.get("rules"), fields.get("structure"), fields.get("event"))
     raise RequestError(f"unknown request {name!r}")

@@ -36,7 +36,7 @@ MAX_REQUEST_BYTES = 16 * 1024
 
 EVENT_KINDS = ("hand_start", "card", "burn", "board", "street", "action", "draw", "ruling", "hand_end", "dealer")
 REQUEST_NAMES = ("new_hand", "set_button", "seat", "unseat", "action", "acknowledge", "misdeal", "change_game",
-                 "put", "stack", "level", "dealer")
+                 "put", "stack", "level", "dealer", "confirm")
 BROADCAST_NAMES = ("holecards", "state", "hand_end", "equity", "sealed", "key", "reveal")
 CARD_SOURCES = ("rfid", "camera", "dealer", "script")
 
