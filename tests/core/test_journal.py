@@ -28,6 +28,7 @@ from controller.rules.events import (
     CallMisdeal,
     CameraReport,
     ChangeGame,
+    ConfirmDeals,
     Deal,
     DealerSignIn,
     Discard,
@@ -87,6 +88,7 @@ ONE_OF_EACH = [
     SetStack(4, add=500),
     SetLevel(advance=True),
     SeatPlayer(6, "Bo", stack=20000),
+    ConfirmDeals(("seat:3", "burn", "board", "board"), (C("Ah"), C("Kd"), C("2c"), C("3c"))),
 ]
 
 
