@@ -44,6 +44,7 @@ CARD_SOURCES = ("rfid", "camera", "dealer", "script")
 SCHEMA_NAMES = (
     "availability", "state", "event", "alert", "alert_active", "private_holecards", "broadcast_holecards",
     "broadcast_state", "broadcast_hand_end", "broadcast_equity", "response", *(f"request_{n}" for n in REQUEST_NAMES),
+    "commitment", "broadcast_sealed", "broadcast_key", "broadcast_reveal",
 )
 
 #: Topic suffixes a ``display`` may read (the broker ACL enforces it; see systemd/mosquitto/acl).

@@ -15,7 +15,7 @@ import threading
 import time
 import uuid
 
-from controller.mqtt.contract import Topics
+from controller.mqtt.contract import Topics, validate
 from controller.mqtt.sealed import BroadcastVerifier, b64, unb64
 from controller.rules.cards import Card
 from controller.rules.events import Act, Deal, NewHand, SeatPlayer, SetButton
@@ -75,6 +75,7 @@ def test_a_whole_session_verifies_from_the_public_and_broadcast_topics_alone(tmp
         _fold_out(d)
         # Hand 2: dealt under the 1 s delay, which becomes end_of_hand before its keys are due.
         _deal(d, hands[1])
+        wait_until(lambda: any(m["hand_id"] == 2 for _t, m in chain.on("broadcast/sealed")), what="hand 2 sealed")
         d.set_broadcast_delay("end_of_hand")
         switched = time.monotonic()
         time.sleep(DELAY + 0.5)  # past the 1 s the keys were sealed with: they must still be held
@@ -83,6 +84,7 @@ def test_a_whole_session_verifies_from_the_public_and_broadcast_topics_alone(tmp
         _fold_out(d)
         # Hand 3: dealt under end_of_hand, back to 1 s before it ends (held until its end, then out).
         _deal(d, hands[2])
+        wait_until(lambda: any(m["hand_id"] == 3 for _t, m in chain.on("broadcast/sealed")), what="hand 3 sealed")
         d.set_broadcast_delay(DELAY)
         _fold_out(d)
         wait_until(lambda: len(chain.on("broadcast/reveal")) == 3, timeout=15, what="the three hands' salts")
@@ -92,6 +94,16 @@ def test_a_whole_session_verifies_from_the_public_and_broadcast_topics_alone(tmp
         d.stop()
         public.client.close()
         chain.client.close()
+
+    # Every payload follows its schema (controller/mqtt/schemas).
+    names = {"commitment": "commitment", "broadcast/sealed": "broadcast_sealed", "broadcast/key": "broadcast_key",
+             "broadcast/reveal": "broadcast_reveal"}
+    checked = 0
+    for _t, rel, payload in public.got + chain.got:
+        if rel in names and payload:
+            validate(names[rel], json.loads(payload))
+            checked += 1
+    assert checked >= 3 * 4
 
     verifier = BroadcastVerifier(TABLE)
     for t, rel, payload in sorted(public.got + chain.got):
@@ -108,11 +120,14 @@ def test_a_whole_session_verifies_from_the_public_and_broadcast_topics_alone(tmp
     # Hand 2's keys waited for its end (the switch), none before; hand 3's too.
     end2 = next(t for t, m in public.on("event/hand_end") if m["hand_id"] == 2)
     assert all(t >= end2 - 0.05 and t > switched + DELAY for t, m in chain.on("broadcast/key") if m["hand_id"] == 2)
+    # Hand 3's snapshots sealed under end_of_hand waited for its end, though the delay became 1 s
+    # before it (one sealed after the switch, a moment later, carries 1 s: the verifier held it to that).
     end3 = next(t for t, m in public.on("event/hand_end") if m["hand_id"] == 3)
-    assert all(t >= end3 - 0.05 for t, m in chain.on("broadcast/key") if m["hand_id"] == 3)
-    # The session's last hand, dealt as cards: what went on air opens to exactly those cards.
+    under_end = {m["seq"] for t, m in chain.on("broadcast/sealed") if m["hand_id"] == 3 and m["delay"] == "hand_end"}
+    assert under_end
+    assert all(t >= end3 - 0.05 for t, m in chain.on("broadcast/key") if m["seq"] in under_end)
     last = max(chain.on("broadcast/sealed"), key=lambda x: x[1]["seq"])[1]
-    assert last["delay"] == "hand_end" and last["alg"] == "AES-256-GCM"
+    assert last["alg"] == "AES-256-GCM"
     # Nothing public or on the chain carries a hole card in the clear, but the delayed copy.
     for _t, rel, payload in public.got + [g for g in chain.got if g[1] != "broadcast/holecards"]:
         for card in hands[2]:
