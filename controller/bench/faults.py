@@ -702,6 +702,9 @@ def deal_hand(rig: Rig, n: int, fault: str, progress: Callable[[str], None]) -> 
                 _quiet(rig.card_count, 0.4, 4.0)
             for antenna, uid in action.removes:
                 rig.emulator.remove(antenna, uid)
+                card = rig.registry.lookup(uid).card  # gone from its zone (a fold, the scoop): no longer dealt there
+                if card is not None and (_where(rig, antenna), card.label()) in pitched.cards:
+                    pitched.cards.remove((_where(rig, antenna), card.label()))
             for antenna, uid in action.places:
                 rig.emulator.place(antenna, uid)
                 card = rig.registry.lookup(uid).card
