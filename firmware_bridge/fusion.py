@@ -131,12 +131,12 @@ class Fusion:
             if identity.card is not None and self._last_dest.get(identity.card) != change.zone.name:
                 self._unordered.append((change.zone, identity.card))
                 return []
+        out = self.poll(now)  # may settle a batch of unordered cards: this arrival then waits behind it
         if self.awaiting and change.entered:
             identity = self.registry.lookup(change.uid)
             if identity.card is not None and self._last_dest.get(identity.card) != change.zone.name:
                 self._after_unknown.append(change)  # behind the cards the dealer is asked about
-                return self.poll(now)
-        out = self.poll(now)
+                return out
         if not change.entered:
             return out
         identity = self.registry.lookup(change.uid)
