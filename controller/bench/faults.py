@@ -685,14 +685,14 @@ def deal_hand(rig: Rig, n: int, fault: str, progress: Callable[[str], None]) -> 
             while rig.card_count() - cards_before < due and time.monotonic() < settle:
                 answer_confirm(rig, pitched, log)
                 time.sleep(0.01)
+            req = _request_fields(action.event)
+            if req is None:
+                continue
             if rig.card_count() - cards_before < due:
                 # The dealer acts though the display still lacks a card he pitched (8 s on): the table
                 # rules on what it has (a short seat when action starts is wrong_card_count).
                 rig.gave_up.append({"hand": n + 1, "fault": fault, "due": due,
                                     "shown": rig.card_count() - cards_before})
-            req = _request_fields(action.event)
-            if req is None:
-                continue
             answer = rig.console.request(*req)
             if answer is None or not answer["ok"]:
                 log.refused.append(f"{req[0]} {req[1]}: {answer and answer['error']}")
