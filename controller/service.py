@@ -38,6 +38,7 @@ from controller.rules.events import (
     CallMisdeal,
     CameraReport,
     ChangeGame,
+    ConfirmDeals,
     Deal,
     DealerSignIn,
     Discard,
@@ -231,7 +232,7 @@ class TableService:
             raise Rejected(f"{event.reason!r} is not a misdeal reason code")
         elif isinstance(event, Report) and not _is_reason(event.reason):
             raise Rejected(f"{event.reason!r} is not a reason code")
-        elif isinstance(event, HAND_EVENTS + (CallMisdeal,)):
+        elif isinstance(event, HAND_EVENTS + (CallMisdeal, ConfirmDeals)):
             if self.engine is None or self.engine.over:
                 raise Rejected(f"no hand in progress for {event.kind}")
             if isinstance(event, Act | Put | Discard | Expose | Deal) and getattr(event, "seat", 0) > self.table.size:
@@ -376,6 +377,11 @@ class TableService:
         if played.over:
             self._close_hand(out)
 
+
+    def _apply_confirm_deals(self, ev: ConfirmDeals, out: list[Output], at: float) -> None:
+        # The dealer's answer to "order unknown: confirm": dealt in the order he gives.
+        for event in ev.events():
+            self._hand_event(event, out, at)
 
     def _apply_call_misdeal(self, ev: CallMisdeal, out: list[Output], at: float) -> None:
         self._hand_event(Report(ev.reason), out, at)
@@ -660,6 +666,7 @@ _HANDLERS: dict[type[Event], Callable[[TableService, Any, list[Output], float], 
     Discard: TableService._hand_event,
     Expose: TableService._hand_event,
     Report: TableService._hand_event,
+    ConfirmDeals: TableService._apply_confirm_deals,
     Stub: TableService._hand_event,
     Muck: TableService._hand_event,
     Aside: TableService._hand_event,

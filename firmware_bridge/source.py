@@ -47,6 +47,7 @@ class RfidSource:
             self.ctx.apply_now(UnknownTagRead(str(item.zone), item.uid), "rfid")
             return
         if isinstance(item, OrderUnknown):  # never dealt in a guessed order: the dealer confirms them
+            # (request/confirm; the arrivals after them wait meanwhile: Fusion.confirmed)
             cards = ", ".join(f"{z.name} {c.label()}" for z, c in item.cards)
             self.ctx.apply_now(CameraReport("card_unread", item.cards[0][0].name,
                                             detail=f"order unknown (reconnect or stall), confirm: {cards}"), "rfid")
@@ -84,6 +85,10 @@ class RfidSource:
         if any(out.kind == "hand_start" or (out.kind == "button_draw" and not out.payload.get("cards")
                                             and not out.payload.get("cancelled")) for out in outputs):
             self.pipeline.new_hand()
+        elif self.pipeline.fusion.awaiting:  # the dealer may just have confirmed them (request/confirm)
+            engine = self.ctx.engine()
+            if engine is not None:
+                self.pipeline.confirmed(engine.placements())
 
     def stop(self) -> None:
         if self.bridge is not None:

@@ -42,9 +42,11 @@ from controller.app.floor_ack import FloorAck
 from controller.app.floor_orders import FloorOrders
 from controller.app.publisher import Publisher
 from controller.app.sdnotify import Notifier, watchdog_interval
+from controller.app.sealer import Sealer
 from controller.journal import Journal, JournalError, JournalFullError
 from controller.mqtt.contract import RequestError, Topics, parse_request, request_transaction, response_payload
 from controller.mqtt.link import MqttLink, MqttSettings
+from controller.rules.cards import Card
 from controller.rules.decks import DeckRegistry
 from controller.rules.engine import HandEngine
 from controller.rules.events import (
@@ -53,6 +55,7 @@ from controller.rules.events import (
     CallClock,
     CallMisdeal,
     ChangeGame,
+    ConfirmDeals,
     DealerSignIn,
     Event,
     Looked,
@@ -164,6 +167,9 @@ def request_event(name: str, fields: dict[str, Any], rotations: Mapping[str, Rot
         return DealerSignIn(fields["dealer"], source="console")
     if name == "clock":
         return CallClock(int(fields["seat"]))
+    if name == "confirm":
+        return ConfirmDeals(tuple(str(c["to"]) for c in fields["cards"]),
+                            tuple(Card.parse(c["card"]) for c in fields["cards"]))
     if name == "change_game":
         return ChangeGame(str(fields["game"]), fields.get("rules"), fields.get("structure"), fields.get("event"))
     raise RequestError(f"unknown request {name!r}")
@@ -279,6 +285,7 @@ class Daemon:
             log.info("in a room: resending what its floor reports missing", extra={"room": cfg.room.name})
         self.publisher = Publisher(self.link, self.topics, cfg.table.id, cfg.broadcast.delay, clock=self.clock,
                                    on_event=self.floor_ack.record if self.floor_ack is not None else None)
+        self.publisher.sealer = Sealer(self.link, self.topics, cfg.table.id, self.journal)
         published = self.journal.published_seq
         unsent = [o for o in replayed if o.seq > published]
         if unsent:
@@ -478,6 +485,13 @@ class Daemon:
         if item.future is not None:
             item.future.set_result(outputs)
         return True
+
+    def set_broadcast_delay(self, delay: float | str) -> None:
+        """Change the broadcast delay while the table runs: what is held already never leaves
+        sooner than the new delay allows, and nothing held is dropped (Publisher.set_delay)."""
+        assert self.publisher is not None
+        with self.owner_lock:
+            self.publisher.set_delay(delay)
 
     # ------------------------------------------------------------------ a journal that cannot be written
     def _journal_failed(self, item: _Item, exc: JournalError, front: bool) -> None:

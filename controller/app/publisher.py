@@ -39,6 +39,9 @@ class Publisher:
     _deferred: tuple[Output, int | None, float] | None = None  # the newest hole cards, sent with the state
     _clear_due: bool = False  # the hand ended: clear broadcast/holecards right after its final state
     stats: SessionStats = field(default_factory=SessionStats)  # broadcast/stats (controller/session_stats.py)
+    #: Seals the hole cards for the broadcast chain and commits to them (controller/app/sealer.py).
+    sealer: Any = None
+    _holding: bool = False  # a switch to the end-of-hand delay holds what was queued until the hand ends
 
     def close(self) -> None:
         if self._equity is not None:
@@ -48,6 +51,18 @@ class Publisher:
     @property
     def delay_label(self) -> float | str:
         return "hand_end" if self.broadcast_delay == END_OF_HAND else float(self.broadcast_delay)
+
+    @property
+    def _prefix(self) -> str:
+        return self.topics.broadcast("state")[:-len("state")]
+
+    def set_delay(self, delay: float | str) -> None:
+        """Change the broadcast delay mid-stream: what is held already leaves no sooner than the
+        new delay allows (a shorter one applies from the next message on), never lost."""
+        self.broadcast_delay = END_OF_HAND if delay in (END_OF_HAND, "hand_end") else float(delay)
+        self._holding = self._holding or self.broadcast_delay == END_OF_HAND
+        self.link.hold_back(self._prefix,
+                            float("inf") if self.broadcast_delay == END_OF_HAND else float(self.broadcast_delay))
 
     # ------------------------------------------------------------------ outputs
     def publish(self, outputs: Iterable[Output], service: TableService, state: bool = True) -> None:
@@ -82,8 +97,18 @@ class Publisher:
             counted = self.stats.observe(kind, p, _names(service) if kind == OutputKind.HAND_START else {})
             if kind == OutputKind.HAND_START:
                 self._held.clear()
+                if self.sealer is not None:
+                    self.sealer.start(seq)
             elif kind == OutputKind.HAND_END:
                 self._publish_deferred(service)  # before the hand's secrets are cleared
+                # What waited for this hand's end (held by a switch to the end-of-hand delay) leaves
+                # now, or once the delay now in force has passed since it was queued.
+                if self.sealer is not None or self._holding:
+                    self._holding = False
+                    self.link.release_held(self._prefix, 0.0 if self.broadcast_delay == END_OF_HAND
+                                           else float(self.broadcast_delay))
+                if self.sealer is not None:
+                    self.sealer.hand_end(seq, now, hand_id or 1, self.delay_label)
                 self._broadcast("hand_end", msg, retain=False)
                 self._end_broadcast(service, hand_id or 1, seq, now)
             if counted:
@@ -99,6 +124,8 @@ class Publisher:
             secret = {"schema": SCHEMA_VERSION, "seq": seq, "ts": now, "hand_id": hand_id or 1, "seats": p["seats"]}
             self.link.publish(t.private_holecards, secret, seq=seq)
             self._broadcast("holecards", dict(secret, delay=self.delay_label), retain=True)
+            if self.sealer is not None:  # sealed at once, its key delayed (controller/app/sealer.py)
+                self.sealer.holecards(seq, now, hand_id or 1, p["seats"], self.delay_label)
 
     def _publish_stats(self, service: TableService, hand_id: int, seq: int, now: float) -> None:
         """Session statistics once a hand is counted: with the broadcast delay, retained (the hand
@@ -155,6 +182,8 @@ class Publisher:
             self._clear_due = False
             self.link.publish(self.topics.broadcast("holecards"), b"", retain=True, delay=float(self.broadcast_delay),
                               seq=seq)
+            if self.sealer is not None:
+                self.sealer.clear(seq, float(self.broadcast_delay))
 
     # ------------------------------------------------------------------ broadcast
     def _broadcast(self, name: str, payload: dict[str, Any], retain: bool) -> None:
@@ -173,7 +202,7 @@ class Publisher:
 
     def _end_broadcast(self, service: TableService, hand_id: int, seq: int, now: float) -> None:
         """The hand is over: release what was held (end_of_hand), then clear the retained secret."""
-        if self.broadcast_delay == END_OF_HAND:
+        if self.broadcast_delay == END_OF_HAND or self._held:  # _held: held before a switch to seconds
             view = service.public_state()
             final = state_payload(seq=seq, ts=now, table_id=self.table_id, table=view["table"],
                                   hand_id=view["hand_id"], hand=view["hand"], alert=view["alert"])
@@ -186,6 +215,8 @@ class Publisher:
             # RRoP/TDA aside, the secret's retained copy must not outlive its hand (its seq holds the
             # delivered cursor back until it is out: a crash before then clears it after the restart).
             self.link.publish(self.topics.broadcast("holecards"), b"", retain=True, delay=0.001, seq=seq)
+            if self.sealer is not None:
+                self.sealer.clear(seq, 0.001)
         else:
             self._clear_due = True  # sent by publish_state, after the final state it belongs to
 

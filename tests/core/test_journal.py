@@ -29,6 +29,7 @@ from controller.rules.events import (
     CallMisdeal,
     CameraReport,
     ChangeGame,
+    ConfirmDeals,
     Deal,
     DealerSignIn,
     Discard,
@@ -99,6 +100,7 @@ ONE_OF_EACH = [
     StartDraw(),
     rotation_event("horse", {"horse": get_rotation("horse")}),
     Looked(4),
+    ConfirmDeals(("seat:3", "burn", "board", "board"), (C("Ah"), C("Kd"), C("2c"), C("3c"))),
 ]
 
 

@@ -5,6 +5,10 @@
 //   broadcast/holecards  the hole cards, delayed (empty payload = cleared at the hand's end)
 //   broadcast/equity     win/tie/equity per seat and the hand names, computed by the server
 //   broadcast/hand_end   winners, their hands and what each won
+//   broadcast/sealed     the hole cards at once, sealed (AES-256-GCM, docs/sealed-broadcast.md);
+//   broadcast/key        each snapshot's key, after the delay: the page opens it with WebCrypto
+//                        (a secure context: https, or the page on localhost; elsewhere
+//                        crypto.subtle is absent and the delayed broadcast/holecards serve)
 // No hand is evaluated here: the names are the server's.
 //
 // Parts can be hidden from the URL or the overlay's config.json (docs/web.md):
@@ -106,7 +110,8 @@ function onMessage(topic, bytes) {
   const rel = topic.startsWith(ov.root + "/") ? topic.slice(ov.root.length + 1) : topic;
   ov.received.add(rel);
   document.body.dataset.received = [...ov.received].sort().join(" ");
-  if (ov.room && (rel === "broadcast/holecards" || rel === "broadcast/equity")) return; // never, in the room
+  if (ov.room && (rel === "broadcast/holecards" || rel === "broadcast/equity" || rel === "broadcast/sealed"
+    || rel === "broadcast/key")) return; // never, in the room
   if (rel === "availability") return;
   const data = parsePayload(bytes);
   if (data === undefined) return;
@@ -115,8 +120,11 @@ function onMessage(topic, bytes) {
     if (ov.state && data.hand_id !== ov.state.hand_id) ov.handEnd = null;
     ov.state = data;
     rememberNames(data);
+  } else if (rel === "broadcast/sealed" || rel === "broadcast/key") {
+    if (data) sealedArrived(rel === "broadcast/key" ? "keys" : "sealed", data);
+    return;
   } else if (rel === "broadcast/holecards") {
-    if (data) ov.hole = data;
+    if (data) showHole(data);
     else if (ov.hole && !handOver() && !(ov.handEnd && ov.handEnd.hand_id === ov.hole.hand_id)) ov.hole = null;
     // cleared at the hand's end: keep showing them until the next hand replaces the state
   } else if (rel === "broadcast/equity") {
@@ -133,6 +141,48 @@ function onMessage(topic, bytes) {
     return;
   }
   render();
+}
+
+// Sealed snapshots wait here for their keys (by deal and seq); a key opens its snapshot, and the
+// newest snapshot of the hand is what the overlay shows.  A snapshot that does not open (altered,
+// or the wrong key) is counted and never shown.
+const seal = { sealed: new Map(), keys: new Map(), opened: 0, bad: 0 };
+const unb64 = (s) => Uint8Array.from(atob(s), (c) => c.charCodeAt(0));
+
+function showHole(data) {
+  if (!ov.hole || ov.hole.hand_id !== data.hand_id || (data.seq || 0) >= (ov.hole.seq || 0)) ov.hole = data;
+}
+
+function sealedArrived(kind, data) {
+  const id = `${data.deal}/${data.seq}`;
+  seal[kind].set(id, data);
+  if (seal.sealed.size > 200) seal.sealed.delete(seal.sealed.keys().next().value); // a reader that never gets keys
+  if (seal.keys.size > 200) seal.keys.delete(seal.keys.keys().next().value);
+  document.body.dataset.sealedWaiting = String(seal.sealed.size);
+  if (seal.sealed.has(id) && seal.keys.has(id)) openSealed(id);
+}
+
+async function openSealed(id) {
+  const box = seal.sealed.get(id);
+  const key = seal.keys.get(id);
+  seal.sealed.delete(id);
+  seal.keys.delete(id);
+  const table = ov.root.split("/").pop();
+  try {
+    const k = await crypto.subtle.importKey("raw", unb64(key.key), "AES-GCM", false, ["decrypt"]);
+    const aad = new TextEncoder().encode(`${table}/${box.deal}/${box.seq}`);
+    const plain = await crypto.subtle.decrypt({ name: "AES-GCM", iv: unb64(box.nonce), additionalData: aad }, k,
+      unb64(box.ciphertext));
+    const snap = JSON.parse(new TextDecoder().decode(plain));
+    seal.opened += 1;
+    showHole({ hand_id: snap.hand_id, seq: snap.seq, seats: snap.seats });
+    render();
+  } catch (_e) {
+    seal.bad += 1;
+  }
+  document.body.dataset.sealedOpened = String(seal.opened);
+  document.body.dataset.sealedBad = String(seal.bad);
+  document.body.dataset.sealedWaiting = String(seal.sealed.size);
 }
 
 function handOver() {
