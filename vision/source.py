@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from typing import Any
 
 from controller.rules.events import CameraReport
@@ -69,12 +70,13 @@ class CameraSource:
         assert self.fallback is not None
         while not self.ctx.stopping.wait(period):
             try:
+                captured = time.monotonic()  # what the frame shows is the table at this moment
                 frame = self.camera.grab()
                 if frame is None:
                     continue
                 found = recognizer.scan(frame, self.layout, keep_crops=False)
                 with self._lock:
-                    outs = self._pending + self.fallback.observe(found) + self.fallback.poll()
+                    outs = self._pending + self.fallback.observe(found, now=captured) + self.fallback.poll()
                     self._pending = []
                 self._act(outs)
             except Exception:
