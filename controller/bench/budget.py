@@ -83,7 +83,7 @@ def _daemon_main(conn, settings: dict[str, Any], link: str, camera: bool) -> Non
         backends["camera"] = lambda: FakeCamera(grab)
     daemon = Daemon(validate_config(settings), registry=DeckRegistry([enroll_deck("A", seed=0)]), backends=backends)
     rfid: Counter[str] = Counter()
-    arrivals: list[tuple[int | None, int]] = []
+    arrivals: list[tuple[int | None, int, float]] = []
 
     def count_rfid(event: Any, source: str) -> None:
         if source == "rfid" and event.kind not in UNGATED:
@@ -96,7 +96,7 @@ def _daemon_main(conn, settings: dict[str, Any], link: str, camera: bool) -> Non
 
     def note_arrival(change: Any) -> None:
         if change.arrived:
-            arrivals.append((change.seq, change.antenna))
+            arrivals.append((change.seq, change.antenna, time.monotonic()))
         feed(change)
 
     serial.pipeline.feed = note_arrival
@@ -342,20 +342,26 @@ def _deal(table: _Table, plans: list, daemon: DaemonProcess, emu: EmulatorProces
     return {"cards": cards, "alerts": alerts}
 
 
-def _latency(table: _Table, arrivals: list[tuple[int | None, int]], written: dict[int, float],
+def _latency(table: _Table, arrivals: list[tuple[int | None, int, float]], written: list[tuple[int, float]],
              received: list[tuple[int, float]]) -> dict[str, Any]:
     """Each ``event/card`` against the TAG_ARRIVE frame of the latest arrival at its seat before
-    it (the dealer goes round the table between a seat's two cards, seconds apart)."""
-    by_seat: dict[int, list[float]] = {}
-    for seq, antenna in arrivals:
+    it (the dealer goes round the table between a seat's two cards, seconds apart).  An arrival's
+    frame is the last one written with its number before the daemon took it: a reader the daemon
+    reboots (its heartbeat missed) numbers its frames from 0 again.  Arrivals found by an
+    inventory after a reset have no frame and are not timed."""
+    by_seat: dict[int, list[tuple[float, float | None]]] = {}
+    for seq, antenna, taken in arrivals:
         zone = table.layout.zone_of(antenna)
-        if zone.kind == "seat" and seq is not None and seq in written:
-            by_seat.setdefault(zone.seat, []).append(written[seq])  # type: ignore[arg-type]
+        if zone.kind == "seat" and zone.seat is not None:
+            frame = max((t for s, t in written if s == seq and t <= taken), default=None) if seq is not None else None
+            by_seat.setdefault(zone.seat, []).append((taken, frame))
     ms = []
     for seat, t in received:
-        before = [w for w in by_seat.get(seat, ()) if w <= t]
+        before = [a for a in by_seat.get(seat, ()) if a[0] <= t]
         if before:
-            ms.append((t - max(before)) * 1000)
+            frame = max(before)[1]
+            if frame is not None:
+                ms.append((t - frame) * 1000)
     return _summary(ms)
 
 
@@ -386,7 +392,7 @@ def _one_run(table: _Table, broker: Any, camera: bool, pace_name: str, plans: li
         grabs = daemon.call("camera") - grabs0
         memory = proc_memory_mb(daemon.proc.pid)
         arrivals = daemon.call("arrivals")
-        written = emu.frames()
+        written = emu.frame_list()
         received = sub.received()
     finally:
         for part in (sub, daemon, emu):

@@ -85,8 +85,12 @@ class EmulatorProcess(_ChildProcess):
         self.conn.send(("remove", antenna, uid))
 
     def frames(self) -> dict[int, float]:
+        return dict(self.frame_list())
+
+    def frame_list(self) -> list[tuple[int, float]]:
+        """Every frame's number and write time, in order (numbers restart when the reader resets)."""
         self.conn.send(("frames",))
-        return dict(self.conn.recv())
+        return list(self.conn.recv())
 
 
 def _emulator_main(conn, link_path: str, antennas: int, settings: dict[str, Any] | None = None) -> None:

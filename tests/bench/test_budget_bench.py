@@ -35,11 +35,12 @@ def test_latency_matches_each_card_event_to_its_seat_s_last_arrival() -> None:
     table = budget._Table(hands=1, seed=3)
     seat1 = table.layout.seat_antenna(1, 0)
     seat2 = table.layout.seat_antenna(2, 0)
-    arrivals = [(1, seat1), (2, seat2), (3, seat1 + 1), (4, None)]
-    written = {1: 10.0, 2: 11.0, 3: 12.0}
-    received = [(1, 10.010), (2, 11.020), (1, 12.030)]
-    got = budget._latency(table, [(s, a) for s, a in arrivals if a is not None], written, received)
-    assert got["n"] == 3 and got["max"] == 30.0 and got["p50"] == 20.0
+    # Frame 1 again after the reader was rebooted: the second card's frame is the one before it was taken.
+    arrivals = [(1, seat1, 10.001), (2, seat2, 11.001), (1, seat1 + 1, 12.001), (None, seat2 + 1, 13.0)]
+    written = [(1, 10.0), (2, 11.0), (0, 11.5), (1, 12.0), (2, 12.5)]
+    received = [(1, 10.010), (2, 11.020), (1, 12.030), (2, 13.010)]
+    got = budget._latency(table, arrivals, written, received)
+    assert got["n"] == 3 and got["max"] == 30.0 and got["p50"] == 20.0  # the inventory's card: not timed
 
 
 def test_one_hand_camera_off_is_measured_end_to_end(monkeypatch) -> None:

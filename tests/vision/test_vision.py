@@ -420,3 +420,28 @@ def test_hole_cards_swap_tentative_tags_when_the_camera_names_one() -> None:
     clock.advance(5)
     assert fb.poll() == []
     assert sorted((t.tag.face, t.tentative) for t in fb._tracks if t.tag) == [("9h", False), ("Ts", True)]
+
+
+def test_the_scene_gate_recognises_a_frame_only_when_the_table_changed() -> None:
+    """The camera loop skips the recogniser for a frame like the last one recognised: sensor noise
+    is no change; a card coming down, or turned over, is."""
+    from vision.source import SceneGate
+
+    cam = SyntheticCamera(seed=8)
+    empty = cam.frame({"board/0": C("Ah")}).bgr  # the Ah on the board
+    rng = np.random.default_rng(1)
+
+    def noisy(img: np.ndarray) -> np.ndarray:
+        return np.clip(img.astype(np.int16) + rng.normal(0, 4, img.shape).astype(np.int16), 0, 255).astype(np.uint8)
+
+    gate = SceneGate()
+    assert gate.changed(empty)  # the first frame
+    assert not gate.changed(empty.copy()) and not gate.changed(noisy(empty)) and not gate.changed(noisy(empty))
+    flop = empty.copy()
+    cv2.rectangle(flop, (900, 300), (1020, 470), (245, 245, 245), -1)  # a card (the smallest, 170 px) comes down
+    assert gate.changed(flop)
+    assert not gate.changed(noisy(flop))
+    down = flop.copy()
+    cv2.rectangle(down, (908, 308), (1012, 462), (40, 30, 170), -1)  # and is turned over: its back
+    assert gate.changed(down)  # turned face down
+
