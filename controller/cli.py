@@ -75,6 +75,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         "faults": _bench_faults,
         "table": _bench_table,
         "floor": _bench_floor,
+        "budget": _bench_budget,
     }
     with _console(stderr=True).status(f"tablectl bench {args.what}: measuring (the JSON follows on stdout)"):
         result = runners[args.what](args)
@@ -108,6 +109,14 @@ def _bench_alert(args: argparse.Namespace) -> dict:
     from controller.bench.alert import run_bench
 
     return run_bench(runs=args.runs or 30)
+
+
+def _bench_budget(args: argparse.Namespace) -> dict:
+    from controller.bench.budget import run_bench
+
+    err = _console(stderr=True)
+    return run_bench(hands=args.hands or 2, seed=args.seed,
+                     progress=lambda msg: err.print(f"[dim]bench budget: {msg}[/dim]"))
 
 
 def _bench_equity(args: argparse.Namespace) -> dict:
@@ -516,11 +525,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("bench", help="benchmarks printing JSON")
     p.add_argument("what", choices=["engine", "bridge", "latency", "alert", "equity", "vision", "table", "faults",
-                                    "floor"], help="which benchmark to run")
+                                    "floor", "budget"], help="which benchmark to run")
     p.add_argument("--tables", type=int, default=None, help="floor: tables in the room (default 50)")
     p.add_argument("--json", action="store_true", help="plain JSON on stdout")
     p.add_argument("--compact", action="store_true", help="one-line JSON")
-    p.add_argument("--hands", type=int, default=None, help="engine, faults, table: hands to deal (table --chip: 3)")
+    p.add_argument("--hands", type=int, default=None,
+                   help="engine, faults, table: hands to deal (table --chip: 3); budget: hands at the shuffler's pace")
     p.add_argument("--cards", type=int, default=None, help="bridge: cards to move")
     p.add_argument("--runs", type=int, default=None, help="alert: repeated runs")
     p.add_argument("--real", default=None, metavar="DIR", help="vision: score real photos of a YOLO-labelled folder")

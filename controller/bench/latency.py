@@ -77,8 +77,8 @@ class EmulatorProcess(_ChildProcess):
 
     what = "emulator"
 
-    def __init__(self, link_path: str, antennas: int = 27) -> None:
-        super().__init__(_emulator_main, link_path, antennas)
+    def __init__(self, link_path: str, antennas: int = 27, settings: dict[str, Any] | None = None) -> None:
+        super().__init__(_emulator_main, link_path, antennas, settings)
 
     def place(self, antenna: int, uid: str) -> None:
         self.conn.send(("place", antenna, uid))
@@ -87,8 +87,13 @@ class EmulatorProcess(_ChildProcess):
         self.conn.send(("remove", antenna, uid))
 
     def frames(self) -> dict[int, float]:
+        return dict(self.frame_list())
+
+    def frame_list(self) -> list[tuple[int, float]]:
+        """Every frame's number and write time, in order (numbers restart when the reader resets)."""
         self.conn.send(("frames",))
-        return dict(self.conn.recv())
+        return list(self.conn.recv())
+
 
 
 
@@ -102,12 +107,16 @@ def rfid_source(daemon: Any) -> RfidSource:
     assert isinstance(src, RfidSource), src
     return src
 
-def _emulator_main(conn, link_path: str, antennas: int) -> None:
+
+def _emulator_main(conn, link_path: str, antennas: int, settings: dict[str, Any] | None = None) -> None:
+    """``settings``: the Emulator's own (the firmware's defaults with ``{}``); None: a fast scan
+    for the latency floor."""
     from firmware_bridge.emulator import Emulator
 
     frames: list[tuple[int, float]] = []
-    emu = Emulator(antennas, scan_period_ms=2, debounce_ms=0, heartbeat_ms=200, tick=0.0005,
-                   on_frame=lambda seq, t: frames.append((seq, t)), link_path=link_path).start()
+    if settings is None:
+        settings = {"scan_period_ms": 2, "debounce_ms": 0, "heartbeat_ms": 200, "tick": 0.0005}
+    emu = Emulator(antennas, **settings, on_frame=lambda seq, t: frames.append((seq, t)), link_path=link_path).start()
     conn.send("ready")
     while True:
         cmd = conn.recv()
