@@ -41,7 +41,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from controller.bench.latency import EmulatorProcess, _ChildProcess, _summary
+from controller.bench.latency import EmulatorProcess, _ChildProcess, _summary, rfid_source
 
 #: Seconds between the dealer's moves.
 PACES = {"live": 4.5, "shuffler": 1.5}
@@ -91,7 +91,8 @@ def _daemon_main(conn, settings: dict[str, Any], link: str, camera: bool) -> Non
 
     daemon.applied.append(count_rfid)
     daemon.start()
-    serial = daemon.sources["serial"]
+    serial = rfid_source(daemon)
+    assert serial.bridge is not None
     feed = serial.pipeline.feed
 
     def note_arrival(change: Any) -> None:
@@ -99,7 +100,7 @@ def _daemon_main(conn, settings: dict[str, Any], link: str, camera: bool) -> Non
             arrivals.append((change.seq, change.antenna, time.monotonic()))
         feed(change)
 
-    serial.pipeline.feed = note_arrival
+    serial.pipeline.feed = note_arrival  # type: ignore[method-assign]  # the bench times each arrival
     serial.bridge.wait_synced(10)
     conn.send("ready")
     while True:
@@ -244,7 +245,7 @@ class _Table:
         self.deck = enroll_deck("A", seed=0)
         self.layout = TableLayout.for_games(["holdem"], seats=9)  # the package's nine seats
         sim = TableSim(self.layout, self.deck)
-        self.plans = []
+        self.plans: list[Any] = []
         while len(self.plans) < hands:
             try:
                 self.plans.append(sim.plan(dealer_sim.legal_hand(rng, game="holdem", chips=True)))
@@ -386,11 +387,13 @@ def _one_run(table: _Table, broker: Any, camera: bool, pace_name: str, plans: li
         time.sleep(1.0)
         last_seq, file_before = _journal_mark(journal)
         grabs0 = daemon.call("camera")
-        cpu0, t0 = proc_cpu_seconds(daemon.proc.pid), time.monotonic()
+        pid = daemon.proc.pid
+        assert pid is not None
+        cpu0, t0 = proc_cpu_seconds(pid), time.monotonic()
         dealt = _deal(table, plans, daemon, emu, pace, camera)
-        cpu1, t1 = proc_cpu_seconds(daemon.proc.pid), time.monotonic()
+        cpu1, t1 = proc_cpu_seconds(pid), time.monotonic()
         grabs = daemon.call("camera") - grabs0
-        memory = proc_memory_mb(daemon.proc.pid)
+        memory = proc_memory_mb(pid)
         arrivals = daemon.call("arrivals")
         written = emu.frame_list()
         received = sub.received()

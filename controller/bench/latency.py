@@ -95,8 +95,6 @@ class EmulatorProcess(_ChildProcess):
         return list(self.conn.recv())
 
 
-
-
 def _longer_than(items: Any, n: int) -> bool:
     return len(items) > n
 
