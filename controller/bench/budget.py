@@ -34,14 +34,13 @@ import re
 import shutil
 import subprocess
 import tempfile
-import threading
 import time
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from controller.bench.latency import EmulatorProcess, _ChildProcess, _summary, rfid_source
+from controller.bench.latency import EmulatorProcess, _ChildProcess, _summary, rfid_source, subscribed_client
 
 #: Seconds between the dealer's moves.
 PACES = {"live": 4.5, "shuffler": 1.5}
@@ -201,11 +200,8 @@ class CardSubscriber(_ChildProcess):
 def _subscriber_main(conn, host: str, port: int, topic: str) -> None:
     import json
 
-    import paho.mqtt.client as mqtt
-    from paho.mqtt.enums import CallbackAPIVersion
 
     got: list[tuple[int, float]] = []
-    subscribed = threading.Event()
 
     def on_message(c, u, m) -> None:
         now = time.monotonic()
@@ -214,13 +210,7 @@ def _subscriber_main(conn, host: str, port: int, topic: str) -> None:
         except (ValueError, KeyError, TypeError):
             pass
 
-    sub = mqtt.Client(callback_api_version=CallbackAPIVersion.VERSION2, protocol=mqtt.MQTTv5, client_id="budget-sub")
-    sub.on_message = on_message
-    sub.on_subscribe = lambda *a: subscribed.set()
-    sub.connect(host, port)
-    sub.loop_start()
-    sub.subscribe(topic, qos=1)
-    subscribed.wait(10)
+    sub = subscribed_client(host, port, topic, "budget-sub", on_message)
     conn.send("ready")
     while True:
         cmd = conn.recv()

@@ -95,6 +95,23 @@ class EmulatorProcess(_ChildProcess):
         return list(self.conn.recv())
 
 
+def subscribed_client(host: str, port: int, topic: str, client_id: str, on_message: Callable[..., None]) -> Any:
+    """A paho client (MQTT v5) subscribed to ``topic`` at QoS 1, its loop running: the benches'
+    subscribers in their own processes."""
+    import paho.mqtt.client as mqtt
+    from paho.mqtt.enums import CallbackAPIVersion
+
+    subscribed = threading.Event()
+    sub = mqtt.Client(callback_api_version=CallbackAPIVersion.VERSION2, protocol=mqtt.MQTTv5, client_id=client_id)
+    sub.on_message = on_message
+    sub.on_subscribe = lambda *a: subscribed.set()
+    sub.connect(host, port)
+    sub.loop_start()
+    sub.subscribe(topic, qos=1)
+    subscribed.wait(10)
+    return sub
+
+
 def _longer_than(items: Any, n: int) -> bool:
     return len(items) > n
 
@@ -197,12 +214,9 @@ class SubscriberProcess(_ChildProcess):
 def _subscriber_main(conn, host: str, port: int, topic: str, client_id: str) -> None:
     import json
 
-    import paho.mqtt.client as mqtt
-    from paho.mqtt.enums import CallbackAPIVersion
 
     got: list[tuple[Any, float]] = []
     cond = threading.Condition()
-    subscribed = threading.Event()
 
     def on_message(c, u, m) -> None:
         now = time.monotonic()
@@ -215,13 +229,7 @@ def _subscriber_main(conn, host: str, port: int, topic: str, client_id: str) -> 
             got.append((key, now))
             cond.notify_all()
 
-    sub = mqtt.Client(callback_api_version=CallbackAPIVersion.VERSION2, protocol=mqtt.MQTTv5, client_id=client_id)
-    sub.on_message = on_message
-    sub.on_subscribe = lambda *a: subscribed.set()
-    sub.connect(host, port)
-    sub.loop_start()
-    sub.subscribe(topic, qos=1)
-    subscribed.wait(10)
+    sub = subscribed_client(host, port, topic, client_id, on_message)
     conn.send("ready")
     while True:
         cmd = conn.recv()

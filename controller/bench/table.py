@@ -183,6 +183,21 @@ def floor_read_ms(fw_dir: str | Path = FIRMWARE_DIR) -> float:
     return round(took / 1000, 3)
 
 
+def time_removals(rfid: Any) -> dict[str, list[float]]:
+    """When each tag left its antenna, by uid (the host's clock), as the antenna source's fusion
+    sees it: the bench wraps the fusion's feed."""
+    gone: dict[str, list[float]] = {}
+    fusion_feed = rfid.pipeline.fusion.feed
+
+    def watch(change: Any) -> Any:
+        if not change.entered:
+            gone.setdefault(change.uid, []).append(time.monotonic())
+        return fusion_feed(change)
+
+    rfid.pipeline.fusion.feed = watch
+    return gone
+
+
 class _Session:
     """Deals hold'em hands on the model table and records when each card landed or left."""
 
@@ -310,15 +325,7 @@ def session_latency(broker: Broker, hands: int, fw_dir: str | Path, seed: int = 
     d = Daemon(config, registry=DeckRegistry([deck]), backends={"serial": link_path})
     d.start()
     rfid = rfid_source(d)
-    gone: dict[str, list[float]] = {}
-    fusion_feed = rfid.pipeline.fusion.feed
-
-    def watch(change: Any) -> Any:
-        if not change.entered:
-            gone.setdefault(change.uid, []).append(time.monotonic())
-        return fusion_feed(change)
-
-    rfid.pipeline.fusion.feed = watch  # type: ignore[method-assign]  # the bench times each removal
+    gone = time_removals(rfid)
     sub = EventSubscriber(broker.host, broker.port, config.topic)
     try:
         assert d.link is not None and rfid.bridge is not None

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from controller.bench.latency import _summary, rfid_source
-from controller.bench.table import SEATS, EventSubscriber, _score, _Session, _uid
+from controller.bench.table import SEATS, EventSubscriber, _score, _Session, _uid, time_removals
 from controller.demo.config import demo_config
 from controller.mqtt.broker import Broker
 from controller.rules.cards import standard_deck
@@ -154,15 +154,7 @@ def chip_session(broker: Broker, hands: int, files: dict[str, bytes], board: str
         d.start()
         rfid = rfid_source(d)
         assert rfid.bridge is not None
-        gone: dict[str, list[float]] = {}
-        fusion_feed = rfid.pipeline.fusion.feed
-
-        def watch(change: Any) -> Any:
-            if not change.entered:
-                gone.setdefault(change.uid, []).append(time.monotonic())
-            return fusion_feed(change)
-
-        rfid.pipeline.fusion.feed = watch  # type: ignore[method-assign]  # the bench times each removal
+        gone = time_removals(rfid)
         # The host's board window (1 s between two board cards' arrivals) on the chip's clock too:
         # at 0.1x a flop's cards, 80 ms apart on the felt, reach the host ~1 s apart.
         rfid.pipeline.fusion.board_window /= SLOWEST
