@@ -75,6 +75,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         "faults": _bench_faults,
         "table": _bench_table,
         "floor": _bench_floor,
+        "budget": _bench_budget,
     }
     with _console(stderr=True).status(f"tablectl bench {args.what}: measuring (the JSON follows on stdout)"):
         result = runners[args.what](args)
@@ -110,6 +111,14 @@ def _bench_alert(args: argparse.Namespace) -> dict:
     return run_bench(runs=args.runs or 30)
 
 
+def _bench_budget(args: argparse.Namespace) -> dict:
+    from controller.bench.budget import run_bench
+
+    err = _console(stderr=True)
+    return run_bench(hands=args.hands or 2, seed=args.seed,
+                     progress=lambda msg: err.print(f"[dim]bench budget: {msg}[/dim]"))
+
+
 def _bench_equity(args: argparse.Namespace) -> dict:
     from controller.bench.equity import run_bench
 
@@ -136,9 +145,10 @@ def _bench_table(args: argparse.Namespace) -> dict:
 
     err = _console(stderr=True)
     if args.chip:  # the firmware on the chip's own binary (rp2040js), in the chip's time
-        from firmware_bridge.chip.bench import run_chip_bench
+        from controller.bench.table_chip import run_bench as run_chip_bench
 
-        return run_chip_bench(fw_dir=args.firmware, compiled=args.mpy, board=args.board_config or "",
+        return run_chip_bench(hands=3 if args.hands is None else args.hands, fw_dir=args.firmware,
+                              compiled=args.mpy, board=args.board_config or "", seed=args.seed,
                               progress=lambda msg: err.print(f"[dim]bench table: {msg}[/dim]"))
     return run_bench(hands=args.hands or 12, seed=args.seed, fw_dir=args.firmware,
                      progress=lambda msg: err.print(f"[dim]bench table: {msg}[/dim]"))
@@ -399,9 +409,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
         service = TableService(Table(**config.table_kwargs()))
         alerts = []
         try:
-            for out in service.replay(journal.entries()):
-                if out.kind == "alert":
-                    alerts.append(out.payload)
+            for output in service.replay(journal.entries()):
+                if output.kind == "alert":
+                    alerts.append(output.payload)
         except JournalError as exc:
             err.print(f"[red]journal error[/red]: {exc}")
             return 2
@@ -515,11 +525,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("bench", help="benchmarks printing JSON")
     p.add_argument("what", choices=["engine", "bridge", "latency", "alert", "equity", "vision", "table", "faults",
-                                    "floor"], help="which benchmark to run")
+                                    "floor", "budget"], help="which benchmark to run")
     p.add_argument("--tables", type=int, default=None, help="floor: tables in the room (default 50)")
     p.add_argument("--json", action="store_true", help="plain JSON on stdout")
     p.add_argument("--compact", action="store_true", help="one-line JSON")
-    p.add_argument("--hands", type=int, default=None, help="engine, faults: hands to deal")
+    p.add_argument("--hands", type=int, default=None,
+                   help="engine, faults, table: hands to deal (table --chip: 3); budget: hands at the shuffler's pace")
     p.add_argument("--cards", type=int, default=None, help="bridge: cards to move")
     p.add_argument("--runs", type=int, default=None, help="alert: repeated runs")
     p.add_argument("--real", default=None, metavar="DIR", help="vision: score real photos of a YOLO-labelled folder")

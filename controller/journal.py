@@ -21,6 +21,10 @@ Tables:
   journal that records the hand again is harmless.
 * ``transactions`` -- a console request's transaction id -> the seq of the event it caused,
   written in the same commit as the event (a retried request is applied once).
+* ``broadcast_secrets`` -- per deal (the seq of the event that started it), the random seed the
+  broadcast's salts and keys derive from (controller/mqtt/sealed.py): a restart seals, commits
+  and reveals a hand with the same salts as before it.  A table created when this journal was
+  already in use is simply added (``CREATE TABLE IF NOT EXISTS``).
 * ``meta``    -- the schema version and the MQTT outbox cursor ``published_seq``.
 
 A row that does not decode is never skipped: :class:`JournalError` names its seq.
@@ -85,6 +89,11 @@ CREATE TABLE IF NOT EXISTS hands (
     first_seq INTEGER NOT NULL,
     last_seq  INTEGER NOT NULL,
     outcome   TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS broadcast_secrets (
+    deal    INTEGER PRIMARY KEY,
+    hand_id INTEGER NOT NULL,
+    seed    TEXT NOT NULL
 );
 """
 
@@ -428,6 +437,34 @@ class Journal:
                 break
             out.append(entry)
         return out
+
+    # ------------------------------------------------------------------ broadcast secrets
+    def broadcast_secret(self, deal: int, hand_id: int, make: Any) -> bytes:
+        """The seed of deal ``deal`` (the seq of the event that started it): the stored one, or
+        ``make()`` stored first (durable on return, so a salt committed to is never forgotten)."""
+        with self._lock:
+            self._check_open()
+            row = self._db.execute("SELECT seed FROM broadcast_secrets WHERE deal = ?", (int(deal),)).fetchone()
+            if row is not None:
+                return bytes.fromhex(row[0])
+            seed = bytes(make())
+            try:
+                self._db.execute("INSERT OR IGNORE INTO broadcast_secrets (deal, hand_id, seed) VALUES (?, ?, ?)",
+                                 (int(deal), int(hand_id), seed.hex()))
+                row = self._db.execute("SELECT seed FROM broadcast_secrets WHERE deal = ?", (int(deal),)).fetchone()
+            except sqlite3.Error as exc:
+                raise _append_error(self.path, exc) from exc
+        return bytes.fromhex(row[0])
+
+    def deal_of(self, seq: int) -> int:
+        """The seq of the ``new_hand``/``start_hand`` event that started the deal ``seq`` is in (0: none)."""
+        with self._lock:
+            self._check_open()
+            row = self._db.execute(
+                "SELECT seq FROM events WHERE seq <= ? AND kind IN ('new_hand', 'start_hand') "
+                "ORDER BY seq DESC LIMIT 1",
+                (int(seq),)).fetchone()
+        return int(row[0]) if row else 0
 
     # ------------------------------------------------------------------ MQTT outbox cursor
     @property

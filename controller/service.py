@@ -19,13 +19,13 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
 from controller.equity.fasteval import card_values
 from controller.errors import PokerTableError
 from controller.geometry import seat_of
 from controller.mqtt.contract import alert_from_ruling, public_cards
-from controller.rules.chips import ChipsError
 from controller.rules.engine import HandEngine, Phase, SetupError
 from controller.rules.events import (
     Acknowledge,
@@ -34,15 +34,18 @@ from controller.rules.events import (
     BoardCards,
     Boxed,
     Burn,
+    CallClock,
     CallMisdeal,
     CameraReport,
     ChangeGame,
+    ConfirmDeals,
     Deal,
     DealerSignIn,
     Discard,
     EndHand,
     Event,
     Expose,
+    Looked,
     Muck,
     NewHand,
     Put,
@@ -50,15 +53,21 @@ from controller.rules.events import (
     SeatPlayer,
     SetButton,
     SetLevel,
+    SetRotation,
     SetStack,
     ShufflerFault,
+    SitIn,
+    SitOut,
+    StartDraw,
     StartHand,
     Stub,
     UnknownTagRead,
     UnseatPlayer,
 )
-from controller.rules.games import GameError
+from controller.rules.games import GameError, get_game
+from controller.rules.owed_blinds import owed_blind_looked
 from controller.rules.profiles import ProfileError, get_profile
+from controller.rules.rotations import Rotation, RotationError, rotation_from_mapping
 from controller.rules.rulings import IRREGULARITY, MISDEAL, Ruling, kind_of, make_ruling
 from controller.rules.showdown import install_fast_values
 from controller.rules.table import Table, TableError
@@ -74,11 +83,40 @@ class Rejected(PokerTableError, ValueError):
     """An input the table cannot take now; nothing changed (the message says why)."""
 
 
+class OutputKind(StrEnum):
+    """What an :class:`Output` reports: the one list the publisher, the daemon's log and the panel
+    branch on (the hand's own operations carry theirs: :mod:`controller.rules.operations`)."""
+
+    HAND_START = "hand_start"
+    CARD = "card"
+    BURN = "burn"
+    BOARD = "board"
+    STREET = "street"
+    ACTION = "action"
+    DRAW = "draw"
+    HAND_END = "hand_end"
+    DEALER = "dealer"
+    ALERT = "alert"
+    ALERT_CLEARED = "alert_cleared"
+    HOLECARDS = "holecards"
+    TABLE = "table"
+    SEATING = "seating"  # a player sat down or got up (the floor confirms its moves by it)
+    CLOCK = "clock"  # the dealer called the action clock (TDA 26)
+    BUTTON_DRAW = "button_draw"  # the draw for the button (RRoP s2 Seating 6)
+
+
+#: The outputs published as they are on ``event/<kind>`` (a card has its own payload and an alert
+#: becomes ``event/ruling``: docs/mqtt.md).
+EVENT_OUTPUTS = (OutputKind.HAND_START, OutputKind.BURN, OutputKind.BOARD, OutputKind.STREET, OutputKind.ACTION,
+                 OutputKind.DRAW, OutputKind.HAND_END, OutputKind.DEALER, OutputKind.SEATING, OutputKind.CLOCK,
+                 OutputKind.BUTTON_DRAW)
+
+
 @dataclass(frozen=True, slots=True)
 class Output:
     """Something that happened, for the displays: ``kind`` and a JSON-ready payload."""
 
-    kind: str
+    kind: OutputKind
     payload: dict[str, Any]
     seq: int = 0
     secret: bool = False
@@ -115,7 +153,8 @@ class TableService:
     _alert_count: int = 0
     _hand_first_seq: int = 0
     _hand_closed: bool = True
-    _street_sent: int | None = None  # the street event/street last announced, this hand
+    # A draw for the button under way (StartDraw): the card read at each player's seat so far.
+    drawing: dict[int, Any] | None = None
 
     # ------------------------------------------------------------------ input
     def submit(self, event: Event, source: str = "", transaction: str | None = None) -> list[Output]:
@@ -151,7 +190,12 @@ class TableService:
 
     def _precheck(self, event: Event) -> None:
         """Refuse what cannot apply, before anything is journaled."""
-        if isinstance(event, NewHand):
+        if isinstance(event, SitOut | SitIn | StartDraw | SetRotation | Looked) or (
+                isinstance(event, Deal) and self._draw_open()):
+            self._precheck_table_side(event)
+        elif isinstance(event, NewHand) and self.drawing is not None:
+            raise Rejected("a draw for the button is under way: finish it (a card to every player) or cancel it")
+        elif isinstance(event, NewHand):
             if self.hard_stop:
                 raise Rejected("hard stop: acknowledge the shuffler fault before a new hand")
             if self.engine is not None and not self.engine.over:
@@ -179,22 +223,23 @@ class TableService:
                 raise Rejected("a dealer's name is 1 to 64 characters")
             if event.source not in ("nfc", "console"):
                 raise Rejected(f"a dealer signs in by nfc or console, not {event.source!r}")
+        elif isinstance(event, CallClock):
+            if self.engine is None or self.engine.over or event.seat not in self.engine.active:
+                raise Rejected(f"a clock is called on a player still in a hand (seat {event.seat} is not)")
         elif isinstance(event, CameraReport) and event.reason not in ("camera_mismatch", "card_unread"):
             raise Rejected(f"{event.reason!r} is not a camera report")
         elif isinstance(event, CallMisdeal) and not _is_misdeal_reason(event.reason):
             raise Rejected(f"{event.reason!r} is not a misdeal reason code")
         elif isinstance(event, Report) and not _is_reason(event.reason):
             raise Rejected(f"{event.reason!r} is not a reason code")
-        elif isinstance(event, HAND_EVENTS + (CallMisdeal,)):
+        elif isinstance(event, HAND_EVENTS + (CallMisdeal, ConfirmDeals)):
             if self.engine is None or self.engine.over:
                 raise Rejected(f"no hand in progress for {event.kind}")
             if isinstance(event, Act | Put | Discard | Expose | Deal) and getattr(event, "seat", 0) > self.table.size:
                 raise Rejected(f"seat {event.seat} is not on a {self.table.size}-seat table")
-            refusal = self.engine.refusal(event)  # e.g. betting on a board with a card missing
+            refusal = self.engine.refusal(event)  # e.g. betting on a board with a card missing, a wrong amount
             if refusal is not None:
                 raise Rejected(refusal)
-            if isinstance(event, Act | Put):
-                self._precheck_chips(event)
         elif isinstance(event, Acknowledge):
             if not self.alerts and not self.hard_stop:
                 raise Rejected("no alert to acknowledge")
@@ -202,34 +247,6 @@ class TableService:
                 raise Rejected(f"no active alert {event.alert!r}")
 
     # ------------------------------------------------------------------ chips (controller.rules.chips)
-    def _precheck_chips(self, event: Act | Put) -> None:
-        """An action or a push the chips cannot mean is refused with what is legal; an ``act``
-        amount outside the legal range too (the console typed it: no ruling, a clear error)."""
-        engine = self.engine
-        assert engine is not None
-        if engine.chips is None:
-            if isinstance(event, Put):
-                raise Rejected("this hand counts no chips: a push cannot be ruled on")
-            return
-        chips = engine.chips
-        seat = event.seat
-        if seat in chips.folded or seat in chips.all_in or seat not in chips.bets:
-            raise Rejected(f"seat {seat} is not in the hand with chips to act")
-        legal = chips.legal(seat)
-        words = _legal_words(seat, legal)
-        try:
-            if isinstance(event, Put):
-                chips.decide_put(seat, event.chips, event.declare, event.to)
-                return
-            d = chips.decide_act(seat, event.action, event.amount, event.all_in)
-        except ChipsError as exc:
-            raise Rejected(f"{exc} ({words})") from exc
-        if d.reason in ("raise_capped", "raise_not_reopened"):
-            why = "the betting is capped" if d.reason == "raise_capped" else "the betting was not reopened"
-            raise Rejected(f"seat {seat} may not raise: {why} ({words})")
-        if d.reason is not None and event.amount is not None:
-            raise Rejected(f"seat {seat} {event.action} {event.amount:,} is outside the legal range ({words})")
-
     def _precheck_chips_table(self, event: SetStack | SetLevel) -> None:
         """Stacks change between hands only; a level may be asked for any time and takes effect
         with the next hand."""
@@ -242,11 +259,11 @@ class TableService:
 
     def _apply_set_stack(self, ev: SetStack, out: list[Output], at: float) -> None:
         stack = self.table.set_stack(ev.seat, ev.stack, ev.add)
-        out.append(Output("table", {"change": "stack", "seat": ev.seat, "stack": stack}))
+        out.append(Output(OutputKind.TABLE, {"change": "stack", "seat": ev.seat, "stack": stack}))
 
     def _apply_set_level(self, ev: SetLevel, out: list[Output], at: float) -> None:
         number = self.table.request_level(ev.number, ev.advance)
-        out.append(Output("table", {"change": "level", "next": number}))
+        out.append(Output(OutputKind.TABLE, {"change": "level", "next": number}))
 
     def _chips_result(self, engine: HandEngine) -> dict[str, Any]:
         """``payouts`` and ``pots`` of hand_end; the stacks carry into the next hand."""
@@ -288,27 +305,37 @@ class TableService:
 
     def _apply_seat_player(self, ev: SeatPlayer, out: list[Output], at: float) -> None:
         self.table.seat(ev.seat, ev.name, ev.post, ev.stack)
-        out.append(Output("table", {"change": "seat", "seat": ev.seat, "name": ev.name}))
+        out.append(Output(OutputKind.TABLE, {"change": "seat", "seat": ev.seat, "name": ev.name}))
+        # event/seating: the floor sees a player sit down (a move it ordered is confirmed by it)
+        out.append(Output(OutputKind.SEATING, {"change": "seat", "seat": ev.seat, "name": ev.name,
+                                               "stack": self.table.players[ev.seat].stack}))
 
     def _apply_unseat_player(self, ev: UnseatPlayer, out: list[Output], at: float) -> None:
+        player = self.table.players[ev.seat]
         self.table.unseat(ev.seat)
-        out.append(Output("table", {"change": "unseat", "seat": ev.seat}))
+        out.append(Output(OutputKind.TABLE, {"change": "unseat", "seat": ev.seat}))
+        out.append(Output(OutputKind.SEATING, {"change": "unseat", "seat": ev.seat, "name": player.name,
+                                               "stack": player.stack}))
+
+    def _apply_call_clock(self, ev: CallClock, out: list[Output], at: float) -> None:
+        out.append(Output(OutputKind.CLOCK, {"seat": ev.seat}))  # event/clock: the floor runs it (TDA 26)
 
     def _apply_set_button(self, ev: SetButton, out: list[Output], at: float) -> None:
         self.table.set_button(ev.seat)
         self.last_hand_misdeal = False
-        out.append(Output("table", {"change": "button", "seat": ev.seat}))
+        out.append(Output(OutputKind.TABLE, {"change": "button", "seat": ev.seat}))
 
     def _apply_change_game(self, ev: ChangeGame, out: list[Output], at: float) -> None:
         self.table.change_game(ev.game, ev.rules, ev.structure)
         if ev.event:
             self.table.event = ev.event
         self.last_hand_misdeal = False
-        out.append(Output("table", {"change": "game", "game": ev.game, "rules": get_profile(self.table.rules).name}))
+        out.append(Output(OutputKind.TABLE, {"change": "game", "game": ev.game,
+                                             "rules": get_profile(self.table.rules).name}))
 
     def _apply_dealer_sign_in(self, ev: DealerSignIn, out: list[Output], at: float) -> None:
         self.dealer = ev.dealer
-        out.append(Output("dealer", {"dealer": ev.dealer, "badge": ev.badge, "source": ev.source}))
+        out.append(Output(OutputKind.DEALER, {"dealer": ev.dealer, "badge": ev.badge, "source": ev.source}))
 
     def _apply_new_hand(self, ev: NewHand, out: list[Output], at: float) -> None:
         # TDA 33-C: after a misdeal the redeal is an exact replay; the button does not move.
@@ -316,7 +343,6 @@ class TableService:
         if not redeal:
             self.table.level_for_hand(at)  # a new level takes effect with the next hand, never mid-hand
         self.engine = self.table.start_hand(redeal=redeal)
-        self._street_sent = None
         self.hand_id += 1
         self._hand_first_seq = self.seq
         self._hand_closed = False
@@ -324,22 +350,12 @@ class TableService:
         out.append(self._hand_start())
 
     def _hand_start(self) -> Output:
-        e = self.engine
-        assert e is not None
-        s = e.setup
-        payload: dict[str, Any] = {
-            "game": s.game, "rules": e.profile.name, "event": s.event, "structure": e.structure, "button": s.button,
-            "blinds": {"small": e.small_blind, "big": e.big_blind}, "seats": list(e.order),
-            "dealer": self.dealer,
-        }
-        if s.chips is not None:
-            payload["stakes"] = s.chips.to_dict()
-        return Output("hand_start", payload)
+        assert self.engine is not None
+        return Output(OutputKind.HAND_START, self.engine.started().payload(self.dealer))
 
     def _apply_start_hand(self, ev: StartHand, out: list[Output], at: float) -> None:
         """A hand with an explicit setup (replays, scenarios and the console's override)."""
         self.engine = HandEngine(ev.setup)
-        self._street_sent = None
         self.table.last_setup = ev.setup
         self.hand_id += 1
         self._hand_first_seq = self.seq
@@ -347,24 +363,25 @@ class TableService:
         out.append(self._hand_start())
 
     def _hand_event(self, ev: Event, out: list[Output], at: float) -> None:
+        if isinstance(ev, Deal) and self._draw_open():
+            return self._draw_card(ev, out, at)  # a card for the draw for the button
         engine = self.engine
         if engine is None or engine.over:
             return
-        board_before = len(engine.board)
-        applied = engine.chips.applied if engine.chips is not None else 0
-        rulings = engine.apply(ev)
-        self._describe(ev, out, board_before, applied)
-        if engine.street_i != self._street_sent and engine.phase in (Phase.BET, Phase.BOARD, Phase.DRAW):
-            # Once per street: a board street goes from waiting for its cards to its betting.
-            self._street_sent = engine.street_i
-            out.append(Output("street", {"name": engine.street.name}))
-        for r in rulings:
+        played = engine.play(ev)  # typed: what the event did (controller.rules.operations)
+        out.extend(Output(OutputKind(op.kind), op.payload()) for op in played.operations)
+        for r in played.rulings:
             self._alert(r, out, at)
-        if isinstance(ev, Deal | Discard | Expose):
-            out.append(Output("holecards", {"seats": _str_keys(engine.hole_cards())}, secret=True))
-        if engine.over:
+        if played.hole_cards is not None:
+            out.append(Output(OutputKind.HOLECARDS, played.hole_cards.payload(), secret=True))
+        if played.over:
             self._close_hand(out)
 
+
+    def _apply_confirm_deals(self, ev: ConfirmDeals, out: list[Output], at: float) -> None:
+        # The dealer's answer to "order unknown: confirm": dealt in the order he gives.
+        for event in ev.events():
+            self._hand_event(event, out, at)
 
     def _apply_call_misdeal(self, ev: CallMisdeal, out: list[Output], at: float) -> None:
         self._hand_event(Report(ev.reason), out, at)
@@ -385,7 +402,7 @@ class TableService:
                 self.hard_stop = False
         if not cleared and self.hard_stop:
             self.hard_stop = False
-        out.append(Output("alert_cleared", {"ids": [a.id for a in cleared], "active": self._active_id()}))
+        out.append(Output(OutputKind.ALERT_CLEARED, {"ids": [a.id for a in cleared], "active": self._active_id()}))
 
     def _apply_shuffler_fault(self, ev: ShufflerFault, out: list[Output], at: float) -> None:
         # A hard stop: no new hand until the dealer acknowledges (TDA 21: the hand begins on the
@@ -407,41 +424,123 @@ class TableService:
                         game=self.table.game, seat=seat_of(ev.zone), zone=ev.zone, uid=ev.uid)
         self._alert(r, out, at)
 
-    # ------------------------------------------------------------------ helpers
-    def _describe(self, ev: Event, out: list[Output], board_before: int, applied: int = 0) -> None:
-        engine = self.engine
-        assert engine is not None
-        if isinstance(ev, Deal):
-            held = next((x for x in reversed(engine.hands.get(ev.seat, [])) if x.card == ev.card), None)
-            if held is not None:
-                up = held.up
-                out.append(Output("card", {"seat": ev.seat, "face": "up" if up else "down",
-                                           "card": held.card.label(engine.setup.deck) if up else None,
-                                           "source": ev.source}))
-        elif isinstance(ev, Expose):
-            held = next((x for x in engine.hands.get(ev.seat, []) if x.card == ev.card), None)
-            if held is not None and held.up:
-                out.append(Output("card", {"seat": ev.seat, "face": "up", "card": held.card.label(engine.setup.deck),
-                                           "source": ev.source, "exposed": True}))
-        elif isinstance(ev, Burn):
-            out.append(Output("burn", {"count": 1, "source": ev.source}))
-        elif isinstance(ev, BoardCards):
-            board = [c.label(engine.setup.deck) for c in engine.board if c not in engine.premature]
-            if board:
-                out.append(Output("board", {"cards": board[-5:], "source": ev.source}))
-        elif isinstance(ev, Act | Put):
-            counted = engine.chips is not None and engine.chips.applied != applied
-            last = engine.chips.last_action if engine.chips is not None and counted else None
-            if last is not None and engine.chips is not None:
-                # what the chips made of it (a push ruled on included): the whole bet in the round
-                out.append(Output("action", {"seat": ev.seat, "action": last["action"], "amount": last["amount"],
-                                             "all_in": ev.seat in engine.chips.all_in, "text": last["text"]}))
-            elif isinstance(ev, Act):
-                out.append(Output("action", {"seat": ev.seat, "action": ev.action, "all_in": ev.all_in,
-                                             "amount": ev.amount}))
-        elif isinstance(ev, Discard):
-            out.append(Output("draw", {"seat": ev.seat, "count": ev.count}))
+    # ------------------------------------------------------------------ the table side (issue 22)
+    # Sitting out and in, the draw for the button read by the antennas, a mixed game's rotation,
+    # and RRoP s4 10's "looked": console inputs journaled like the rest, so a replay rebuilds them.
+    def _between_hands(self, what: str) -> None:
+        if self.engine is not None and not self.engine.over:
+            raise Rejected(f"{what} between hands only (hand {self.hand_id} is in progress)")
 
+    def _draw_open(self) -> bool:
+        return self.drawing is not None and (self.engine is None or self.engine.over)
+
+    def _precheck_table_side(self, event: Event) -> None:
+        if isinstance(event, SitOut):
+            self._between_hands("a player sits out")
+            self._try(lambda t: t.sit_out(event.seat))
+        elif isinstance(event, SitIn):
+            self._between_hands("a player sits in")
+            self._try(lambda t: t.sit_in(event.seat, event.post))
+        elif isinstance(event, StartDraw):
+            self._between_hands("the draw for the button comes")
+            if event.cancel and self.drawing is None:
+                raise Rejected("no draw for the button to cancel")
+            if not event.cancel and len(self.table._live()) < 2:
+                raise Rejected("a draw for the button needs at least two players")
+        elif isinstance(event, SetRotation):
+            self._between_hands("the game changes")
+            rotation = _rotation_of(event)
+            self._try(lambda t: t.set_rotation(rotation))
+        elif isinstance(event, Looked):
+            self._owed_blind_check(event.seat)
+        elif isinstance(event, Deal):
+            assert self.drawing is not None
+            seat = event.seat
+            player = self.table.players.get(seat)
+            if player is None or player.sitting_out:
+                raise Rejected(f"seat {seat} has no player in the draw for the button")
+            if seat in self.drawing:
+                raise Rejected(f"seat {seat} already drew {self.drawing[seat].face} for the button")
+            if event.card.is_joker:
+                raise Rejected("a joker cannot be drawn for the button: deal seat another card")
+            if any(c == event.card for c in self.drawing.values()):
+                raise Rejected(f"{event.card.face} was drawn already: a card cannot come twice")
+
+    def _apply_sit_out(self, ev: SitOut, out: list[Output], at: float) -> None:
+        self.table.sit_out(ev.seat)
+        out.append(Output(OutputKind.TABLE, {"change": "sit_out", "seat": ev.seat}))
+
+    def _apply_sit_in(self, ev: SitIn, out: list[Output], at: float) -> None:
+        self.table.sit_in(ev.seat, ev.post)
+        out.append(Output(OutputKind.TABLE, {"change": "sit_in", "seat": ev.seat, "post": ev.post}))
+
+    def _apply_start_draw(self, ev: StartDraw, out: list[Output], at: float) -> None:
+        """RRoP s2 Seating 6: "When a button game starts, active players will draw a card for the
+        button position"; RRoP s3 Ties 1-2: suits break a tie of ranks ("Drawing a card is used to
+        determine things like who gets the button in a new game").  The next card at each seat is its
+        card for the draw; once every player has one the winner has the button."""
+        self.drawing = None if ev.cancel else {}
+        self.last_hand_misdeal = False
+        out.append(Output(OutputKind.BUTTON_DRAW, self._draw_payload(cancelled=ev.cancel)))
+
+    def _draw_card(self, ev: Deal, out: list[Output], at: float) -> None:
+        assert self.drawing is not None
+        self.drawing[ev.seat] = ev.card
+        waiting = [s for s in self.table._live() if s not in self.drawing]
+        winner = None
+        if not waiting:
+            cards, self.drawing = self.drawing, None
+            winner = self.table.draw_for_button(cards)
+            out.append(Output(OutputKind.TABLE, {"change": "button", "seat": winner, "draw": True}))
+        out.append(Output(OutputKind.BUTTON_DRAW, self._draw_payload(winner=winner)))
+
+    def _draw_payload(self, winner: int | None = None, cancelled: bool = False) -> dict[str, Any]:
+        deck = self.table.deck
+        if winner is not None and self.table.last_draw is not None:
+            cards = {str(s): c for s, c in self.table.last_draw["cards"].items()}
+        else:
+            cards = {str(s): c.label(deck) for s, c in sorted((self.drawing or {}).items())}
+        waiting = [] if winner is not None or cancelled else [s for s in self.table._live()
+                                                               if s not in (self.drawing or {})]
+        name = self.table.players[winner].name if winner is not None and winner in self.table.players else None
+        high = get_game(self.table.game).button_draw
+        return {"cards": cards, "waiting": waiting, "winner": winner, "name": name, "cancelled": cancelled,
+                "game": self.table.game, "order": "high" if high == "high" else "low",
+                "citations": ["RRoP s2 Seating 6", "RRoP s3 Ties 1-2"]}
+
+    def _apply_set_rotation(self, ev: SetRotation, out: list[Output], at: float) -> None:
+        self.table.set_rotation(_rotation_of(ev))
+        self.last_hand_misdeal = False
+        out.append(Output(OutputKind.TABLE, {"change": "rotation", "rotation": ev.name}))
+
+    # RRoP s4 10: "If a player who owes a blind (as a result of a missed blind) is dealt in without
+    # posting, the hand is dead if the player looks at it before putting up the required chips, and
+    # has not yet acted. If the player acts on the hand and plays it, putting chips into the pot
+    # before the error is discovered, the hand is live, and the player is required to post on the
+    # next deal."
+    def _owed_blind_check(self, seat: int) -> None:
+        engine = self.engine
+        if engine is None or engine.over:
+            raise Rejected("no hand in progress: 'looked' is said of a player dealt in this hand")
+        if seat not in engine.setup.seats:
+            raise Rejected(f"seat {seat} is not dealt in this hand")
+        if seat not in self.table.owing:
+            raise Rejected(f"seat {seat} was not dealt in on owing a missed blind (or was ruled on already): "
+                           "looking at his cards is no irregularity")
+
+    def _apply_looked(self, ev: Looked, out: list[Output], at: float) -> None:
+        engine = self.engine
+        if engine is None or engine.over or ev.seat not in self.table.owing:
+            return
+        owed = self.table.owing.pop(ev.seat)
+        ruling = owed_blind_looked(engine, ev.seat, owed)
+        if ruling.remedy == "post_next_deal":
+            self.table.owe_again(ev.seat, owed)
+        self._alert(ruling, out, at)
+        if engine.over:
+            self._close_hand(out)
+
+    # ------------------------------------------------------------------ helpers
     def _alert(self, r: Ruling, out: list[Output], at: float, severity: str | None = None) -> None:
         """Every ruling is an alert the dealer acknowledges.  Its card is named only when the card
         is public (face up, on the board); otherwise the words are rebuilt without it."""
@@ -459,7 +558,7 @@ class TableService:
             # ("put it back, it is the next burn") no longer apply to a hand that is redealt.
             self.alerts = [a for a in self.alerts if not (a.hand_id == hand_id and a.severity == IRREGULARITY)]
         self.alerts.append(alert)
-        out.append(Output("alert", payload))
+        out.append(Output(OutputKind.ALERT, payload))
 
     def _active_id(self) -> str | None:
         return self.alerts[0].id if self.alerts else None
@@ -469,37 +568,17 @@ class TableService:
         if engine is None or self._hand_closed:
             return
         self._hand_closed = True
-        ended = [r for r in engine.rulings if r.ends_hand]
-        self.last_hand_misdeal = bool(ended and ended[-1].ruling == MISDEAL)
-        award = engine.showdown()
-        winners: list[dict[str, Any]] = []
-        shown = None
-        summary = None
-        if ended:
-            result_kind = ended[-1].ruling
-        elif award is not None:
-            result_kind = "showdown"
-            for part in award.parts:
-                for seat in part.winners:
-                    value = part.values.get(seat)
-                    winners.append({"seat": seat, "part": part.part, "hand": value.name if value else "",
-                                    "share": part.shares.get(seat)})
-            # Only the hands still live at the showdown are tabled (public now); a folded or dead
-            # hand was never shown, so its cards stay secret for good (display-readable topic).
-            shown = _str_keys({s: c for s, c in engine.hole_cards().items() if s in engine.active})
-            summary = award.describe()
-        else:
-            result_kind = "uncontested"
-            if engine.winner is not None:
-                winners.append({"seat": engine.winner, "part": "pot", "share": None})
-        result: dict[str, Any] = {"result": result_kind, "winners": winners, "shown": shown, "summary": summary}
+        outcome = engine.outcome()  # typed: how the hand ended (controller.rules.operations)
+        self.last_hand_misdeal = outcome.misdeal
+        result = outcome.payload()
+        winners: list[dict[str, Any]] = result["winners"]
         result |= self._chips_result(engine)
         if result.get("payouts"):
             back = result.get("returned") or {}
             for w in winners:  # what the seat won: its own uncalled chips back are not winnings
                 w["share"] = int(result["payouts"].get(str(w["seat"]), 0)) - \
                     (int(back["amount"]) if back.get("seat") == w["seat"] else 0)
-        out.append(Output("hand_end", result))
+        out.append(Output(OutputKind.HAND_END, result))
         if self.journal is not None and hasattr(self.journal, "record_hand"):
             try:
                 record = dict(result, rulings=[{"ruling": r.ruling, "reason": r.reason, "remedy": r.remedy}
@@ -520,6 +599,8 @@ class TableService:
                 player["stack"] = hand["chips"]["stacks"].get(seat, player["stack"])
         elif hand is not None and hand.get("chips") and self.engine is not None:
             hand["chips"] = _settled_chips(self.engine, hand["chips"])
+        if self.drawing is not None:  # a draw for the button under way: the cards read so far
+            table["draw"] = {k: v for k, v in self._draw_payload().items() if k in ("cards", "waiting", "winner")}
         return {
             "table": table,
             "hand_id": self.hand_id if self.engine is not None else None,
@@ -550,15 +631,6 @@ def _settled_chips(engine: HandEngine, chips: dict[str, Any]) -> dict[str, Any]:
     pots = [{"amount": int(p["amount"]), "eligible": list(p["eligible"])} for p in book.awarded]
     return {**base, "stacks": {str(s): c for s, c in final.items()}, "pot": sum(p["amount"] for p in pots),
             "pots": pots}
-
-
-def _legal_words(seat: int, legal: Any) -> str:
-    call = f"to call {legal.to_call:,}" if legal.to_call else "nothing to call"
-    if legal.min_raise is None:
-        return f"seat {seat}: {call}; no raise"
-    if legal.min_raise == legal.max_raise:
-        return f"seat {seat}: {call}; bet or raise to {legal.min_raise:,}"
-    return f"seat {seat}: {call}; bet or raise to {legal.min_raise:,}..{legal.max_raise:,}"
 
 
 def _is_reason(code: str) -> bool:
@@ -594,6 +666,7 @@ _HANDLERS: dict[type[Event], Callable[[TableService, Any, list[Output], float], 
     Discard: TableService._hand_event,
     Expose: TableService._hand_event,
     Report: TableService._hand_event,
+    ConfirmDeals: TableService._apply_confirm_deals,
     Stub: TableService._hand_event,
     Muck: TableService._hand_event,
     Aside: TableService._hand_event,
@@ -613,4 +686,21 @@ _HANDLERS: dict[type[Event], Callable[[TableService, Any, list[Output], float], 
     DealerSignIn: TableService._apply_dealer_sign_in,
     CameraReport: TableService._apply_camera_report,
     UnknownTagRead: TableService._apply_unknown_tag,
+    CallClock: TableService._apply_call_clock,
+    SitOut: TableService._apply_sit_out,
+    SitIn: TableService._apply_sit_in,
+    StartDraw: TableService._apply_start_draw,
+    SetRotation: TableService._apply_set_rotation,
+    Looked: TableService._apply_looked,
 }
+
+
+def _rotation_of(ev: SetRotation) -> Rotation | None:
+    """The rotation a SetRotation journaled (None: the rotation ends)."""
+    if ev.name is None:
+        return None
+    try:
+        return rotation_from_mapping({"name": ev.name, "hands": ev.hands, "per_level": ev.per_level,
+                                      "games": list(ev.games)})
+    except RotationError as exc:
+        raise Rejected(str(exc)) from exc

@@ -92,8 +92,11 @@ def pty_latency(cards: int, antennas: int = 16, timeout: float = 120.0) -> dict:
                 emu.place(antenna, uid)
             expected += len(on_table) + len(batch)
             on_table = batch
+            def caught_up(e: int = expected) -> bool:
+                return delivered >= e
+
             with cond:
-                if not cond.wait_for(lambda e=expected: delivered >= e, timeout):
+                if not cond.wait_for(caught_up, timeout):
                     raise RuntimeError(f"bench: only {delivered} of {expected} changes after {timeout}s")
         for antenna, uid in on_table:
             emu.remove(antenna, uid)

@@ -16,6 +16,9 @@ class SerialSection(Section):
     # Seconds without a HEARTBEAT before the host reboots the board; None: four of the board's
     # periods (2 s).  A board slower than real time (the emulated RP2040 in tests) needs more.
     heartbeat_timeout: float | None = Field(None, gt=0, le=600)
+    # The board's seconds per wall second: 1 for a real board; the emulated RP2040 (the chip bench)
+    # runs ~0.1 (firmware_bridge.link.LinkConfig.device_time_scale).
+    device_time_scale: float = Field(1.0, gt=0, le=1)
 
     @field_validator("port")
     @classmethod

@@ -103,10 +103,17 @@ class Fusion:
         self.suppressed = 0
         self.moved = 0
         self._unordered: list[tuple[Zone, Card]] = []
+        # Cards of unknown order the dealer was asked to confirm, and the arrivals since: held, in
+        # order, until the table has the confirmed cards (request/confirm), then dealt.  Dealt
+        # ahead of the cards they followed, they would make the table rule falsely.
+        self.awaiting: set[Card] = set()
+        self._after_unknown: list[ZoneChange] = []
 
     def new_hand(self) -> list[FusionOutput]:
         """Forget which cards went where (call at StartHand); returns a pending group, flushed."""
         out = self.flush()
+        self.awaiting.clear()
+        self._after_unknown.clear()
         self._last_dest.clear()
         self._board_dealt = 0
         return out
@@ -124,7 +131,12 @@ class Fusion:
             if identity.card is not None and self._last_dest.get(identity.card) != change.zone.name:
                 self._unordered.append((change.zone, identity.card))
                 return []
-        out = self.poll(now)
+        out = self.poll(now)  # may settle a batch of unordered cards: this arrival then waits behind it
+        if self.awaiting and change.entered:
+            identity = self.registry.lookup(change.uid)
+            if identity.card is not None and self._last_dest.get(identity.card) != change.zone.name:
+                self._after_unknown.append(change)  # behind the cards the dealer is asked about
+                return out
         if not change.entered:
             return out
         identity = self.registry.lookup(change.uid)
@@ -159,9 +171,24 @@ class Fusion:
             return []
         for zone, card in batch:
             self._last_dest[card] = zone.name  # a later re-report is no new card either
+            self.awaiting.add(card)
         log.warning("cards of unknown order", extra={"event": "fusion_order_unknown",
                                                       "cards": [f"{z.name}:{c.label()}" for z, c in batch]})
         return [OrderUnknown(tuple(batch), now)]
+
+    def confirmed(self, placed: dict[Card, str]) -> list[FusionOutput]:
+        """The table has every card the dealer was asked about (``placed``: the engine's cards and
+        their zones): the arrivals held behind them go on, in their order, but for those the
+        dealer's answer placed already."""
+        if not self.awaiting or not self.awaiting <= set(placed):
+            return []
+        self.awaiting.clear()
+        self._last_dest.update(placed)
+        held, self._after_unknown = self._after_unknown, []
+        out: list[FusionOutput] = []
+        for change in held:
+            out += self.feed(change)
+        return out
 
     def hold(self, now: float | None = None) -> None:
         """The link is out of sync (unplugged, a reset, a ring replay pending): cards of a pending
@@ -273,6 +300,11 @@ class RfidPipeline:
     def remember(self, placements: dict[Card, str]) -> None:
         with self._lock:
             self.fusion.remember(placements)
+
+    def confirmed(self, placements: dict[Card, str]) -> None:
+        """The engine's cards after an event: releases what waited for a confirmation."""
+        with self._lock:
+            self._deliver(self.fusion.confirmed(placements))
 
     def expected_antennas(self, engine: Any) -> tuple[int, ...]:
         """Where the next cards should land, for the firmware to read first (``BridgeLink.expect``):

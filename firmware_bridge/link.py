@@ -106,6 +106,10 @@ class LinkConfig:
     device: p.Configure | None = None  # sent after every handshake (a reset forgets it)
     log_interval: float = 1.0  # at most one corrupt-frame warning per reason per interval
     down_after: float = 10.0  # unsynchronised this long (unplugged, refused, silent): health says down
+    # The device's seconds per host second: 1 for a real board.  An emulated one runs slower (the
+    # RP2040 on rp2040js: ~0.1), and a silence measured on the host's clock is then no stall of
+    # its loop: the stall window (below) scales it to the device's clock.
+    device_time_scale: float = 1.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -842,7 +846,8 @@ class BridgeLink:
     def _emit_live(self, change: PresenceChange, now: float) -> None:
         """A change from an in-sequence frame: out at once, unless it opens or falls in a stall window."""
         period = self._heartbeat_period()
-        if self._stall is None and change.arrived and self._silence > period + self._stall_margin():
+        if (self._stall is None and change.arrived
+                and self._silence * self.config.device_time_scale > period + self._stall_margin()):
             self.counters["stall_windows"] += 1
             self._stall = (now, [], False)
         self._emit(change)

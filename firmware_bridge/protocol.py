@@ -33,7 +33,7 @@ MAX_ENCODED = fw.MAX_ENCODED
 MAX_UID_LEN = fw.MAX_UID_LEN
 SOURCE_CONTROLLER = fw.SOURCE_CONTROLLER
 
-_CRC = crc.Calculator(crc.Crc16.IBM_3740, optimized=True)  # IBM-3740 == CCITT-FALSE
+_CRC = crc.Calculator(crc.Crc16.IBM_3740.value, optimized=True)  # IBM-3740 == CCITT-FALSE
 _HEADER = struct.Struct(fw.HEADER_FORMAT)
 _CRC_FMT = struct.Struct(">H")
 

@@ -32,6 +32,7 @@ class RfidSource:
         self.url = str(ctx.backend) if ctx.backend is not None else section.port
         self.baudrate = section.baudrate
         self.heartbeat_timeout = section.heartbeat_timeout
+        self.device_time_scale = section.device_time_scale
         #: Called with every event the antennas produce, before it is applied (the camera's cross-check).
         self.observers: list[Callable[[Any], None]] = []
         # Arrivals commit at once: the firmware confirms each with a second read (see zones.py).
@@ -46,6 +47,7 @@ class RfidSource:
             self.ctx.apply_now(UnknownTagRead(str(item.zone), item.uid), "rfid")
             return
         if isinstance(item, OrderUnknown):  # never dealt in a guessed order: the dealer confirms them
+            # (request/confirm; the arrivals after them wait meanwhile: Fusion.confirmed)
             cards = ", ".join(f"{z.name} {c.label()}" for z, c in item.cards)
             self.ctx.apply_now(CameraReport("card_unread", item.cards[0][0].name,
                                             detail=f"order unknown (reconnect or stall), confirm: {cards}"), "rfid")
@@ -58,7 +60,9 @@ class RfidSource:
         engine = self.ctx.engine()
         if engine is not None and not engine.over:
             self.pipeline.remember(engine.placements())
-        self.bridge = BridgeLink(self.url, LinkConfig(baudrate=self.baudrate, heartbeat_timeout=self.heartbeat_timeout),
+        config = LinkConfig(baudrate=self.baudrate, heartbeat_timeout=self.heartbeat_timeout,
+                            device_time_scale=self.device_time_scale)
+        self.bridge = BridgeLink(self.url, config,
                                  on_change=lambda change: self.pipeline.feed(change)).start()
         self._timer = self.ctx.thread(self._poll, "rfid-timer")
 
@@ -76,9 +80,15 @@ class RfidSource:
                 log.exception("rfid pipeline poll failed")
 
     def after(self, outputs: list[Any]) -> None:
-        """A new hand starts the pipeline afresh (the last hand's tags are forgotten)."""
-        if any(out.kind == "hand_start" for out in outputs):
+        """A new hand starts the pipeline afresh (the last hand's tags are forgotten), and so does a
+        draw for the button (the card a seat had last hand may be its card in the draw)."""
+        if any(out.kind == "hand_start" or (out.kind == "button_draw" and not out.payload.get("cards")
+                                            and not out.payload.get("cancelled")) for out in outputs):
             self.pipeline.new_hand()
+        elif self.pipeline.fusion.awaiting:  # the dealer may just have confirmed them (request/confirm)
+            engine = self.ctx.engine()
+            if engine is not None:
+                self.pipeline.confirmed(engine.placements())
 
     def stop(self) -> None:
         if self.bridge is not None:

@@ -57,6 +57,7 @@ Only a third consecutive loss inside one board street could split it.
 
 from __future__ import annotations
 
+import functools
 import queue
 import random
 import threading
@@ -564,7 +565,8 @@ class TableRig:
                 before(i, action)
             if isinstance(action, Console):
                 n = action.index
-                self._wait(lambda n=n: len(self._received) >= n, f"{plan.name}: {n} events before {action.event}")
+                self._wait(functools.partial(self._received_at_least, n),
+                           f"{plan.name}: {n} events before {action.event}")
                 self._sink(action.event)
             else:
                 self._move(plan, action)
@@ -573,11 +575,17 @@ class TableRig:
         with self._cond:
             return HandResult(plan, list(self._received), list(self._rulings), time.monotonic() - t0)
 
+    def _received_at_least(self, n: int) -> bool:
+        return len(self._received) >= n
+
+    def _settled(self, key: str, zone: Any) -> bool:
+        return self.tracker.where(key) == zone
+
     def _move(self, plan: HandPlan, move: Movement) -> None:
         self._wait(lambda: not self._pending, f"{plan.name}: link reports before {move.note}")
         for antenna, uid in move.removes:
             zone, key = self.layout.zone_of(antenna), normalise_uid(uid)
-            self._wait(lambda zone=zone, key=key: self.tracker.where(key) == zone,
+            self._wait(functools.partial(self._settled, key, zone),
                        f"{plan.name}: {key} settled in {zone} before {move.note}")
         with self._cond:
             for antenna, uid in move.removes:

@@ -134,6 +134,19 @@ def pytest_make_collect_report(collector: pytest.Collector) -> object:
     _no_skip_in_ci(outcome.get_result())
 
 
+# ---------------------------------------------------------------------- order
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The long tiers first (``slow``, then ``journald``, each a subprocess): the two workers take a
+    file at a time, so a long file that starts last keeps one worker busy alone while the other has
+    nothing left. A stable sort: the order within each tier stays as collected. (pyproject's
+    ``--no-loadscope-reorder`` keeps xdist to this order; by default it puts the files with the
+    most tests first.)"""
+    def tier(item: pytest.Item) -> int:
+        return 0 if item.get_closest_marker("slow") else 1 if item.get_closest_marker("journald") else 2
+
+    items.sort(key=tier)
+
+
 # ---------------------------------------------------------------------- journald tests
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> bool | None:

@@ -36,7 +36,7 @@ from tests.mqtt_util import new_passwords as _new_passwords
 
 REPO = Path(__file__).resolve().parent.parent
 WEB = REPO / "web"
-ROLES = ("controller", "display", "console", "overlay")
+ROLES = ("controller", "display", "console", "overlay", "producer")
 from controller.app.webserver import CHROMIUM, CHROMIUM_ARGS, launch_chromium  # noqa: E402
 
 ARTIFACTS = REPO / "artifacts" / "screenshots"
@@ -256,7 +256,7 @@ def json_of(message: Any) -> Any:
 
 
 # ---------------------------------------------------------------------- pytest fixtures for tests/web/
-# A test module imports the ones it uses (``from tests.web_helpers import web_broker, ...``).
+# tests/web/conftest.py offers them to every module there.
 
 TIMEOUT_MS = 8000
 
@@ -300,7 +300,8 @@ if _pytest is not None:
         from controller.app.webserver import WebServer
 
         config = {"ws": f"ws://127.0.0.1:{web_broker.websockets_port}", "table": "t1",
-                  "overlay": {"user": "overlay", "pass": web_passwords["overlay"]}}
+                  "overlay": {"user": "overlay", "pass": web_passwords["overlay"]},
+                  "producer": {"user": "producer", "pass": web_passwords["producer"]}}
         with WebServer(WEB, config=config) as server:
             yield server
 

@@ -183,7 +183,7 @@ def run_bench(n_cards: int = BENCH_CARDS, n_frames: int = BENCH_FRAMES, recogniz
 REAL_UNSTRETCH = 4 / 3  # the Roboflow export squashed 4:3 photos to 640x640 (see its README)
 
 
-def _reader(rec: Recognizer):  # type: ignore[no-untyped-def]
+def _reader(rec: Recognizer):
     def read(img: np.ndarray) -> list[tuple[Any, ...]]:
         return [(None if d.card is None else d.card.face, d.box, d.index) for d in rec.recognize(img)]
     return read

@@ -169,8 +169,8 @@ def describe(m: Marks, pairs: np.ndarray, keep_patches: bool = False) -> Hypothe
         if s < 3:
             continue
         rt = np.array([u[1], -u[0]])
-        src = np.float32([ca, cb, ca + rt])
-        dst = np.float32([RANK_AT, SUIT_AT, (RANK_AT[0] + PX, RANK_AT[1])])
+        src = np.array([ca, cb, ca + rt], np.float32)
+        dst = np.array([RANK_AT, SUIT_AT, (RANK_AT[0] + PX, RANK_AT[1])], np.float32)
         M = cv2.getAffineTransform(dst, src)
         lab = cv2.warpAffine(labels, M, (PATCH_W, PATCH_H), flags=cv2.INTER_NEAREST | cv2.WARP_INVERSE_MAP,
                              borderMode=cv2.BORDER_CONSTANT, borderValue=0)

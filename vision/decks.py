@@ -231,7 +231,8 @@ def finish(scene: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         img = np.clip(img.astype(np.float32) * rng.uniform(0.35, 0.8), 0, 255).astype(np.uint8)
     q = int(rng.integers(55, 95))
     ok, buf = cv2.imencode(".jpg", img, [cv2.IMWRITE_JPEG_QUALITY, q])
-    return cv2.imdecode(buf, cv2.IMREAD_COLOR) if ok else img
+    decoded = cv2.imdecode(buf, cv2.IMREAD_COLOR) if ok else None
+    return decoded if decoded is not None else img
 
 
 @dataclass

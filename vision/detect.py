@@ -183,7 +183,7 @@ def _split_touching(c: np.ndarray, mask: np.ndarray, white: np.ndarray, params: 
     x, y, bw, bh = cv2.boundingRect(c)
     if bw * bh < 1.8 * min_side * min_side * ASPECT:
         return []
-    blob = np.zeros((bh + 2, bw + 2), np.uint8)
+    blob: np.ndarray = np.zeros((bh + 2, bw + 2), np.uint8)
     cv2.drawContours(blob, [c], -1, 255, -1, offset=(1 - x, 1 - y))
     blob &= cv2.copyMakeBorder(mask[y:y + bh, x:x + bw], 1, 1, 1, 1, cv2.BORDER_CONSTANT, value=0)
     kernel = np.ones((3, 3), np.uint8)
@@ -194,7 +194,7 @@ def _split_touching(c: np.ndarray, mask: np.ndarray, white: np.ndarray, params: 
             continue
         out = []
         for p in parts:
-            one = np.zeros_like(blob)
+            one: np.ndarray = np.zeros_like(blob)
             cv2.drawContours(one, [p], -1, 255, -1)
             one = cv2.dilate(one, kernel, iterations=k) & blob
             cs, _ = cv2.findContours(one, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
@@ -216,9 +216,11 @@ def find_quads(frame: np.ndarray, params: DetectParams = DetectParams()) -> list
     white = min_channel(small)
     t, _ = cv2.threshold(white, 0, 255, cv2.THRESH_BINARY | cv2.THRESH_OTSU)
     t = float(np.clip(t, params.thresh_lo, params.thresh_hi))
-    mask = cv2.compare(white, t, cv2.CMP_GT)
+    # OpenCV compares with a scalar; its type stubs only know arrays.
+    mask: np.ndarray = cv2.compare(white, t, cv2.CMP_GT)  # type: ignore[call-overload]
     if small.ndim == 3:  # white stock is unsaturated: skin, chips and glare on felt are not
-        mask &= cv2.compare(cv2.absdiff(max_channel(small), white), params.max_chroma, cv2.CMP_LT)
+        chroma = cv2.absdiff(max_channel(small), white)
+        mask &= cv2.compare(chroma, params.max_chroma, cv2.CMP_LT)  # type: ignore[call-overload]
     mask = cv2.morphologyEx(mask, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
     contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
     min_side = params.min_card_px * scale

@@ -23,7 +23,15 @@ Outputs:
 =====================  ==============================================================
 
 A physical card is followed from frame to frame as a *track* (same zone, centre within
-``match_radius`` pixels).  A camera identity needs ``min_votes`` confident readings that
+``match_radius`` pixels).
+
+Time-outs are the camera's chance, not only the clock's: a camera that needs longer per frame
+than the tags need to arrive (a loaded Pi Zero, or the Pi's userland under emulation) has not
+seen a card just because its tag waited ``tag_timeout``.  So a tag counts as waiting in vain only
+once ``min_votes`` frames *captured after it was read* were observed (``observe(..., now=)`` takes
+the frame's capture time), and a card counts as unreadable only once the camera looked at it in
+``2 * min_votes`` frames.  On a camera that keeps up this changes nothing: by ``tag_timeout`` it
+has shown many frames.  A camera identity needs ``min_votes`` confident readings that
 agree; a track not seen for ``lost_after`` seconds is dropped.  When a tag and a readable
 crop meet on one track, the crop is stored as a labelled example of the deck in play
 (``labels``), which is how the recogniser learns the real deck and how its accuracy on
@@ -132,6 +140,7 @@ class _Track:
     votes: Counter[Card] = field(default_factory=Counter)
     conf: dict[Card, float] = field(default_factory=dict)
     faces: deque[str] = field(default_factory=lambda: deque(maxlen=8))  # recent frames, newest last
+    frames: int = 0  # frames the camera saw this card in
     crop: np.ndarray | None = None
     tag: Card | None = None
     tag_at: float = 0.0  # when the tag was read
@@ -178,13 +187,16 @@ class CameraFallback:
         self._pending: dict[Zone, list[tuple[Card, float]]] = {}
         self._next_id = 1
         self.labelled = 0
+        self._captured: deque[float] = deque(maxlen=64)  # capture times of the frames observed
 
     # ------------------------------------------------------------------ inputs
     def observe(self, detections: Mapping[Zone, Sequence[Detection]] | Sequence[Detection],
                 now: float | None = None) -> list[FallbackOutput]:
         """One frame's cards.  A mapping lists every zone the frame covered (even empty ones);
-        a plain sequence uses each detection's ``zone``."""
+        a plain sequence uses each detection's ``zone``.  ``now``: when the frame was captured
+        (default: the clock now), which may be well before it was recognised."""
         now = self._clock() if now is None else now
+        self._captured.append(now)
         if not isinstance(detections, Mapping):
             grouped: dict[Zone, list[Detection]] = {}
             for d in detections:
@@ -204,6 +216,7 @@ class CameraFallback:
                     free.remove(track)
                 track.center, track.last_seen = d.center, now
                 track.faces.append(d.face)
+                track.frames += 1
                 if d.face == "up" and d.card is not None:
                     card = Card(d.card.rank, d.card.suit, self.deck)
                     track.votes[card] += 1
@@ -244,10 +257,12 @@ class CameraFallback:
 
     def poll(self, now: float | None = None) -> list[FallbackOutput]:
         """Time-outs.  A card that waited ``tag_timeout`` for a tag in vain is the camera's to
-        report (or unreadable, after twice that) -- unless a tag of its zone waits unplaced:
-        then the tag and the camera disagree about that card.  A tag that waited
-        ``tag_timeout`` for its card is placed on an untagged card the camera named otherwise
-        (a mismatch), or dropped when there is none (the camera does not see the card)."""
+        report (or unreadable, after twice that and ``2 * min_votes`` frames) -- unless a tag of
+        its zone waited in vain too: then the tag and the camera disagree about that card.  A tag
+        waits in vain when ``tag_timeout`` passed and the camera observed ``min_votes`` frames
+        captured after it was read (:meth:`_seen_since`): it is then placed on an untagged card
+        the camera named otherwise (a mismatch), or dropped when there is none (the camera does
+        not see the card).  A tag the camera has not yet had its chance at holds both back."""
         now = self._clock() if now is None else now
         out: list[FallbackOutput] = []
         for t in self._tracks:
@@ -255,7 +270,10 @@ class CameraFallback:
                 continue
             ident = self._identity(t)
             face = self._face(t)
-            if ident is not None and self._pending.get(t.zone):
+            pend = self._pending.get(t.zone)
+            if ident is not None and pend:
+                if self._seen_since(pend[0][1]) < self.min_votes:
+                    continue  # the camera may not have seen that tag's card yet: wait for it
                 out += self._mismatch(t, self._take_oldest(t.zone), now)
             elif ident is not None:
                 card = Card.parse(ident, self.deck)
@@ -266,13 +284,13 @@ class CameraFallback:
                     out.append(ExposedCard(t.zone.seat, card, False, t.conf.get(card, 0.0), now))
                 else:
                     out.append(CameraCard(t.zone, card, t.conf.get(card, 0.0), now))
-            elif now - t.first_seen >= 2 * self.tag_timeout:
+            elif now - t.first_seen >= 2 * self.tag_timeout and t.frames >= 2 * self.min_votes:
                 t.resolved = True
                 out.append(UnreadCard(t.zone, face or "up", now))
         for zone in list(self._pending):
             waiting = []
             for card, at in self._pending[zone]:
-                if now - at <= self.tag_timeout:
+                if not self._in_vain((card, at), now):
                     waiting.append((card, at))
                     continue
                 named = [t for t in self._tracks if t.zone == zone and t.tag is None and self._identity(t)]
@@ -283,6 +301,16 @@ class CameraFallback:
             else:
                 del self._pending[zone]
         return out
+
+    def _seen_since(self, at: float) -> int:
+        """Frames observed that were captured after ``at``."""
+        return sum(1 for c in self._captured if c > at)
+
+    def _in_vain(self, card_at: tuple[Card, float], now: float) -> bool:
+        """A pending tag waited for its card in vain: ``tag_timeout`` passed and the camera had
+        ``min_votes`` frames' chance (captured after the tag was read) to see the card."""
+        at = card_at[1]
+        return now - at > self.tag_timeout and self._seen_since(at) >= self.min_votes
 
     def new_hand(self) -> None:
         """Forget the tracks and pending tags (the daemon calls this at StartHand)."""
@@ -310,7 +338,7 @@ class CameraFallback:
             return None
         (best, n), *rest = t.votes.most_common(2) + [(None, 0)]
         runner = rest[0][1]
-        if n >= self.min_votes and n >= 2 * runner:
+        if best is not None and n >= self.min_votes and n >= 2 * runner:
             return best.face
         return None
 

@@ -130,8 +130,8 @@ def read_corner(region: np.ndarray) -> CornerGlyphs | None:
         xs = np.nonzero(mask[a:b].any(0))[0]
         return (int(xs[0]), int(xs[-1]) + 1) if len(xs) else (0, 0)
 
-    rbox = (*cols(r0, r1), r1)
-    rbox = (rbox[0], r0, rbox[1], r1)
+    rx = cols(r0, r1)
+    rbox = (rx[0], r0, rx[1], r1)
     sx = cols(s0, s1)
     sbox = (sx[0], s0, sx[1], s1)
     # plausible index geometry (a bad warp makes glyphs too big or too small)

@@ -228,7 +228,7 @@ def import_yolo(folder: Path | str, store: LabelStore, per_rank: int = 5, seed: 
     photos = sorted(p for p in Path(folder).rglob("*")
                     if p.parent.name == "images" and (only is None or p.name in only))
     order = np.random.default_rng(seed).permutation(len(photos))
-    wanted = {p.parent.parent: [] for p in photos}
+    wanted: dict[Path, list[str]] = {p.parent.parent: [] for p in photos}
     for i in order:
         wanted[photos[i].parent.parent].append(photos[i].name)
     got: dict[str, int] = {}

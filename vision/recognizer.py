@@ -190,7 +190,7 @@ class CameraLayout:
             rect = tuple(int(v) for v in spec["rect"])
             if len(rect) != 4:
                 raise ValueError(f"{key}: rect needs x, y, w, h")
-            rois.append(ZoneROI(Zone.parse(zone_txt), rect, int(slot) if slot else None,  # type: ignore[arg-type]
+            rois.append(ZoneROI(Zone.parse(zone_txt), rect, int(slot) if slot else None,
                                 spec.get("expect_face")))
         return cls(tuple(rois))
 
@@ -228,7 +228,7 @@ class CardModel:
             if with_examples and len(head.y):
                 arrays |= {f"{name}X": head.X.astype(np.float16), f"{name}y": head.y.astype(np.int8),
                            f"{name}w": head.w.astype(np.float16)}
-        np.savez_compressed(tmp, extra=np.array(self.extra), **arrays)
+        np.savez_compressed(tmp, extra=np.array(self.extra), **arrays)  # type: ignore[arg-type]  # stubs: **kwds
         os.replace(tmp, path)
 
     @classmethod

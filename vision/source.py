@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from typing import Any
 
 from controller.rules.events import CameraReport
@@ -66,15 +67,21 @@ class CameraSource:
                 self._pending.extend(self.fallback.note_events([event]))
 
     def _run(self, recognizer: Recognizer, period: float) -> None:
-        assert self.fallback is not None
+        assert self.fallback is not None and self.layout is not None
+        gate = SceneGate()
+        found: Any = None
         while not self.ctx.stopping.wait(period):
             try:
+                captured = time.monotonic()  # what the frame shows is the table at this moment
                 frame = self.camera.grab()
                 if frame is None:
                     continue
-                found = recognizer.scan(frame, self.layout, keep_crops=False)
+                if found is None or gate.changed(frame):
+                    found = None  # (a frame the recogniser fails on is not reused)
+                    found = recognizer.scan(frame, self.layout, keep_crops=False)
+                # else: the table looks as it did when last recognised; its cards are those, seen again now
                 with self._lock:
-                    outs = self._pending + self.fallback.observe(found) + self.fallback.poll()
+                    outs = self._pending + self.fallback.observe(found, now=captured) + self.fallback.poll()
                     self._pending = []
                 self._act(outs)
             except Exception:
@@ -109,6 +116,30 @@ class CameraSource:
 
     def healthy(self) -> bool:
         return bool(self._loop and self._loop.is_alive())
+
+
+class SceneGate:
+    """Whether a frame differs from the last one recognised: the table lies still most of the time
+    (between a live dealer's moves, seconds), and recognising an unchanged scene again gives the
+    same cards at the cost of the whole recogniser.  Compared on a 160x90 grey thumbnail (area
+    averaging takes out the sensor's noise): changed when more than ``pixels`` of its pixels moved
+    by more than ``level``.  A card is hundreds of thumbnail pixels; the comparison is against the
+    last frame recognised, so a slow drift is caught once it adds up."""
+
+    def __init__(self, size: tuple[int, int] = (160, 90), level: int = 24, pixels: int = 12) -> None:
+        self.size, self.level, self.pixels = size, level, pixels
+        self._last: Any = None
+
+    def changed(self, frame: Any) -> bool:
+        import cv2
+        import numpy as np
+
+        grey = cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY) if frame.ndim == 3 else frame
+        small = cv2.resize(grey, self.size, interpolation=cv2.INTER_AREA)
+        moved = self._last is None or int(np.count_nonzero(cv2.absdiff(small, self._last) > self.level)) > self.pixels
+        if moved:
+            self._last = small
+        return moved
 
 
 PLUGIN = SourcePlugin(name="camera", section=CameraSection, build=CameraSource, order=40)

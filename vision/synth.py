@@ -17,6 +17,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cache, lru_cache
 from pathlib import Path
+from typing import Any
 
 import cv2
 import numpy as np
@@ -100,7 +101,7 @@ def _text_mask(text: str, font: str, size: int = 96) -> np.ndarray:
 
         ft = ImageFont.truetype(font, size)
         left, top, right, bottom = ft.getbbox(text)
-        im = Image.new("L", (right - left + 8, bottom - top + 8), 0)
+        im = Image.new("L", (int(right - left) + 8, int(bottom - top) + 8), 0)
         ImageDraw.Draw(im).text((4 - left, 4 - top), text, font=ft, fill=255)
         img = np.asarray(im, dtype=np.uint8)
     ys, xs = np.nonzero(img > 20)
@@ -112,7 +113,7 @@ def _vector_suit(suit: str, variant: int, size: int = 96) -> np.ndarray:
     """A suit symbol drawn from shapes; ``variant`` changes its proportions."""
     v = np.random.default_rng(variant)
     s = size
-    img = np.zeros((s, s), np.uint8)
+    img: np.ndarray = np.zeros((s, s), np.uint8)
     c = s / 2
     if suit == "d":
         w = s * v.uniform(0.30, 0.42)
@@ -139,15 +140,15 @@ def _vector_suit(suit: str, variant: int, size: int = 96) -> np.ndarray:
             cv2.fillPoly(img, [np.array(pts, np.int32)], 255, cv2.LINE_AA)
     elif suit == "c":
         r = s * v.uniform(0.19, 0.22)
-        top = r + 2
-        side = top + r * v.uniform(1.35, 1.55)
+        top_y = r + 2
+        side = top_y + r * v.uniform(1.35, 1.55)
         spread = r * v.uniform(1.12, 1.3)
-        cv2.circle(img, (int(c), int(top)), int(r), 255, -1, cv2.LINE_AA)
+        cv2.circle(img, (int(c), int(top_y)), int(r), 255, -1, cv2.LINE_AA)
         cv2.circle(img, (int(c - spread), int(side)), int(r), 255, -1, cv2.LINE_AA)
         cv2.circle(img, (int(c + spread), int(side)), int(r), 255, -1, cv2.LINE_AA)
-        cv2.circle(img, (int(c), int(top + r)), int(r * 0.5), 255, -1, cv2.LINE_AA)
+        cv2.circle(img, (int(c), int(top_y + r)), int(r * 0.5), 255, -1, cv2.LINE_AA)
         sw = s * v.uniform(0.025, 0.05)
-        pts = [(c - sw, top + r), (c + sw, top + r), (c + sw * 3.5, s - 2), (c - sw * 3.5, s - 2)]
+        pts = [(c - sw, top_y + r), (c + sw, top_y + r), (c + sw * 3.5, s - 2), (c - sw * 3.5, s - 2)]
         cv2.fillPoly(img, [np.array(pts, np.int32)], 255, cv2.LINE_AA)
     ys, xs = np.nonzero(img > 20)
     return np.ascontiguousarray(img[ys.min():ys.max() + 1, xs.min():xs.max() + 1])
@@ -206,20 +207,25 @@ def random_style(rng: np.random.Generator, split: str = "train") -> CardStyle:
     else:
         suit_font = str(rng.choice(suit_fonts)) if suit_fonts and rng.random() < 0.5 else None
         variant = int(rng.integers(100_000, 200_000))
-    paper = tuple(int(v) for v in 255 - rng.integers(0, 14, 3))
-    back = tuple(int(v) for v in rng.choice(((30, 50, 150), (160, 20, 30), (20, 90, 50), (40, 40, 40))))
+    paper = _rgb(255 - rng.integers(0, 14, 3))
+    back = _rgb(rng.choice(((30, 50, 150), (160, 20, 30), (20, 90, 50), (40, 40, 40))))
     return CardStyle(
         rank_font=str(rng.choice(fonts)), suit_font=suit_font, suit_variant=variant,
         index_x=float(rng.uniform(0.035, 0.065)), index_y=float(rng.uniform(0.028, 0.05)),
         rank_h=float(rng.uniform(0.08, 0.105)), suit_h=float(rng.uniform(0.052, 0.07)),
         gap=float(rng.uniform(0.006, 0.02)), condense=float(rng.uniform(0.75, 1.1)),
-        red=tuple(RED_INKS[int(rng.integers(len(RED_INKS)))]),
-        black=tuple(BLACK_INKS[int(rng.integers(len(BLACK_INKS)))]),
-        paper=paper, back=back,  # type: ignore[arg-type]
+        red=_rgb(RED_INKS[int(rng.integers(len(RED_INKS)))]),
+        black=_rgb(BLACK_INKS[int(rng.integers(len(BLACK_INKS)))]),
+        paper=paper, back=back,
     )
 
 
-_PIPS = {  # pip centres in the pip box (0..1, 0..1)
+
+def _rgb(values: Any) -> tuple[int, int, int]:
+    r, g, b = (int(v) for v in values)
+    return (r, g, b)
+
+_PIPS: dict[int, list[tuple[float, float]]] = {  # pip centres in the pip box (0..1, 0..1)
     1: [(0.5, 0.5)],
     2: [(0.5, 0), (0.5, 1)],
     3: [(0.5, 0), (0.5, 0.5), (0.5, 1)],
@@ -409,7 +415,7 @@ def noise(shape: tuple[int, ...], sigma: float, rng: np.random.Generator) -> np.
     """Gaussian noise (float32), seeded from ``rng`` (OpenCV's generator is much faster than numpy's)."""
     out = np.empty(shape, np.float32)
     cv2.setRNGSeed(int(rng.integers(1 << 31)))
-    cv2.randn(out, 0.0, float(sigma))
+    cv2.randn(out, 0.0, float(sigma))  # type: ignore[call-overload]  # scalars: the stubs know only arrays
     return out
 
 
@@ -522,7 +528,7 @@ class SyntheticCamera:
         return self.frame({slots[int(i)]: deck[int(j)] for i, j in zip(chosen, picks, strict=True)})
 
 
-def synthetic_layout(seat_face: str | None = None, margin: float = 0.62):  # type: ignore[no-untyped-def]
+def synthetic_layout(seat_face: str | None = None, margin: float = 0.62):
     """The :class:`vision.recognizer.CameraLayout` of :class:`SyntheticCamera`: the reference
     layout (:func:`vision.layout.reference_layout`)."""
     return layout.reference_layout(seat_face, margin)

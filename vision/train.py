@@ -18,6 +18,7 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Sequence
+from typing import cast
 
 import numpy as np
 
@@ -38,7 +39,7 @@ from .recognizer import NUMBER_RANKS, STOCK_FILE, CardModel, _card_glyphs
 STOCK_ROUNDS = 96  # passes over the 52 cards
 
 
-def _training_glyphs(cards, seeds):  # type: ignore[no-untyped-def]
+def _training_glyphs(cards, seeds):
     """Corner glyphs and pip features of synthetic cards in the training fonts."""
     import cv2
 
@@ -181,7 +182,8 @@ def build_index_model(rounds: int = INDEX_ROUNDS, decks: Sequence[str] | None = 
     wsel = np.where(junk[sel], (~junk).sum() / max(len(keep_neg), 1), 1.0)
     rank = MLPHead(RANK_LABELS).fit(RF[sel], yr[sel], wsel, seed=1)
     suit = MLPHead(SUIT_LABELS).fit(SF[sel], ys[sel], wsel, seed=2)
-    card = tuple(float(v) for v in np.median(geo, 0)) if len(geo) else IndexModel.__dataclass_fields__["card"].default
+    default_card = cast(tuple[float, ...], IndexModel.__dataclass_fields__["card"].default)
+    card = tuple(float(v) for v in np.median(geo, 0)) if len(geo) else default_card
     # the colour split: between the redness of red and of black indices
     is_red = np.isin(ys, [SUIT_LABELS.index(c) for c in "dh"])
     is_black = np.isin(ys, [SUIT_LABELS.index(c) for c in "cs"])

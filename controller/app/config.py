@@ -32,7 +32,8 @@ Sections (see ``examples/table.toml`` for a commented, complete example):
 ``[journal]``    path, sync
 ``[camera]``     enabled
 ``[room]``       name, resend_grace: the room this table belongs to (leave it out for a table in no room)
-``[web]``        the pages ``tablectl run`` serves: ``[web.display]``, ``[web.overlay]`` (host, port,
+``[web]``        the pages ``tablectl run`` serves: ``[web.display]``, ``[web.overlay]``, ``[web.tracker]``,
+                 ``[web.producer]`` (off unless enabled) (host, port,
                  the broker login each page gets), the broker's websockets URL
 """
 
@@ -64,6 +65,7 @@ from controller.errors import PokerTableError
 from controller.geometry import Slot, ZoneError, ZoneMap
 from controller.rules.games import GAMES, STRUCTURES, Family, get_game
 from controller.rules.profiles import ProfileError, get_profile
+from controller.rules.rotations import ROTATIONS, Rotation, RotationError, rotation_from_mapping
 from controller.sources import KeyedProblems, SourcePlugin, in_start_order, plugin, plugin_names
 
 SAFE_ID = r"^[A-Za-z0-9_-]+$"
@@ -121,6 +123,8 @@ class TableSection(_Section):
     rules: str = Field("robert", description="a rule profile's name, or the path of a cardroom's profile file")
     event: Literal["cash", "tournament"] = "cash"
     deck: str = Field("A", pattern=SAFE_ID, max_length=16, description="the deck (back) in play")
+    rotation: str | None = Field(None, description="a mixed game's rotation to play from the first deal "
+                                 "(a [[rotations]] name or a built-in one: horse, eight_game)")
 
     @field_validator("game")
     @classmethod
@@ -204,6 +208,42 @@ class LevelSection(StakesSection):
     """One level of a tournament's schedule: its forced bets and how long it lasts."""
 
     minutes: float | None = Field(None, gt=0)
+
+
+class RotationGameSection(_Section):
+    """One game of a rotation: its structure and its own stakes (limit hold'em's blinds and bets are
+    not stud's bring-in)."""
+
+    game: str
+    structure: str | None = None
+    stakes: StakesSection | None = None
+
+    @model_validator(mode="after")
+    def _stakes_for_game(self) -> RotationGameSection:
+        if self.game not in GAMES:
+            raise ValueError(f"unknown game {self.game!r}; expected one of {', '.join(sorted(GAMES))}")
+        if self.stakes is not None:
+            problems = self.stakes.required_for(self.game, self.structure or get_game(self.game).default_structure)
+            if problems:
+                raise KeyedProblems([(f"stakes.{k}", m) for k, m in problems])
+        return self
+
+
+class RotationSection(_Section):
+    """A mixed game (``[[rotations]]``): its games in order, each dealt ``hands`` times, or changing
+    with each level (``per_level``, a tournament's)."""
+
+    name: str = Field(pattern=SAFE_ID, max_length=64)
+    hands: int = Field(8, ge=1)
+    per_level: StrictBool = False
+    games: list[RotationGameSection] = Field(min_length=1)
+
+    def rotation(self) -> Rotation:
+        return rotation_from_mapping({
+            "name": self.name, "hands": self.hands, "per_level": self.per_level,
+            "games": [{"game": g.game, **({"structure": g.structure} if g.structure else {}),
+                       **({"stakes": g.stakes.forced_bets()} if g.stakes is not None else {})} for g in self.games]},
+            f"rotations.{self.name}")
 
 
 class TlsSection(_Section):
@@ -363,10 +403,12 @@ class WebSection(_Section):
     display: WebPageSection = Field(default_factory=lambda: WebPageSection(port=8080, user="console"))
     overlay: WebPageSection = Field(default_factory=lambda: WebPageSection(port=8081, user="overlay"))
     tracker: WebPageSection = Field(default_factory=lambda: WebPageSection(port=8082, user="console"))
+    # The producer's control page (web/producer/): shows and hides the overlay's graphics live.
+    producer: WebPageSection = Field(default_factory=lambda: WebPageSection(enabled=False, port=8083, user="producer"))
 
     def pages(self) -> dict[str, WebPageSection]:
         """The enabled pages by name (each gets its own server and port)."""
-        pages = {"display": self.display, "overlay": self.overlay, "tracker": self.tracker}
+        pages = {"display": self.display, "overlay": self.overlay, "tracker": self.tracker, "producer": self.producer}
         return {name: page for name, page in pages.items() if page.enabled} if self.enabled else {}
 
     @field_validator("root")
@@ -398,11 +440,12 @@ class CoreConfig(_Section):
     table: TableSection
     stakes: StakesSection | None = None
     levels: list[LevelSection] = Field(default_factory=list)
+    rotations: list[RotationSection] = Field(default_factory=list)
     antennas: dict[int, AntennaSlot] = Field(default_factory=dict)
-    mqtt: MqttSection = Field(default_factory=MqttSection)
+    mqtt: MqttSection = Field(default_factory=lambda: MqttSection.model_validate({}))
     broadcast: BroadcastSection = Field(default_factory=BroadcastSection)
     journal: JournalSection = Field(default_factory=JournalSection)
-    web: WebSection = Field(default_factory=WebSection)
+    web: WebSection = Field(default_factory=lambda: WebSection.model_validate({}))
     room: RoomSection | None = None
 
     def source(self, name: str) -> Any:
@@ -436,6 +479,33 @@ class CoreConfig(_Section):
             if problems:
                 raise KeyedProblems(problems)
         return v
+
+    @field_validator("rotations")
+    @classmethod
+    def _rotations_valid(cls, v: list[RotationSection], info: ValidationInfo) -> list[RotationSection]:
+        problems = []
+        names: set[str] = set()
+        for i, r in enumerate(v):
+            if r.name in names:
+                problems.append((f"{i}.name", f"rotation {r.name!r} is listed twice"))
+            names.add(r.name)
+            if r.per_level and not info.data.get("levels"):
+                problems.append((f"{i}.per_level", "a rotation per level needs [[levels]]"))
+            try:
+                r.rotation()
+            except RotationError as exc:
+                problems.append((f"{i}", str(exc)))
+        table = info.data.get("table")
+        if table is not None and table.rotation is not None and table.rotation not in names | set(ROTATIONS):
+            problems.append(("table.rotation", f"no rotation {table.rotation!r}; known: "
+                             f"{', '.join(sorted(names | set(ROTATIONS)))}"))
+        if problems:
+            raise KeyedProblems(problems)
+        return v
+
+    def available_rotations(self) -> dict[str, Rotation]:
+        """The rotations the console may start: the built-in ones and the config's (which win)."""
+        return dict(ROTATIONS) | {r.name: r.rotation() for r in self.rotations}
 
     @field_validator("antennas", mode="before")
     @classmethod
@@ -491,6 +561,9 @@ class CoreConfig(_Section):
             out["starting_stack"] = self.stakes.starting_stack
         if self.levels:
             out["levels"] = [lv.forced_bets() | {"minutes": lv.minutes} for lv in self.levels]
+        out["rotations"] = self.available_rotations()
+        if t.rotation is not None:
+            out["rotation"] = out["rotations"][t.rotation]
         return out
 
     @property

@@ -24,6 +24,7 @@ the very same daemon on an emulator, gpiozero's mock pins and a scripted NFC fro
 
 from __future__ import annotations
 
+import functools
 import logging
 import queue
 import signal
@@ -38,29 +39,40 @@ from typing import Any
 
 from controller.app.config import CoreConfig
 from controller.app.floor_ack import FloorAck
+from controller.app.floor_orders import FloorOrders
 from controller.app.publisher import Publisher
 from controller.app.sdnotify import Notifier, watchdog_interval
+from controller.app.sealer import Sealer
 from controller.journal import Journal, JournalError, JournalFullError
 from controller.mqtt.contract import RequestError, Topics, parse_request, request_transaction, response_payload
 from controller.mqtt.link import MqttLink, MqttSettings
+from controller.rules.cards import Card
 from controller.rules.decks import DeckRegistry
+from controller.rules.engine import HandEngine
 from controller.rules.events import (
     Acknowledge,
     Act,
+    CallClock,
     CallMisdeal,
     ChangeGame,
+    ConfirmDeals,
     DealerSignIn,
     Event,
+    Looked,
     NewHand,
     Put,
     SeatPlayer,
     SetButton,
     SetLevel,
     SetStack,
+    SitIn,
+    SitOut,
+    StartDraw,
     UnseatPlayer,
 )
+from controller.rules.rotations import ROTATIONS, Rotation, RotationError, rotation_event
 from controller.rules.table import Table
-from controller.service import Output, Rejected, TableService
+from controller.service import Output, OutputKind, Rejected, TableService
 from controller.sources import Source, SourceContext, SourceError, in_start_order, plugin_names
 
 log = logging.getLogger("controller.app.daemon")
@@ -116,8 +128,12 @@ def clean_topic(topic: str, limit: int = 80) -> str:
     return text if len(text) <= limit else text[:limit] + "..."
 
 
-def request_event(name: str, fields: dict[str, Any]) -> Event:
-    """A validated console request (see :func:`parse_request`) as a table event."""
+def request_event(name: str, fields: dict[str, Any], rotations: Mapping[str, Rotation] | None = None) -> Event:
+    """A validated console request (see :func:`parse_request`) as a table event (``rotations``: the
+    ones ``request/rotation`` may name)."""
+    table_side = _table_side_event(name, fields, rotations)
+    if table_side is not None:
+        return table_side
     if name == "new_hand":
         return NewHand(source="console")
     if name == "set_button":
@@ -149,9 +165,32 @@ def request_event(name: str, fields: dict[str, Any]) -> Event:
         return CallMisdeal(str(fields["reason"]))
     if name == "dealer":
         return DealerSignIn(fields["dealer"], source="console")
+    if name == "clock":
+        return CallClock(int(fields["seat"]))
+    if name == "confirm":
+        return ConfirmDeals(tuple(str(c["to"]) for c in fields["cards"]),
+                            tuple(Card.parse(c["card"]) for c in fields["cards"]))
     if name == "change_game":
         return ChangeGame(str(fields["game"]), fields.get("rules"), fields.get("structure"), fields.get("event"))
     raise RequestError(f"unknown request {name!r}")
+
+
+def _table_side_event(name: str, fields: dict[str, Any], rotations: Mapping[str, Rotation] | None) -> Event | None:
+    """Issue 22's requests: sitting out and in, the draw for the button, a rotation, "looked"."""
+    if name == "sit_out":
+        return SitOut(int(fields["seat"]))
+    if name == "sit_in":
+        return SitIn(int(fields["seat"]), bool(fields.get("post", False)))
+    if name == "draw_button":
+        return StartDraw(bool(fields.get("cancel", False)))
+    if name == "looked":
+        return Looked(int(fields["seat"]))
+    if name == "rotation":
+        try:
+            return rotation_event(fields.get("name"), dict(rotations if rotations is not None else ROTATIONS))
+        except RotationError as exc:
+            raise RequestError(f"request/rotation: {exc}", fields.get("transaction")) from None
+    return None
 
 
 class Daemon:
@@ -196,6 +235,8 @@ class Daemon:
         self.link: MqttLink | None = None
         self.publisher: Publisher | None = None
         self.floor_ack: FloorAck | None = None
+        #: A tournament table follows the floor's orders for it (moves, seats: docs/room.md).
+        self.floor_orders: FloorOrders | None = None
         self._threads: list[threading.Thread] = []
         self._stop = threading.Event()
         self._owner: threading.Thread | None = None
@@ -244,6 +285,7 @@ class Daemon:
             log.info("in a room: resending what its floor reports missing", extra={"room": cfg.room.name})
         self.publisher = Publisher(self.link, self.topics, cfg.table.id, cfg.broadcast.delay, clock=self.clock,
                                    on_event=self.floor_ack.record if self.floor_ack is not None else None)
+        self.publisher.sealer = Sealer(self.link, self.topics, cfg.table.id, self.journal)
         published = self.journal.published_seq
         unsent = [o for o in replayed if o.seq > published]
         if unsent:
@@ -252,6 +294,8 @@ class Daemon:
         self.link.start()
         if self.floor_ack is not None:
             self.floor_ack.start()
+        if cfg.table.event == "tournament":
+            self.floor_orders = FloorOrders(self, settings, cfg.table.id).start()
         if cfg.mqtt.discovery:
             for topic, payload in discovery_messages(cfg, self.topics):
                 self.link.publish(topic, payload, retain=True)
@@ -297,6 +341,8 @@ class Daemon:
             self.publisher.close()
         if self.floor_ack is not None:
             self.floor_ack.stop()
+        if self.floor_orders is not None:
+            self.floor_orders.stop()
         if self.link is not None:
             self.link.stop()
         self._write_cursor()
@@ -440,6 +486,13 @@ class Daemon:
             item.future.set_result(outputs)
         return True
 
+    def set_broadcast_delay(self, delay: float | str) -> None:
+        """Change the broadcast delay while the table runs: what is held already never leaves
+        sooner than the new delay allows, and nothing held is dropped (Publisher.set_delay)."""
+        assert self.publisher is not None
+        with self.owner_lock:
+            self.publisher.set_delay(delay)
+
     # ------------------------------------------------------------------ a journal that cannot be written
     def _journal_failed(self, item: _Item, exc: JournalError, front: bool) -> None:
         """An event the journal did not take (a full disk): nothing of it was applied.  A request
@@ -514,21 +567,21 @@ class Daemon:
         tid = self.config.table.id
         for out in outputs:
             p = out.payload
-            if out.kind == "alert":
+            if out.kind == OutputKind.ALERT:
                 log.warning("ruling %s (%s): %s", p.get("reason"), p.get("ruling") or p.get("severity"),
                             p.get("message"), extra={"seq": out.seq, "hand_id": p.get("hand_id"), "table_id": tid,
                                                      "reason": p.get("reason"), "remedy": p.get("remedy"),
                                                      "citations": "; ".join(p.get("citations") or [])})
-            elif out.kind == "hand_start":
+            elif out.kind == OutputKind.HAND_START:
                 log.info("hand %s: %s, button %s, seats %s", self.service.hand_id, p.get("game"), p.get("button"),
                          p.get("seats"), extra={"seq": out.seq, "hand_id": self.service.hand_id, "table_id": tid})
-            elif out.kind == "hand_end":
+            elif out.kind == OutputKind.HAND_END:
                 winners = ", ".join(f"seat {w['seat']}" + (f" ({w['hand']})" if w.get("hand") else "")
                                     for w in p.get("winners") or []) or "none"
                 log.info("hand %s ended: %s; winners %s", self.service.hand_id, p.get("result"), winners,
                          extra={"seq": out.seq, "hand_id": self.service.hand_id, "table_id": tid,
                                 "result": p.get("result")})
-            elif out.kind == "table":
+            elif out.kind == OutputKind.TABLE:
                 log.info("table: %s", " ".join(f"{k}={v}" for k, v in p.items()),
                          extra={"seq": out.seq, "table_id": tid})
 
@@ -558,11 +611,14 @@ class Daemon:
                 self._cursor_seq = seq
                 self._cursor.notify_all()
 
+    def _cursor_passed(self, stored: int) -> bool:
+        return self._cursor_seq > stored or self._stop.is_set()
+
     def _store_cursor(self, every: float = 0.25) -> None:
         stored = 0
         while not self._stop.is_set():
             with self._cursor:
-                self._cursor.wait_for(lambda s=stored: self._cursor_seq > s or self._stop.is_set())
+                self._cursor.wait_for(functools.partial(self._cursor_passed, stored))
             if self._stop.wait(every):
                 break
             stored = self._write_cursor()
@@ -596,7 +652,7 @@ class Daemon:
             return
         try:
             fields = parse_request(name, payload)
-            event = request_event(name, fields)
+            event = request_event(name, fields, self.service.table.rotations if self.service is not None else None)
         except RequestError as exc:
             self._finish(reply, response_payload(exc.transaction or transaction, False, str(exc)))
             return
@@ -665,26 +721,26 @@ class Daemon:
         ev = item.event
         if isinstance(ev, Act):
             engine = self.service.engine
-            if engine is not None and not engine.over:
-                to_act = engine.to_act
-                if to_act is None:
-                    raise Rejected(f"no betting round is open: seat {ev.seat} cannot {ev.action} now")
-                if ev.seat != to_act:
-                    raise Rejected(f"seat {ev.seat} is out of turn: seat {to_act} is to act")
+            refusal = engine.refusal(ev, in_turn=True) if engine is not None else None
+            if refusal is not None:
+                raise Rejected(refusal)
         return None
 
     # ------------------------------------------------------------------ sources
     def _start_sources(self) -> None:
         """Every source plug-in the config enables (or a backend stands in for), in start order."""
-        ctx = dict(config=self.config, registry=self.registry, post=self.post, apply_now=self.apply_now,
-                   owner_lock=self.owner_lock, stopping=self._stop,
-                   engine=lambda: self.service.engine if self.service is not None else None)
+        def engine() -> HandEngine | None:
+            return self.service.engine if self.service is not None else None
+
         for name, plugin in in_start_order([*self.config.sources_named(), *self.backends]).items():
             section = self.config.source(name)
             backend = self.backends.get(name)
             if not plugin.enabled(section, backend):
                 continue
-            src = plugin.build(SourceContext(**ctx, peers=dict(self.sources), backend=backend), section)
+            ctx = SourceContext(config=self.config, registry=self.registry, post=self.post, apply_now=self.apply_now,
+                                owner_lock=self.owner_lock, stopping=self._stop, engine=engine,
+                                peers=dict(self.sources), backend=backend)
+            src = plugin.build(ctx, section)
             src.start()
             self.sources[name] = src
             log.info("source started", extra={"source": name})

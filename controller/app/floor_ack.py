@@ -66,7 +66,7 @@ class FloorAck:
         topic = local_stored_topic(self.table_id)
         client.on_connect = lambda c, u, f, rc, p=None: None if rc.is_failure else c.subscribe(topic, qos=1)
         client.on_message = self._on_message
-        client.reconnect_delay_set(0.5, 10)
+        client.reconnect_delay_set(0.5, 10)  # type: ignore[arg-type]  # paho takes float seconds
         client.connect_async(host, port, keepalive=30)
         client.loop_start()
         self.client = client

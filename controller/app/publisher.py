@@ -17,10 +17,10 @@ from typing import Any
 
 from controller.mqtt.contract import SCHEMA_VERSION, Topics, card_event, event_payload, state_payload
 from controller.mqtt.link import MqttLink
-from controller.service import Output, TableService
+from controller.service import EVENT_OUTPUTS, Output, OutputKind, TableService
+from controller.session_stats import SessionStats
 
 END_OF_HAND = "end_of_hand"
-_EVENT_KINDS = ("hand_start", "burn", "board", "street", "action", "draw", "hand_end", "dealer")
 
 
 @dataclass
@@ -38,6 +38,10 @@ class Publisher:
     _equity_key: tuple | None = None  # what the last equity request was about
     _deferred: tuple[Output, int | None, float] | None = None  # the newest hole cards, sent with the state
     _clear_due: bool = False  # the hand ended: clear broadcast/holecards right after its final state
+    stats: SessionStats = field(default_factory=SessionStats)  # broadcast/stats (controller/session_stats.py)
+    #: Seals the hole cards for the broadcast chain and commits to them (controller/app/sealer.py).
+    sealer: Any = None
+    _holding: bool = False  # a switch to the end-of-hand delay holds what was queued until the hand ends
 
     def close(self) -> None:
         if self._equity is not None:
@@ -47,6 +51,18 @@ class Publisher:
     @property
     def delay_label(self) -> float | str:
         return "hand_end" if self.broadcast_delay == END_OF_HAND else float(self.broadcast_delay)
+
+    @property
+    def _prefix(self) -> str:
+        return self.topics.broadcast("state")[:-len("state")]
+
+    def set_delay(self, delay: float | str) -> None:
+        """Change the broadcast delay mid-stream: what is held already leaves no sooner than the
+        new delay allows (a shorter one applies from the next message on), never lost."""
+        self.broadcast_delay = END_OF_HAND if delay in (END_OF_HAND, "hand_end") else float(delay)
+        self._holding = self._holding or self.broadcast_delay == END_OF_HAND
+        self.link.hold_back(self._prefix,
+                            float("inf") if self.broadcast_delay == END_OF_HAND else float(self.broadcast_delay))
 
     # ------------------------------------------------------------------ outputs
     def publish(self, outputs: Iterable[Output], service: TableService, state: bool = True) -> None:
@@ -60,7 +76,7 @@ class Publisher:
         hand_id = service.hand_id if service.engine is not None else None
         for out in outputs:
             seq = out.seq or seq
-            if not state and out.kind == "holecards":
+            if not state and out.kind == OutputKind.HOLECARDS:
                 self._deferred = (out, hand_id, now)
                 continue
             self._one(out, service, hand_id, now)
@@ -71,30 +87,53 @@ class Publisher:
     def _one(self, out: Output, service: TableService, hand_id: int | None, now: float) -> None:
         kind, p, seq = out.kind, out.payload, out.seq
         t = self.topics
-        if kind == "card":
+        if kind == OutputKind.CARD:
             msg = card_event(seq=seq, ts=now, hand_id=hand_id or 1, seat=p["seat"], face=p["face"], card=p["card"],
                              source=p.get("source") or "rfid", exposed=bool(p.get("exposed")))
             self._event(t.event("card"), msg, seq)
-        elif kind in _EVENT_KINDS:
+        elif kind in EVENT_OUTPUTS:
             msg = event_payload(kind, seq=seq, ts=now, hand_id=hand_id or 1, **p)
             self._event(t.event(kind), msg, seq)
-            if kind == "hand_start":
+            counted = self.stats.observe(kind, p, _names(service) if kind == OutputKind.HAND_START else {})
+            if kind == OutputKind.HAND_START:
                 self._held.clear()
-            elif kind == "hand_end":
+                if self.sealer is not None:
+                    self.sealer.start(seq)
+            elif kind == OutputKind.HAND_END:
                 self._publish_deferred(service)  # before the hand's secrets are cleared
+                # What waited for this hand's end (held by a switch to the end-of-hand delay) leaves
+                # now, or once the delay now in force has passed since it was queued.
+                if self.sealer is not None or self._holding:
+                    self._holding = False
+                    self.link.release_held(self._prefix, 0.0 if self.broadcast_delay == END_OF_HAND
+                                           else float(self.broadcast_delay))
+                if self.sealer is not None:
+                    self.sealer.hand_end(seq, now, hand_id or 1, self.delay_label)
                 self._broadcast("hand_end", msg, retain=False)
                 self._end_broadcast(service, hand_id or 1, seq, now)
-        elif kind == "alert":
+            if counted:
+                self._publish_stats(service, hand_id or 1, seq, now)
+        elif kind == OutputKind.ALERT:
             self.link.publish(t.alert, p, seq=seq)
             ruling = event_payload("ruling", seq=seq, ts=now, hand_id=p.get("hand_id") or hand_id or 1, alert=p)
             self._event(t.event("ruling"), ruling, seq)
             self._active_alert(service, seq)
-        elif kind == "alert_cleared":
+        elif kind == OutputKind.ALERT_CLEARED:
             self._active_alert(service, seq)
-        elif kind == "holecards":
+        elif kind == OutputKind.HOLECARDS:
             secret = {"schema": SCHEMA_VERSION, "seq": seq, "ts": now, "hand_id": hand_id or 1, "seats": p["seats"]}
             self.link.publish(t.private_holecards, secret, seq=seq)
             self._broadcast("holecards", dict(secret, delay=self.delay_label), retain=True)
+            if self.sealer is not None:  # sealed at once, its key delayed (controller/app/sealer.py)
+                self.sealer.holecards(seq, now, hand_id or 1, p["seats"], self.delay_label)
+
+    def _publish_stats(self, service: TableService, hand_id: int, seq: int, now: float) -> None:
+        """Session statistics once a hand is counted: with the broadcast delay, retained (the hand
+        is over, so the end-of-hand delay holds nothing back)."""
+        body = self.stats.payload(_names(service))
+        msg = {"schema": SCHEMA_VERSION, "seq": seq, "ts": now, "hand_id": hand_id, **body}
+        delay = 0.0 if self.broadcast_delay == END_OF_HAND else float(self.broadcast_delay)
+        self.link.publish(self.topics.broadcast("stats"), msg, retain=True, delay=delay, seq=seq)
 
     def _event(self, topic: str, msg: dict[str, Any], seq: int) -> None:
         self.link.publish(topic, msg, seq=seq)
@@ -143,6 +182,8 @@ class Publisher:
             self._clear_due = False
             self.link.publish(self.topics.broadcast("holecards"), b"", retain=True, delay=float(self.broadcast_delay),
                               seq=seq)
+            if self.sealer is not None:
+                self.sealer.clear(seq, float(self.broadcast_delay))
 
     # ------------------------------------------------------------------ broadcast
     def _broadcast(self, name: str, payload: dict[str, Any], retain: bool) -> None:
@@ -161,7 +202,7 @@ class Publisher:
 
     def _end_broadcast(self, service: TableService, hand_id: int, seq: int, now: float) -> None:
         """The hand is over: release what was held (end_of_hand), then clear the retained secret."""
-        if self.broadcast_delay == END_OF_HAND:
+        if self.broadcast_delay == END_OF_HAND or self._held:  # _held: held before a switch to seconds
             view = service.public_state()
             final = state_payload(seq=seq, ts=now, table_id=self.table_id, table=view["table"],
                                   hand_id=view["hand_id"], hand=view["hand"], alert=view["alert"])
@@ -174,5 +215,11 @@ class Publisher:
             # RRoP/TDA aside, the secret's retained copy must not outlive its hand (its seq holds the
             # delivered cursor back until it is out: a crash before then clears it after the restart).
             self.link.publish(self.topics.broadcast("holecards"), b"", retain=True, delay=0.001, seq=seq)
+            if self.sealer is not None:
+                self.sealer.clear(seq, 0.001)
         else:
             self._clear_due = True  # sent by publish_state, after the final state it belongs to
+
+
+def _names(service: TableService) -> dict[int, str | None]:
+    return {int(k): p.get("name") for k, p in service.table.describe()["players"].items()}

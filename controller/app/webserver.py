@@ -48,13 +48,13 @@ from contextlib import contextmanager
 from http import HTTPStatus
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 from urllib.parse import unquote, urlencode, urlsplit
 
 HOST = "127.0.0.1"
 DEFAULT_ROOT = Path(__file__).resolve().parents[2] / "web"
-PAGES = ("display", "overlay", "tracker")
-SERVED = ("display", "overlay", "tracker", "common", "vendor")
+PAGES = ("display", "overlay", "tracker", "producer")
+SERVED = ("display", "overlay", "tracker", "producer", "common", "vendor")
 #: Content-Security-Policy of every response: the pages load nothing from elsewhere and talk
 #: only to the broker over WebSockets.
 CSP = ("default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
@@ -217,7 +217,8 @@ class WebServer:
         self.pages = tuple(pages)
         self._server = _Server((host, port), self.root, config or {}, verbose, self.pages, max_connections,
                                request_timeout)
-        self.host, self.port = self._server.server_address[:2]
+        bound_host, bound_port = self._server.server_address[:2]
+        self.host, self.port = str(bound_host), int(bound_port)
         self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.1},
                                         name="webserver", daemon=True)
         self._thread.start()
@@ -317,7 +318,7 @@ def launch_chromium(viewport: dict[str, int] | None = None) -> Iterator[Any]:
         with sync_playwright() as pw:
             context = pw.chromium.launch_persistent_context(
                 profile, executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True,
-                viewport=viewport or {"width": 800, "height": 480}, service_workers="block",
+                viewport=cast(Any, viewport or {"width": 800, "height": 480}), service_workers="block",
             )
             try:
                 yield context

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from controller.app.config import validate_config
-from controller.bench.latency import record_arrivals
+from controller.bench.latency import record_arrivals, rfid_source
 from controller.mqtt.broker import Broker
 from controller.rules.decks import DeckRegistry
 from controller.rules.events import Acknowledge, NewHand, SeatPlayer, SetButton
@@ -60,7 +60,7 @@ def table_rig() -> Iterator[dict[str, Any]]:
                                   "journal": {"path": str(work / "journal.sqlite")}, "broadcast": {"delay": 0}})
         daemon = Daemon(config, registry=DeckRegistry([deck]), mqtt_username="controller",
                         mqtt_password=passwords["controller"], backends={"serial": str(work / "ttyEMU")}).start()
-        rfid = daemon.sources["serial"]
+        rfid = rfid_source(daemon)
         web = WebServer(root=REPO / "web", config={
             "ws": f"ws://127.0.0.1:{broker.websockets_port}", "table": "bench", "base": "poker",
             "display": {"user": "console", "pass": passwords["console"]}})
@@ -74,6 +74,7 @@ def table_rig() -> Iterator[dict[str, Any]]:
                 for seat in range(1, 5):
                     daemon.submit(SeatPlayer(seat, f"p{seat}"))
                 daemon.submit(SetButton(4))
+                assert rfid.bridge is not None
                 rfid.bridge.wait_synced(10)
                 yield {"daemon": daemon, "emulator": emu, "page": page, "layout": layout, "deck": deck,
                        "frames": frames, "arrivals": arrivals, "web": web}
@@ -89,8 +90,8 @@ def wrong_card_to_alert(rig: dict[str, Any], index: int, timeout: float = 10.0) 
     uids = {card: uid for uid, card in rig["deck"].tags.items()}
     card = sorted(uids, key=lambda c: (c.rank, c.suit))[index % 52]
     daemon.submit(NewHand())
-    first = daemon.service.engine.order[0]  # type: ignore[union-attr]
-    wrong = next(s for s in daemon.service.engine.order if s != first)  # type: ignore[union-attr]
+    first = daemon.service.engine.order[0]
+    wrong = next(s for s in daemon.service.engine.order if s != first)
     antenna = layout.seat_antenna(wrong, 0)
     shown = page.evaluate("() => window.__alertShown.length")
     seen = len(rig["arrivals"])

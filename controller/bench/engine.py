@@ -22,6 +22,7 @@ from collections import Counter
 from typing import Any
 
 from controller.errors import PokerTableError
+from controller.rules.games import GAMES as _GAME_DEFS
 from controller.sim.dealer import BOARD_GAMES, DRAW_GAMES, Table, session
 
 REPETITIONS = 5
@@ -66,7 +67,9 @@ def _engine_final(setup: Any, evs: list[Any]) -> list[int] | None:
         engine.apply(ev)
     if engine.settle() is None:
         return None
+    assert engine.chips is not None
     final = engine.chips.final_stacks()
+    assert final is not None
     return [final[s] for s in engine.order]
 
 
@@ -95,10 +98,11 @@ def _pk_state(table: Table, hand: dict[str, Any]) -> Any:
     order = table.deal_order()
     limits = hand.get("limits") or [0, 0]
     blind_amounts = list(hand.get("blinds") or [])
-    rounds = 5 if table.stud else 4 if g in BOARD_GAMES else 2
+    rounds = len(_GAME_DEFS[g].streets)  # betting rounds: 4 board, 5 stud, 2 draw (4 at triple draw)
     cap = None
     if table.structure == "limit":
-        cap = 1 + int(hand.get("raise_cap") if hand.get("raise_cap") is not None else 3 if rounds >= 3 else 4)
+        raise_cap = hand.get("raise_cap")
+        cap = 1 + int(raise_cap if raise_cap is not None else 3 if rounds >= 3 else 4)
     if table.structure == "limit":
         small, big = limits
     else:
@@ -115,13 +119,14 @@ def _pk_state(table: Table, hand: dict[str, Any]) -> Any:
             "omaha8": (hands.OmahaHoldemHand, hands.OmahaEightOrBetterLowHand),
         }[g]
     elif g in DRAW_GAMES:
-        streets = [
-            Street(False, (False,) * 5, 0, False, Opening.POSITION, small, cap),
-            Street(True, (), 0, True, Opening.POSITION, big, cap),
-        ]
+        big_from = _GAME_DEFS[g].big_bet_from
+        streets = [Street(False, (False,) * 5, 0, False, Opening.POSITION, small, cap)]
+        streets += [Street(True, (), 0, True, Opening.POSITION, big if r >= big_from else small, cap)
+                    for r in range(1, rounds)]
         hand_types = {
             "lowball_a5": (hands.RegularLowHand,),
             "lowball_27": (hands.StandardLowHand,),
+            "triple_draw_27": (hands.StandardLowHand,),
             "draw_high": (hands.StandardHighHand,),
         }[g]
     else:
@@ -281,7 +286,9 @@ def run_bench(hands: int = 2000, seed: int = 1) -> dict[str, Any]:
     all_hands = list(session(random.Random(seed), hands, chips=True))
     engine_inputs = _engine_inputs(all_hands)
 
-    prepared, compared, skipped = [], [], Counter()
+    prepared: list[Any] = []
+    compared: list[Any] = []
+    skipped: Counter[str] = Counter()
     stacks_agree = stacks_differ = worst = 0
     for hand, inp in zip(all_hands, engine_inputs, strict=True):
         if hand["game"] in POKERKIT_SKIPPED_GAMES:

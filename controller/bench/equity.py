@@ -16,6 +16,7 @@ The result is plain JSON-ready data.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.metadata
 import os
@@ -87,9 +88,9 @@ def _compared(name: str, hands7: np.ndarray, omaha: np.ndarray, repeat: int) -> 
         out["omaha_per_s"] = _rate(len(rows), lambda: [evaluate_omaha(*h[4:], *h[:4]) for h in rows], repeat)
     elif name == "treys":
         table = [module.Card.new(f) for f in FACES]
-        hands = [([table[c] for c in row[:2]], [table[c] for c in row[2:]]) for row in rows7]
+        pairs = [([table[c] for c in row[:2]], [table[c] for c in row[2:]]) for row in rows7]
         evaluator = module.Evaluator()
-        out["high_7_per_s"] = _rate(len(hands), lambda: [evaluator.evaluate(h, b) for h, b in hands], repeat)
+        out["high_7_per_s"] = _rate(len(pairs), lambda: [evaluator.evaluate(h, b) for h, b in pairs], repeat)
     elif name == "pokerkit":
         some = rows7[: max(1, len(rows7) // 50)]
         cards = [[next(iter(module.Card.parse(FACES[c]))) for c in row] for row in some]
@@ -115,7 +116,7 @@ def _fasteval(rng: np.random.Generator, batch: int, repeat: int) -> tuple[dict, 
         ("deuce_seven_5_per_s", "low_27", hands5),
     ]:
         fe.evaluate_batch(evaluator, cards[:1000])
-        out[label] = _rate(len(cards), lambda e=evaluator, c=cards: fe.evaluate_batch(e, c), repeat)
+        out[label] = _rate(len(cards), functools.partial(fe.evaluate_batch, evaluator, cards), repeat)
     hole, board = omaha[:, :4], omaha[:, 4:]
     out["omaha_per_s"] = _rate(len(omaha), lambda: fe.evaluate_batch("omaha_high", hole, board), repeat)
     out["omaha_five_card_evals_per_s"] = round(out["omaha_per_s"] * 60, 1)
@@ -152,7 +153,8 @@ def _equities(rng: np.random.Generator, quick: bool) -> dict:
     for players in (2, 6, 9):
         hands, board, _ = _deal(rng, players, 2, 3)
         out[f"holdem_flop_{players}"] = _equity_case("holdem", hands, board, [], fast)
-        out[f"holdem_turn_{players}"] = _equity_case("holdem", *_deal(rng, players, 2, 4)[:2], [], fast)
+        turn_hands, turn_board, _ = _deal(rng, players, 2, 4)
+        out[f"holdem_turn_{players}"] = _equity_case("holdem", turn_hands, turn_board, [], fast)
         out[f"holdem_preflop_{players}"] = _equity_case("holdem", hands, [], [], slow)
     for players in (2, 6, 9):
         hands, board, _ = _deal(rng, players, 4, 3)

@@ -17,6 +17,12 @@ comes).  While the dealer keeps dealing, faults are injected at random moments o
   issue 26, F5);
 * ``retained``: the console publishes one ``request/misdeal`` with the retain flag, and the
   broker restarts (it must never be applied; issue 26, F1).
+* ``slowclients``: every page port (display, overlay, tracker) flooded for 4 s with 100 idle
+  connections and 5 that trickle a request a byte at a time (issue 26, F2); afterwards each page
+  must answer again;
+* ``diskfull``: the journal's disk (a tmpfs of its own) filled to the last byte for 2 s while the
+  dealer goes on (issue 26, F6): the table holds the cards, says "journal full", refuses console
+  requests (the dealer's console tries again), and applies what it held once space returns.
 
 After the hands, a burst of 2,000 QoS 1 requests at once: how many are answered (issue 26, F7).
 
@@ -39,6 +45,7 @@ Measured on our own simulator and emulator (no table hardware here).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import random
@@ -65,7 +72,10 @@ TABLE = "t1"
 SEATS = (1, 2, 3, 4, 5, 6)
 GAMES = ("holdem", "omaha")
 # misdeal: the dealer calls one mid-deal; stall, corrupt, retained: issue 26
-FAULTS = ("none", "kill", "outage", "unplug", "reset", "misdeal", "stall", "corrupt", "retained")
+FAULTS = ("none", "kill", "outage", "unplug", "reset", "misdeal", "stall", "corrupt", "retained", "slowclients",
+          "diskfull")
+PAGES = ("display", "overlay", "tracker")
+DISK = "64m"  # the journal's own tmpfs: room for a 200-hand session, and quick to fill
 SHOWN_KINDS = ("deal", "burn", "board")  # input events that each give one event/card, event/burn, event/board
 CARD = re.compile(r"(?<![A-Za-z0-9])([2-9TJQKA][hdcs])(?![A-Za-z0-9])")
 
@@ -90,6 +100,9 @@ class Recorder:
 
         self.records: list[Record] = []
         self.lock = threading.Lock()
+        self._parsed = 0
+        self._by_topic: defaultdict[str, list[dict]] = defaultdict(list)
+        self._seqs: defaultdict[str, set] = defaultdict(set)
         self.connected = threading.Event()
         self.topics = topics
         self.c = mqtt.Client(callback_api_version=CallbackAPIVersion.VERSION2, protocol=mqtt.MQTTv5,
@@ -121,6 +134,29 @@ class Recorder:
         with self.lock:
             return list(self.records)
 
+    def parsed(self, topic: str) -> list[dict]:
+        """The JSON payloads received on ``topic``, parsed once (the dealer looks many times a
+        second: a 200-hand session must not parse every message again at each look)."""
+        with self.lock:
+            new = self.records[self._parsed:]
+            self._parsed = len(self.records)
+        for r in new:
+            if r.payload[:1] == b"{":
+                try:
+                    p = json.loads(r.payload)
+                except ValueError:
+                    continue
+                self._by_topic[r.topic].append(p)
+                if isinstance(p, dict) and "seq" in p:
+                    self._seqs[r.topic].add(p["seq"])
+        return self._by_topic[topic]
+
+    def distinct(self, topics: tuple[str, ...]) -> int:
+        """Distinct ``seq`` values received on ``topics`` (a repeat after an outage counts once)."""
+        for t in topics:
+            self.parsed(t)
+        return sum(len(self._seqs[t]) for t in topics)
+
     def close(self) -> None:
         self.c.disconnect()
         self.c.loop_stop()
@@ -134,17 +170,25 @@ class Console:
         self.topics = topics
         self.rec = Recorder(host, port, "console", password, [topics.response + "/#"])
         self.rec.connected.wait(10)
-        self.sent = self.retries = self.refused = 0
+        self.sent = self.retries = self.refused = self.journal_full = 0
+        self._seen = 0
+        self._answers: defaultdict[str, list[dict]] = defaultdict(list)
         self.errors: Counter = Counter()
 
     def answers(self, tx: str) -> list[dict]:
-        out = []
-        for r in self.rec.snapshot():
-            if r.payload and tx.encode() in r.payload:
-                data = json.loads(r.payload)
-                if data.get("transaction") == tx:
-                    out.append(data)
-        return out
+        """The answers to transaction ``tx`` (responses parsed once, as they come)."""
+        with self.rec.lock:
+            new = self.rec.records[self._seen:]
+            self._seen = len(self.rec.records)
+        for r in new:
+            if r.payload[:1] == b"{":
+                try:
+                    data = json.loads(r.payload)
+                except ValueError:
+                    continue
+                if isinstance(data, dict) and data.get("transaction"):
+                    self._answers[data["transaction"]].append(data)
+        return self._answers.get(tx, [])
 
     def request(self, name: str, fields: dict, timeout: float = 6.0, tries: int = 6,
                 quiet: bool = False) -> dict | None:
@@ -153,12 +197,18 @@ class Console:
         payload = json.dumps(dict(fields, transaction=tx)).encode()
         for attempt in range(tries):
             if attempt:
+                self._answers.pop(tx, None)  # a refusal ("journal full") answered this transaction once already
+            if attempt:
                 self.retries += 1
             self.sent += 1
             self.rec.c.publish(self.topics.request(name), payload, qos=1)
             deadline = time.monotonic() + timeout
             while time.monotonic() < deadline:
                 got = self.answers(tx)
+                if got and not got[0]["ok"] and "journal full" in (got[0]["error"] or "") and attempt + 1 < tries:
+                    self.journal_full += 1  # nothing changed: the dealer tries again in a moment
+                    time.sleep(0.5)
+                    break
                 if got:
                     if not got[0]["ok"] and not quiet:
                         self.refused += 1
@@ -197,11 +247,14 @@ class Rig:
         acl = (REPO / "systemd" / "mosquitto" / "acl").read_text()
         self.broker = Broker.start(users=self.passwords, acl_text=acl, config_template=conf)
         self.deck = enroll_deck("A", seed=0)
-        DeckRegistry([self.deck]).save(work / "decks.json")
+        self.registry = DeckRegistry([self.deck])
+        self.registry.save(work / "decks.json")
         self.layout = TableLayout.for_games(GAMES, seats=len(SEATS))
         self.sim = TableSim(self.layout, self.deck)
         self.link = str(work / "ttyEMU")
         self.emulator = Emulator(self.layout.antenna_count, link_path=self.link).start()
+        self.disk, self.disk_note = self._small_disk(work / "disk")
+        self.pages = {name: _free_port() for name in PAGES}
         self.config = self._write_config()
         self.proc: subprocess.Popen | None = None
         host, port = self.broker.host, self.broker.port
@@ -214,9 +267,26 @@ class Rig:
         self.console = Console(host, port, self.passwords["console"], t)
         self.kills = self.outages = self.unplugs = self.resets = 0
         self.stalls = self.corruptions = self.retained = 0
+        self.confirms = 0  # request/confirm sent by the dealer, answering an "order unknown" alert
+        self.floods = self.disk_fulls = 0
+        self.gave_up: list[dict[str, Any]] = []  # the dealer acted before the display had every card
+        self.flood_stats: list[dict[str, Any]] = []
         self.recovery: dict[str, list[float]] = {"restart": [], "unplug": [], "reset": []}
         self._replugs: list[tuple[str, float]] = []
         self._threads: list[threading.Thread] = []
+
+    @staticmethod
+    def _small_disk(where: Path) -> tuple[Path | None, str]:
+        """The journal's own small file system, to fill without touching anything else (root only)."""
+        where.mkdir()
+        prefix = _root_prefix()
+        if prefix is None:
+            return None, "unavailable: mounting a tmpfs needs root or passwordless sudo"
+        proc = subprocess.run([*prefix, "mount", "-t", "tmpfs", "-o", f"size={DISK},mode=1777", "tmpfs", str(where)],
+                              capture_output=True, text=True)
+        if proc.returncode != 0:
+            return None, f"unavailable: mount failed: {proc.stderr.strip()[:120]}"
+        return where, f"tmpfs {DISK}"
 
     def _write_config(self) -> Path:
         antennas = []
@@ -226,6 +296,12 @@ class Rig:
                 f"board:{slot.index}" if z.kind == "board" else z.kind)
             antennas.append(f'{antenna} = "{zone}"')
         (self.work / "mqtt.pass").write_text(self.passwords["controller"])
+        for role in ("console", "overlay"):
+            (self.work / f"{role}.pass").write_text(self.passwords[role])
+        pages = "\n".join(f'[web.{name}]\nport = {port}\nuser = "{"overlay" if name == "overlay" else "console"}"\n'
+                          f'password_file = "{"overlay" if name == "overlay" else "console"}.pass"\n'
+                          for name, port in self.pages.items())
+        journal = "disk/journal.sqlite" if self.disk is not None else "journal.sqlite"
         cfg = self.work / "table.toml"
         cfg.write_text(f"""
 [table]
@@ -255,11 +331,13 @@ discovery = true
 delay = {self.delay}
 
 [journal]
-path = "journal.sqlite"
+path = "{journal}"
 sync = "normal"
 
 [web]
-enabled = false
+enabled = true
+
+{pages}
 """)
         return cfg
 
@@ -342,7 +420,85 @@ enabled = false
         self.retained += 1
         payload = json.dumps({"reason": "called_misdeal", "transaction": f"retained-{self.retained}"}).encode()
         self.console.rec.c.publish(self.topics.request("misdeal"), payload, qos=1, retain=True)
-        self._spawn(lambda: (time.sleep(0.3), self.broker.restart(down_for=0.5)))
+        def restart_soon() -> None:
+            time.sleep(0.3)
+            self.broker.restart(down_for=0.5)
+
+        self._spawn(restart_soon)
+
+    def slowclients(self) -> None:
+        """Every page port flooded for 4 s: 100 idle connections and 5 that trickle a request a
+        byte every half second; then each page must answer a plain GET again (within 10 s)."""
+        import socket
+        import urllib.request
+
+        self.floods += 1
+
+        def flood() -> None:
+            held: list[socket.socket] = []
+            opened = refused = 0
+            for port in self.pages.values():
+                for _ in range(105):
+                    try:
+                        held.append(socket.create_connection(("127.0.0.1", port), timeout=2))
+                        opened += 1
+                    except OSError:
+                        refused += 1
+            slow = held[-5:]
+            end = time.monotonic() + 4.0
+            line = b"GET / HTTP/1.1\r\nHost: x\r\n"
+            i = 0
+            while time.monotonic() < end:
+                for sock in slow:
+                    with contextlib.suppress(OSError):
+                        sock.send(line[i % len(line):i % len(line) + 1])
+                i += 1
+                time.sleep(0.5)
+            for sock in held:
+                sock.close()
+            answered = {}
+            for name, port in self.pages.items():
+                t0 = time.monotonic()
+                ok = False
+                while time.monotonic() - t0 < 10 and not ok:
+                    try:
+                        with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=3) as r:
+                            ok = r.status == 200
+                    except OSError:
+                        time.sleep(0.2)
+                answered[name] = round(time.monotonic() - t0, 3) if ok else None
+            self.flood_stats.append({"opened": opened, "refused": refused, "answered_after_s": answered})
+
+        self._spawn(flood)
+
+    def diskfull(self) -> None:
+        """The journal's disk filled to the last byte for 2 s (its WAL just checkpointed), then emptied."""
+        disk = self.disk
+        if disk is None:
+            return
+        self.disk_fulls += 1
+        ballast = disk / "ballast"
+
+        def fill() -> None:
+            import sqlite3
+
+            # As a checkpoint leaves it: the WAL emptied, so the next append needs new blocks (a WAL
+            # that still had room would take a few events on a full disk, and show nothing).
+            with contextlib.closing(sqlite3.connect(disk / "journal.sqlite", timeout=5)) as db:
+                with contextlib.suppress(sqlite3.Error):
+                    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            fd = os.open(ballast, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            try:
+                for size in (1 << 20, 4096, 512, 1):  # to the last byte
+                    with contextlib.suppress(OSError):
+                        while True:
+                            os.write(fd, b"\0" * size)
+                time.sleep(2.0)
+            finally:
+                os.close(fd)
+                ballast.unlink()
+
+        self._spawn(fill)
 
     def _spawn(self, fn: Callable[[], None]) -> None:
         t = threading.Thread(target=fn, daemon=True)
@@ -363,15 +519,42 @@ enabled = false
         self.emulator.stop()
         self.broker.stop()
 
+    def unmount(self) -> None:
+        """The journal is copied beside the config (``tablectl replay`` reads it there), then the disk goes."""
+        if self.disk is not None:
+            import shutil
+
+            for f in self.disk.glob("journal.sqlite*"):
+                shutil.copy2(f, self.work / f.name)
+            subprocess.run([*(_root_prefix() or []), "umount", "-l", str(self.disk)], check=False)
+
     # ------------------------------------------------------------------ what the controller saw
     def events(self, kind: str) -> list[dict]:
         topic = self.topics.event(kind)
-        return [json.loads(r.payload) for r in self.ctl.snapshot() if r.topic == topic and r.payload]
+        return self.ctl.parsed(topic)
 
     def card_count(self) -> int:
         """Distinct card, burn and board events received (a repeat after an outage counts once)."""
-        kinds = {self.topics.event(k) for k in ("card", "burn", "board")}
-        return len({(r.topic, json.loads(r.payload)["seq"]) for r in self.ctl.snapshot() if r.topic in kinds})
+        return self.ctl.distinct(tuple(self.topics.event(k) for k in ("card", "burn", "board")))
+
+
+def _root_prefix() -> list[str] | None:
+    """How to run mount: as root, or through passwordless sudo; None when neither."""
+    import shutil
+
+    if os.geteuid() == 0:
+        return []
+    if shutil.which("sudo") and subprocess.run(["sudo", "-n", "true"], capture_output=True).returncode == 0:
+        return ["sudo", "-n"]
+    return None
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
 
 
 def _header(start: dict) -> dict:
@@ -408,8 +591,58 @@ def _request_fields(event: Any) -> tuple[str, dict] | None:
     return None
 
 
+@dataclass
+class Pitched:
+    """What the bench's dealer pitched this hand, in order, and the confirm alerts he answered."""
+
+    start_seq: int
+    cards: list[tuple[str, str]] = field(default_factory=list)  # (zone: seat:N, burn, board; card)
+    answered: int = 0
+    asked: int = 0
+    alerts_seen: int = 0
+
+
+def _where(rig: Rig, antenna: int) -> str:
+    zone = rig.layout.zone_map.antennas[antenna].zone
+    return zone.name
+
+
+def answer_confirm(rig: Rig, pitched: Pitched, log: HandLog) -> None:
+    """The dealer reads an "order unknown: confirm" alert (``card_unread``: the bench deals no
+    card a tag cannot read) on the display and answers with ``request/confirm``: the cards the
+    table has not shown yet, where each went, in the order he pitched them (he knows: he dealt
+    them; the display shows how many cards each seat, the burn and the board hold)."""
+    alerts = rig.watch["display"].parsed(rig.topics.alert)
+    asked = [a for a in alerts[pitched.alerts_seen:] if a.get("reason") == "card_unread"
+             and a.get("seq", 0) > pitched.start_seq]
+    pitched.alerts_seen = len(alerts)
+    pitched.asked += len(asked)
+    if pitched.asked <= pitched.answered:
+        return
+    pitched.answered = pitched.asked
+    _quiet(rig.card_count, 0.4, 4.0)
+    states = rig.watch["display"].parsed(rig.topics.state)
+    hand = states[-1].get("hand") if states else None
+    if not hand:
+        return
+    shown = {f"seat:{k}": v["cards"] for k, v in hand["seats"].items()}
+    shown["burn"], shown["board"] = hand.get("burns", 0), len(hand.get("board") or [])
+    by_zone: dict[str, list[int]] = defaultdict(list)
+    for i, (zone, _card) in enumerate(pitched.cards):
+        by_zone[zone].append(i)
+    missing = sorted(i for zone, idx in by_zone.items() for i in idx[shown.get(zone, 0):])
+    if not missing:
+        return
+    cards = [{"to": pitched.cards[i][0], "card": pitched.cards[i][1]} for i in missing]
+    rig.confirms += 1
+    r = rig.console.request("confirm", {"cards": cards})
+    if r is None or not r["ok"]:
+        log.refused.append(f"confirm {cards}: {r and r['error']}")
+
+
 def deal_hand(rig: Rig, n: int, fault: str, progress: Callable[[str], None]) -> HandLog:
     from controller.sim import dealer as dealer_sim
+    from firmware_bridge.table_sim import Console as ConsoleStep
 
     game = GAMES[n % len(GAMES)]
     log = HandLog(n, game, fault)
@@ -439,6 +672,7 @@ def deal_hand(rig: Rig, n: int, fault: str, progress: Callable[[str], None]) -> 
         moves = [i for i in moves if i < first_act] or moves
     at = rig.rng.choice(moves[: max(1, len(moves) * 2 // 3)]) if fault != "none" and moves else -1
     cards_before = rig.card_count()
+    pitched = Pitched(seq)
     for i, action in enumerate(plan.actions):
         if i == at and fault == "misdeal":
             _quiet(rig.card_count, 0.4, 4.0)
@@ -448,17 +682,23 @@ def deal_hand(rig: Rig, n: int, fault: str, progress: Callable[[str], None]) -> 
             break
         if i == at:
             getattr(rig, {"kill": "kill9", "retained": "retained_request"}.get(fault, fault))()
-        if hasattr(action, "event"):
+        if isinstance(action, ConsoleStep):
             if any(e["seq"] > seq for e in rig.events("hand_end")):
                 break  # the hand ended early (a ruling): the dealer stops and clears the table
             # The dealer acts on what the display shows: wait until the cards pitched so far are in.
             due = sum(1 for e in plan.expected[: action.index] if e.kind in SHOWN_KINDS)
             settle = time.monotonic() + 8
             while rig.card_count() - cards_before < due and time.monotonic() < settle:
+                answer_confirm(rig, pitched, log)
                 time.sleep(0.01)
             req = _request_fields(action.event)
             if req is None:
                 continue
+            if rig.card_count() - cards_before < due:
+                # The dealer acts though the display still lacks a card he pitched (8 s on): the table
+                # rules on what it has (a short seat when action starts is wrong_card_count).
+                rig.gave_up.append({"hand": n + 1, "fault": fault, "due": due,
+                                    "shown": rig.card_count() - cards_before})
             answer = rig.console.request(*req)
             if answer is None or not answer["ok"]:
                 log.refused.append(f"{req[0]} {req[1]}: {answer and answer['error']}")
@@ -468,9 +708,17 @@ def deal_hand(rig: Rig, n: int, fault: str, progress: Callable[[str], None]) -> 
                 _quiet(rig.card_count, 0.4, 4.0)
             for antenna, uid in action.removes:
                 rig.emulator.remove(antenna, uid)
+                card = rig.registry.lookup(uid).card  # gone from its zone (a fold, the scoop): no longer dealt there
+                if card is not None and (_where(rig, antenna), card.label()) in pitched.cards:
+                    pitched.cards.remove((_where(rig, antenna), card.label()))
             for antenna, uid in action.places:
                 rig.emulator.place(antenna, uid)
+                card = rig.registry.lookup(uid).card
+                where = _where(rig, antenna)
+                if card is not None and (where in ("burn", "board") or where.startswith("seat:")):
+                    pitched.cards.append((where, card.label()))  # dealt cards (not a fold into the muck)
             time.sleep(rig.pace)
+            answer_confirm(rig, pitched, log)
     deadline = time.monotonic() + 15
     while time.monotonic() < deadline:
         if any(e["seq"] > seq for e in rig.events("hand_end")):
@@ -529,6 +777,7 @@ def analyse(rig: Rig, hands: list[HandLog], retained: list[Record] | None = None
                     rulings.append(dict(out.payload, seq=out.seq))
                 elif out.kind == "holecards":
                     engine = svc.engine
+                    assert engine is not None
                     for held in engine.hands.values():
                         for h in held:
                             if not h.up:
@@ -565,6 +814,8 @@ def analyse(rig: Rig, hands: list[HandLog], retained: list[Record] | None = None
                 leaks[role] += 1
                 if len(examples) < 5:
                     examples.append(f"{role} {r.topic}: {sorted(bad)}")
+    journal_full_alerts = sum(1 for r in rig.watch["display"].snapshot()
+                              if r.topic == rig.topics.alert_active and b'"journal_full"' in r.payload)
     # The overlay: broadcast hole cards never before their delay (``ts`` is when the controller
     # published the private copy, on this machine's clock).
     early = 0
@@ -593,8 +844,8 @@ def analyse(rig: Rig, hands: list[HandLog], retained: list[Record] | None = None
                 found = n
         return found
 
-    for r in rulings:
-        r["hand"] = dealt_hand(r["seq"])
+    for ruling in rulings:
+        ruling["hand"] = dealt_hand(ruling["seq"])
     fault_of = {n: fault for _, n, fault in starts}
     # A finished hand's hole cards still retained on the overlay's topic (a live hand's may be).
     stale = [r for r in retained or [] if json.loads(r.payload).get("hand_id") in ended]
@@ -615,9 +866,12 @@ def analyse(rig: Rig, hands: list[HandLog], retained: list[Record] | None = None
         "hands_finished": sum(h.finished for h in hands),
         "faults": {"kill_9": rig.kills, "broker_outage": rig.outages, "unplug": rig.unplugs, "reset": rig.resets,
                    "stall": rig.stalls, "corrupt_burst": rig.corruptions, "retained_request": rig.retained,
+                   "slow_clients": rig.floods, "disk_full": rig.disk_fulls,
                    "hands_by_fault": dict(Counter(h.fault for h in hands))},
         "retained_requests_applied": retained_applied,
         "confirm_alerts": len(confirm),
+        "confirm_alerts_answered": rig.confirms,
+        "dealer_acted_with_cards_missing": {"n": len(rig.gave_up), "examples": rig.gave_up[:5]},
         "confirm_alerts_by_fault": dict(Counter(fault_of.get(dealt_hand(c["seq"]), "?") for c in confirm)),
         "journal_chain": chain,
         "misdeals_called_by_the_dealer": called,
@@ -638,6 +892,10 @@ def analyse(rig: Rig, hands: list[HandLog], retained: list[Record] | None = None
                   "overlay_retained_after_its_hand": len(stale)},
         "recovery_s": {k: summary(v) for k, v in rig.recovery.items()},
         "recovery_without_a_card_in_15_s": dict(no_card_after),
+        "slow_clients": {"floods": rig.flood_stats[:3], "pages_not_answering_after":
+                         sum(1 for f in rig.flood_stats for v in f["answered_after_s"].values() if v is None)},
+        "disk_full": {"disk": rig.disk_note, "journal_full_alerts": journal_full_alerts,
+                      "console_requests_refused_journal_full": rig.console.journal_full},
         "broadcast_delay_s": rig.delay,
         "note": "our own dealer simulator and antenna emulator; no table hardware",
     }
@@ -708,7 +966,7 @@ def request_round_trip(rig: Rig, n: int = 200) -> dict[str, Any]:
     bare_p50 = p50(echo)
     return {"requests": n, "applied_p50_ms": p50(applied), "refused_p50_ms": p50(refused),
             "bare_round_trip_p50_ms": bare_p50,
-            "ratio_applied_to_bare": round(p50(applied) / bare_p50, 2) if applied and bare_p50 else None,
+            "ratio_applied_to_bare": round(statistics.median(applied) / bare_p50, 2) if applied and bare_p50 else None,
             "journal_sync": "normal", "answered": [len(applied), len(refused), len(echo)]}
 
 
@@ -738,7 +996,7 @@ def run_bench(hands: int = 60, seed: int = 1, delay: int = 2, pace: float = 0.08
     ``schedule``), and count what went wrong (see the module's docstring)."""
     progress = progress or (lambda msg: None)
     weights = fault_weights or {"none": 2, "kill": 1, "outage": 1, "unplug": 1, "reset": 1, "misdeal": 1, "stall": 1,
-                                "corrupt": 1, "retained": 1}
+                                "corrupt": 1, "retained": 1, "slowclients": 1, "diskfull": 1}
     work = Path(tempfile.mkdtemp(prefix="tablectl-faults-"))
     rig = Rig(work, seed, delay, log_mode, pace)
     t_start = time.monotonic()
@@ -770,7 +1028,10 @@ def run_bench(hands: int = 60, seed: int = 1, delay: int = 2, pace: float = 0.08
         burst = request_burst(rig) if hands else None
     finally:
         rig.stop()
-    result = analyse(rig, logs, retained)
+    try:
+        result = analyse(rig, logs, retained)
+    finally:
+        rig.unmount()
     result["request_burst"] = burst
     result["request_to_response"] = rtt
     result["seconds"] = round(time.monotonic() - t_start, 1)

@@ -21,6 +21,7 @@ both are reported.
 
 from __future__ import annotations
 
+import functools
 import random
 import statistics
 import tempfile
@@ -35,6 +36,7 @@ from controller.mqtt.broker import Broker
 from controller.rules.cards import standard_deck
 from controller.rules.decks import Deck, DeckRegistry
 from controller.rules.events import EndHand, NewHand, SeatPlayer, SetButton
+from firmware_bridge.source import RfidSource
 
 #: Seconds between two cards, for the daemon and for both floors alike: an idle machine wakes
 #: up more slowly than a busy one, so the floor must be measured at the daemon's own pace.
@@ -75,8 +77,8 @@ class EmulatorProcess(_ChildProcess):
 
     what = "emulator"
 
-    def __init__(self, link_path: str, antennas: int = 27) -> None:
-        super().__init__(_emulator_main, link_path, antennas)
+    def __init__(self, link_path: str, antennas: int = 27, settings: dict[str, Any] | None = None) -> None:
+        super().__init__(_emulator_main, link_path, antennas, settings)
 
     def place(self, antenna: int, uid: str) -> None:
         self.conn.send(("place", antenna, uid))
@@ -85,16 +87,51 @@ class EmulatorProcess(_ChildProcess):
         self.conn.send(("remove", antenna, uid))
 
     def frames(self) -> dict[int, float]:
+        return dict(self.frame_list())
+
+    def frame_list(self) -> list[tuple[int, float]]:
+        """Every frame's number and write time, in order (numbers restart when the reader resets)."""
         self.conn.send(("frames",))
-        return dict(self.conn.recv())
+        return list(self.conn.recv())
 
 
-def _emulator_main(conn, link_path: str, antennas: int) -> None:
+def subscribed_client(host: str, port: int, topic: str, client_id: str, on_message: Callable[..., None]) -> Any:
+    """A paho client (MQTT v5) subscribed to ``topic`` at QoS 1, its loop running: the benches'
+    subscribers in their own processes."""
+    import paho.mqtt.client as mqtt
+    from paho.mqtt.enums import CallbackAPIVersion
+
+    subscribed = threading.Event()
+    sub = mqtt.Client(callback_api_version=CallbackAPIVersion.VERSION2, protocol=mqtt.MQTTv5, client_id=client_id)
+    sub.on_message = on_message
+    sub.on_subscribe = lambda *a: subscribed.set()
+    sub.connect(host, port)
+    sub.loop_start()
+    sub.subscribe(topic, qos=1)
+    subscribed.wait(10)
+    return sub
+
+
+def _longer_than(items: Any, n: int) -> bool:
+    return len(items) > n
+
+
+def rfid_source(daemon: Any) -> RfidSource:
+    """The daemon's antenna source: the benches reach into its pipeline and its bridge."""
+    src = daemon.sources["serial"]
+    assert isinstance(src, RfidSource), src
+    return src
+
+
+def _emulator_main(conn, link_path: str, antennas: int, settings: dict[str, Any] | None = None) -> None:
+    """``settings``: the Emulator's own (the firmware's defaults with ``{}``); None: a fast scan
+    for the latency floor."""
     from firmware_bridge.emulator import Emulator
 
     frames: list[tuple[int, float]] = []
-    emu = Emulator(antennas, scan_period_ms=2, debounce_ms=0, heartbeat_ms=200, tick=0.0005,
-                   on_frame=lambda seq, t: frames.append((seq, t)), link_path=link_path).start()
+    if settings is None:
+        settings = {"scan_period_ms": 2, "debounce_ms": 0, "heartbeat_ms": 200, "tick": 0.0005}
+    emu = Emulator(antennas, **settings, on_frame=lambda seq, t: frames.append((seq, t)), link_path=link_path).start()
     conn.send("ready")
     while True:
         cmd = conn.recv()
@@ -133,7 +170,7 @@ def pty_floor(cards: int, pace: float = CARD_PACE) -> dict[str, Any]:
                 uid = f"04{i:06X}"
                 emu.place(i % 16, uid)
                 with cond:
-                    cond.wait_for(lambda n=i: len(got) > n, 5)
+                    cond.wait_for(functools.partial(_longer_than, got, i), 5)
                 emu.remove(i % 16, uid)
                 time.sleep(pace)
             written = emu.frames()
@@ -177,12 +214,9 @@ class SubscriberProcess(_ChildProcess):
 def _subscriber_main(conn, host: str, port: int, topic: str, client_id: str) -> None:
     import json
 
-    import paho.mqtt.client as mqtt
-    from paho.mqtt.enums import CallbackAPIVersion
 
     got: list[tuple[Any, float]] = []
     cond = threading.Condition()
-    subscribed = threading.Event()
 
     def on_message(c, u, m) -> None:
         now = time.monotonic()
@@ -195,19 +229,13 @@ def _subscriber_main(conn, host: str, port: int, topic: str, client_id: str) -> 
             got.append((key, now))
             cond.notify_all()
 
-    sub = mqtt.Client(callback_api_version=CallbackAPIVersion.VERSION2, protocol=mqtt.MQTTv5, client_id=client_id)
-    sub.on_message = on_message
-    sub.on_subscribe = lambda *a: subscribed.set()
-    sub.connect(host, port)
-    sub.loop_start()
-    sub.subscribe(topic, qos=1)
-    subscribed.wait(10)
+    sub = subscribed_client(host, port, topic, client_id, on_message)
     conn.send("ready")
     while True:
         cmd = conn.recv()
         if cmd[0] == "wait":
             with cond:
-                cond.wait_for(lambda n=cmd[1]: len(got) >= n, cmd[2])
+                cond.wait_for(functools.partial(_longer_than, got, cmd[1] - 1), cmd[2])
                 conn.send(len(got))
         elif cmd[0] == "results":
             with cond:
@@ -297,12 +325,13 @@ def daemon_latency(broker: Broker, cards: int, settle: float, pace: float = CARD
     emu = EmulatorProcess(str(tmp / "ttyEMU"))
     d = Daemon(config, registry=registry, backends={"serial": str(tmp / "ttyEMU")})
     d.start()
-    rfid = d.sources["serial"]
+    rfid = rfid_source(d)
     assert d.link is not None
     rfid.pipeline.zones = ZoneTracker(rfid.pipeline.zones.zone_map, debounce=settle)
     arrivals = record_arrivals(rfid.pipeline)
     sub = SubscriberProcess(broker.host, broker.port, d.topics.event("card"), f"bench-sub-{sync}-{settle}")
     d.link.connected_event.wait(10)
+    assert rfid.bridge is not None
     rfid.bridge.wait_synced(10)
     time.sleep(0.3)
     for seat in range(1, 10):

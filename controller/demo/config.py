@@ -13,7 +13,7 @@ from controller.rules.games import Family, get_game
 def demo_config(table_id: str = "demo", *, size: int = 9, game: str = "holdem", rules: str = "robert",
                 journal: str | Path | None = None, mqtt_url: str = "mqtt://localhost:1883",
                 broadcast_delay: int | str = 0, journal_sync: str = "full",
-                starting_stack: int | None = None) -> CoreConfig:
+                starting_stack: int | None = None, event: str = "cash") -> CoreConfig:
     """A self-contained config for the demo: no serial link, panel or NFC; reference antennas."""
     fam = get_game(game).family
     stakes: dict[str, int] = {"ante": 0}
@@ -24,7 +24,7 @@ def demo_config(table_id: str = "demo", *, size: int = 9, game: str = "holdem", 
     if starting_stack is not None:
         stakes["starting_stack"] = starting_stack
     data: dict[str, Any] = {
-        "table": {"id": table_id, "size": size, "game": game, "rules": rules},
+        "table": {"id": table_id, "size": size, "game": game, "rules": rules, "event": event},
         "stakes": stakes,
         "antennas": ZoneMap.standard(size).to_dict(),
         "serial": {"enabled": False},

@@ -14,7 +14,7 @@ import random
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from rich.console import Console
 from rich.panel import Panel
@@ -29,6 +29,10 @@ from controller.rules.table import Table
 from controller.service import TableService
 from controller.sim import dealer as dealer_sim
 
+# The games the demo deals in turn: all but 2-7 triple draw (issue 22 added it as game data; the
+# demo's emulated dealer is not yet proven on three draws through the antennas under load).
+DEMO_GAMES = tuple(g for g in GAMES if g != "triple_draw_27")
+
 
 @dataclass
 class DemoStats:
@@ -37,7 +41,7 @@ class DemoStats:
     mistakes: int = 0
     caught: int = 0
     dead_tags: int = 0
-    rulings: Counter | None = None
+    rulings: Counter[str] = field(default_factory=Counter)
     false_alarms: int = 0  # hands dealt with no mistake that raised an alert anyway
 
     @property
@@ -80,7 +84,7 @@ def run_console_demo(hands: int = 0, seed: int | None = None, delay: float = 0.1
     console = console or Console(highlight=False)
     rng = random.Random(seed)
     stats = DemoStats(rulings=Counter())
-    games = games or list(GAMES)
+    games = games or list(DEMO_GAMES)
     n = 0
     while hands == 0 or n < hands:
         game = games[n % len(games)]
@@ -161,7 +165,7 @@ def run_table_demo(hands: int = 0, seed: int | None = None, pace: float = 0.4, m
     with lifecycle.stop_on_signals():
         try:
             return _run_table_demo(hands, seed, pace, mistake_rate, ws_port, http_port, broadcast_delay, dead_tags,
-                                   console, games or list(GAMES), rules)
+                                   console, games or list(DEMO_GAMES), rules)
         finally:
             lifecycle.forget()
 
@@ -189,7 +193,8 @@ def _run_table_demo(hands: int, seed: int | None, pace: float, mistake_rate: flo
     repo = Path(__file__).resolve().parents[2]
     conf = (repo / "systemd" / "mosquitto" / "poker-table.conf").read_text()
     acl = (repo / "systemd" / "mosquitto" / "acl").read_text()
-    passwords = {role: secrets.token_urlsafe(9) for role in ("controller", "display", "console", "overlay")}
+    passwords = {role: secrets.token_urlsafe(9) for role in ("controller", "display", "console", "overlay",
+                                                                     "producer")}
     work = Path(tempfile.mkdtemp(prefix="tablectl-demo-"))
     deck = enroll_deck("A", seed=0)
     ended: list[dict] = []  # hand_end payloads, as the daemon published them
@@ -247,8 +252,10 @@ def _run_table_demo(hands: int, seed: int | None, pace: float, mistake_rate: flo
             "display": {"user": "console", "pass": passwords["console"]},
             "tracker": {"user": "console", "pass": passwords["console"]},
             "overlay": {"user": "overlay", "pass": passwords["overlay"]},
+            "producer": {"user": "producer", "pass": passwords["producer"]},
         }, listen={"display": (HOST, http_port), "overlay": (HOST, http_port + 1 if http_port else 0),
-                   "tracker": (HOST, http_port + 2 if http_port else 0)})
+                   "tracker": (HOST, http_port + 2 if http_port else 0),
+                   "producer": (HOST, http_port + 3 if http_port else 0)})
         try:
             console.rule("poker-table-controller demo")
             console.print(f"broker      mqtt://127.0.0.1:{broker.port}  (websockets {ws})")
@@ -259,13 +266,14 @@ def _run_table_demo(hands: int, seed: int | None, pace: float, mistake_rate: flo
             console.print(f"[bold]dealer display[/]    {web.page_url('display')}")
             console.print(f"[bold]action tracker[/]    {web.page_url('tracker')}")
             console.print(f"[bold]broadcast overlay[/] {web.page_url('overlay')}   (delay {broadcast_delay} s)")
+            console.print(f"[bold]producer's control[/] {web.page_url('producer')}")
             console.print(f"journal     {work / 'journal.sqlite'}  (config {work / 'config.toml'}: "
                           f"tablectl export --phh --config {work / 'config.toml'} hands/)")
             console.print(f"log         {work / 'demo.log'}")
             console.print(f"camera      synthetic, over the board and seats 1-2; {dead_tags:.0%} of board tags dead")
             console.print("Ctrl-C stops.")
             sim = TableSim(layout, deck)
-            rfid = Counter()
+            rfid: Counter[str] = Counter()
 
             def count_rfid(event, source: str) -> None:
                 if source == "rfid" and event.kind not in UNGATED:

@@ -80,6 +80,14 @@ def _named(game: str, cards: tuple[Card, ...], board: tuple[Card, ...], entry: d
         pass
 
 
+def _add_outs(req: EquityRequest, seats: dict[str, dict[str, Any]]) -> None:
+    """The cards that win, for each seat behind (controller/equity/outs.py)."""
+    from controller.equity.outs import outs
+
+    for seat, cards in outs(req.game, req.hands, req.board, req.dead).items():
+        seats[str(seat)]["outs"] = [str(c) for c in cards]
+
+
 def equity_payload(req: EquityRequest, now: float) -> dict[str, Any] | None:
     """The ``broadcast/equity`` payload for one request (None when there is nothing to show)."""
     from controller.equity.odds import EquityError, equity
@@ -118,6 +126,8 @@ def equity_payload(req: EquityRequest, now: float) -> dict[str, Any] | None:
                     entry["high"] = round(result.high.get(seat, 0.0), 4)
                     entry["low"] = round(result.low.get(seat, 0.0), 4)
                 seats[str(seat)] = entry
+            if method != "hand_strength":
+                _add_outs(req, seats)
     except EquityError as exc:
         log.info("no equity for hand %s: %s", req.hand_id, exc)
         return None

@@ -8,8 +8,10 @@ the floor page's live stream and, through ``publish``, as ``floor/room/<kind>`` 
 instructions as ``floor/room/table/<table>`` (outside the tables' ``<base>/<table>/`` namespace, so
 no table id can collide). When the clock reaches a new level, each open tournament table gets
 ``<base>/<table>/request/level`` (the table's own request: its daemon applies the level at its next
-hand, TDA 21). The floor service publishes all of them on the tables' Mosquitto when it reads one;
-a room reading NATS publishes nothing to the tables yet.
+hand, TDA 21). The floor service publishes all of them on the tables' Mosquitto when it reads one,
+and through NATS in a room (each table's bridge brings in its own). A move goes to both tables; what
+the tables answer (``event/seating``, ``event/clock``, ``event/action``) comes back through
+:meth:`Director.observe` as journaled requests (docs/room.md).
 """
 
 from __future__ import annotations
@@ -57,6 +59,8 @@ class Director:
         self._replaying = False
         #: face-up cards read so far at a table being broken, by player (TDA 9's step 2)
         self._draw_reads: dict[str, dict[str, str]] = {}
+        #: (player, index of the redraw's seat decision) he has left his table for
+        self._left: set[tuple[str, int]] = set()
 
     # ------------------------------------------------------------------ journal
     def restore(self) -> Director:
@@ -104,9 +108,11 @@ class Director:
 
     def _announce(self, decision: dict[str, Any]) -> None:
         self.publish(f"floor/room/{decision['kind']}", decision)
-        table = decision.get("table")
-        if table is not None:
-            self.publish(f"floor/room/table/{table}", decision)
+        # A move goes to both tables: the giving table lets the player go, the receiving table seats him.
+        for key in ("table", "from_table"):
+            table = decision.get(key)
+            if table is not None and (key == "table" or table != decision.get("table")):
+                self.publish(f"floor/room/table/{table}", decision)
 
     def tick(self, t: float | None = None) -> list[dict[str, Any]]:
         """Called every second: when the clock reaches a new level, every open table hears it.
@@ -115,28 +121,35 @@ class Director:
         to the next hand." The table's daemon already keeps a new level for its next hand.
         """
         t = self.now() if t is None else t
+        out: list[dict[str, Any]] = []
         with self.lock:
+            # TDA 26: a clock whose 50 seconds and 10-second count ran out without an action
+            due = [table for table, (c, acted) in self.action_clocks.items() if c.ruling(t, acted) is not None]
             tour, clock = self.tournament, self.clock
-            if tour is None or clock is None:
-                return []
-            reading = clock.reading(t)
-            number = reading.level.number if not reading.on_break else None
-            if number is None or number == self._level_sent:
-                return []
-            self._level_sent = number
-            level = {"kind": "level", "text": f"Level {number}: {reading.level.small_blind} / "
-                     f"{reading.level.big_blind}, from each table's next hand", "citations": ["TDA 21"],
-                     **reading.describe()}
-            self.publish("floor/room/level", level)
-            for table in tour.open_tables():
-                self.publish(f"{self.base}/{table.number}/request/level", {"number": number})
-            return [level]
+            reading = clock.reading(t) if tour is not None and clock is not None else None
+            number = reading.level.number if reading is not None and not reading.on_break else None
+            if tour is not None and reading is not None and number is not None and number != self._level_sent:
+                self._level_sent = number
+                level = {"kind": "level", "text": f"Level {number}: {reading.level.small_blind} / "
+                         f"{reading.level.big_blind}, from each table's next hand", "citations": ["TDA 21"],
+                         **reading.describe(), "at": t}
+                self.publish("floor/room/level", level)
+                for table in tour.open_tables():
+                    self.publish(f"{self.base}/{table.number}/request/level", {"number": number})
+                out.append(level)
+        for table_id in due:
+            try:
+                out += self.request("clock.expire", {"table": table_id})
+            except DirectorError:  # acted or expired meanwhile by a request
+                pass
+        return out
 
     def _tournament(self, name: str, body: dict[str, Any], t: float) -> list[dict[str, Any]]:
         if name == "create":
             self.tournament = Tournament(Structure.from_dict(body["structure"]), int(body["seed"]),
                                          str(body.get("draw", "random")))
             self._draw_reads.clear()
+            self._left.clear()
             self.clock = None
             return [{"kind": "tournament", "text": f"Tournament {body['structure']['name']} created",
                      "citations": []}]
@@ -152,6 +165,7 @@ class Director:
                                                 body.get("small_blind"), int(body["big_blind"])),
             "confirm_move": lambda: tour.confirm_move(str(body["name"])),
             "break_cards": lambda: tour.break_cards(body["table"], dict(body["cards"])),
+            "departed": lambda: self._departed(tour, body),
         }
         if name == "chip_race":
             return self._chip_race(tour, body, t)
@@ -166,7 +180,38 @@ class Director:
         call = calls.get(name)
         if call is None:
             raise DirectorError(f"unknown tournament request {name!r}")
-        return [d.describe() for d in (call() or [])]
+        return [d if isinstance(d, dict) else d.describe() for d in (call() or [])]
+
+    def _travel(self, tour: Tournament, name: str, table: Any, seat: Any = None) -> tuple[Any, int, list[str]] | None:
+        """Where a player leaving ``table`` (from ``seat``, when given) goes, and the rules that send him:
+        a move not yet confirmed (TDA 9, RRoP s15 14), or the redraw that last seated him (RRoP s15 17)
+        if he has not left for it yet."""
+        p = tour.players.get(name)
+        if p is None or not p.active:
+            return None
+        last = _last_travel(tour, name)
+        if p.moving_to is not None and str(p.table) == str(table) and seat in (None, p.seat):
+            cites = list(last[1].citations) if last and last[1].kind == "move" else []
+            return p.moving_to[0], p.moving_to[1], cites
+        if last is not None and last[1].kind == "seat" and (name, last[0]) not in self._left \
+                and str(last[1].data.get("from_table")) == str(table) and seat in (None, last[1].data.get("from_seat")):
+            return last[1].data["table"], last[1].data["seat"], list(last[1].citations)
+        return None
+
+    def _departed(self, tour: Tournament, body: dict[str, Any]) -> list[dict[str, Any]]:
+        """The giving table let a travelling player go (his ``event/seating``): the receiving table is told
+        to seat him with the chips he carries. A move is confirmed when that table seats him."""
+        name, table = str(body["name"]), body["table"]
+        travel = self._travel(tour, name, table)
+        if travel is None:
+            raise DirectorError(f"{name} has no move from table {table}")
+        to, seat, citations = travel
+        last = _last_travel(tour, name)
+        if tour.players[name].moving_to is None and last is not None:  # a redraw's seat: he has left for it
+            self._left.add((name, last[0]))
+        return [{"kind": "arrive", "player": name, "table": to, "seat": seat, "from_table": table,
+                 "stack": body.get("stack"), "citations": citations,
+                 "text": f"{name} leaves table {table} for table {to}, seat {seat}"}]
 
     def _chip_race(self, tour: Tournament, body: dict[str, Any], t: float) -> list[dict[str, Any]]:
         """TDA 22 at a scheduled colour-up: the table's stacks by chip and the race's cards in deal order.
@@ -215,10 +260,11 @@ class Director:
             self.action_clocks[table] = (clock, None)
             return [{"kind": "action_clock", "table": table, "seat": clock.seat, "text":
                      f"Clock on seat {clock.seat}: 50 seconds, then a 10-second count", "citations": ["TDA 26"],
+                     "phase": "running", "called": clock.called, "count_at": clock.called + clock.act_seconds,
                      "expires": clock.expires}]
         if name == "acted":
             clock, _ = self._clock_on(table)
-            self.action_clocks[table] = (clock, t)
+            del self.action_clocks[table]  # in time or too late, this clock is done
             phase = clock.phase(t, t)
             if phase == "acted":
                 return [{"kind": "action_clock", "table": table, "seat": clock.seat, "text": "Acted in time",
@@ -234,17 +280,35 @@ class Director:
         raise DirectorError(f"unknown clock request {name!r}")
 
     def observe(self, msg: Parsed) -> None:
-        """A tournament table's ``event/hand_start``: where its button and blinds are (for balancing).
+        """What a table publishes that the room acts on; each is journaled as a request, so a replay
+        reaches the same decisions.
 
-        The request is journaled like any other, so a replay balances from the same positions.
+        * ``event/clock``: the dealer called the clock on a seat; ``event/action`` of a seat with a clock
+          on it: the player acted (TDA 26);
+        * a tournament table's ``event/hand_start``: where its button and blinds are (for balancing);
+        * ``event/seating``: the giving table let a moving player go, the receiving table seated him;
+        * the face-up ``event/card`` of a table being broken (TDA 9's draw).
         """
+        p = msg.payload
+        if not isinstance(p, dict):
+            return
+        if msg.path == "event/clock" and isinstance(p.get("seat"), int):  # the dealer called it (TDA 26)
+            self.request("clock.call", {"table": msg.table_id, "seat": p["seat"], "by": "dealer"})
+            return
+        running = self.action_clocks.get(msg.table_id)
+        if msg.path == "event/action" and running is not None and running[1] is None \
+                and p.get("seat") == running[0].seat:
+            self.request("clock.acted", {"table": msg.table_id})
+            return
         tour = self.tournament
-        if tour is None or not isinstance(msg.payload, dict):
+        if tour is None:
             return
         table = next((t for t in tour.tables if str(t) == msg.table_id), None)
         if table is None:
             return
-        p = msg.payload
+        if msg.path == "event/seating":
+            self._seating(tour, table, p)
+            return
         if msg.path == "event/card" and table in tour.pending_breaks:
             self._break_read(table, p)
             return
@@ -256,6 +320,16 @@ class Director:
             return
         self.request("tournament.positions", {"table": table, "button": p["button"],
                                               "small_blind": blinds.get("small"), "big_blind": blinds["big"]})
+
+    def _seating(self, tour: Tournament, table: Any, p: dict[str, Any]) -> None:
+        """A table let go a player the floor sent elsewhere (a move, a redraw), or seated one it moved."""
+        player = tour.players.get(str(p.get("name")))
+        if player is None:
+            return
+        if p.get("change") == "unseat" and self._travel(tour, player.name, table, p.get("seat")) is not None:
+            self.request("tournament.departed", {"name": player.name, "table": table, "stack": p.get("stack")})
+        elif p.get("change") == "seat" and player.moving_to == (table, p.get("seat")):
+            self.request("tournament.confirm_move", {"name": player.name})
 
     def _break_read(self, table: Any, p: dict[str, Any]) -> None:
         """A face-up card the antennas read at a table being broken: once every player has one, the
@@ -284,7 +358,7 @@ class Director:
     def reading(self, t: float | None = None) -> dict[str, Any]:
         """The clock page's figures: level, blinds, antes, time left, next level, players, average."""
         t = self.now() if t is None else t
-        out: dict[str, Any] = {"running": self.clock is not None}
+        out: dict[str, Any] = {"running": self.clock is not None, "at": t}
         tour = self.tournament
         if tour is not None:
             left = tour.active()
@@ -303,3 +377,12 @@ class Director:
                 "action_clocks": {k: {"seat": c.seat, "phase": c.phase(self.now(), a),
                                       "seconds_left": round(c.seconds_left(self.now()), 1)}
                                   for k, (c, a) in self.action_clocks.items()}}
+
+
+def _last_travel(tour: Tournament, name: str) -> tuple[int, Any] | None:
+    """The newest decision that sent ``name`` somewhere (a move, a seat, a confirmed arrival), and its index."""
+    for i in range(len(tour.decisions) - 1, -1, -1):
+        d = tour.decisions[i]
+        if d.data.get("player") == name and d.kind in ("move", "seat", "seated"):
+            return i, d
+    return None

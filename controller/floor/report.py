@@ -40,7 +40,7 @@ def dealer_report(store: Store, since: float, until: float) -> dict[str, Any]:
         d = per[name]
         n = d["hands"]
 
-        def per100(counts: dict[str, int], n: int = n) -> dict[str, float]:
+        def per100(counts: dict[str, int], n: int = n) -> dict[str, float | None]:
             return {k: round(100.0 * v / n, 2) if n else None for k, v in sorted(counts.items())}
 
         dealers.append({

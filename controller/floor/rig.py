@@ -238,7 +238,7 @@ def floor_rows(store_url: str, sql: str, params: tuple = ()) -> list[dict[str, A
         store.close()
 
 
-def tally(db: str, table_id: str, published: list[tuple[str, bytes, float]]) -> dict[str, int]:
+def tally(db: str, table_id: str, published: list[tuple[str, bytes, float]]) -> dict[str, Any]:
     """What the floor holds of a table against what the table published: nothing lost, nothing doubled."""
     want = event_keys([m for m in published if "/event/" in m[0]])
     rows = floor_rows(db, "SELECT hand_id, seq, kind, sub FROM events WHERE table_id = ?", (table_id,))

@@ -14,6 +14,7 @@ Nothing here is needed in production.
 from __future__ import annotations
 
 import os
+import re
 import secrets
 import shutil
 import signal
@@ -67,21 +68,27 @@ def table_user(table_id: str) -> str:
 
 
 def users_conf(tables: dict[str, str], floor_password: str, base: str = "poker") -> str:
-    """The cluster's ``authorization``: the floor (JetStream API, its acks, inboxes, and the
-    ``<base>.<table>.floor.stored`` reports) and one user per table that may only publish
-    ``<base>.<table>.>`` except its ``floor.>`` (only the floor says what it stored), may only read
-    its own ``floor.stored``, and only over MQTT (MQTT's own JetStream bookkeeping runs inside the
-    server, not under the table's permissions)."""
+    """The cluster's ``authorization``: the floor (JetStream API, its acks, inboxes, the
+    ``<base>.<table>.floor.stored`` reports, its room decisions ``floor.room.>`` and a tournament's new
+    level ``<base>.<table>.request.level``) and one user per table that may only publish
+    ``<base>.<table>.>`` except its ``floor.>`` (only the floor says what it stored) and its
+    ``request.>`` (only the floor asks a level of it over the room), may only read its own
+    ``floor.stored``, the floor's level, its own orders ``floor.room.table.<table>`` and its own
+    ``request.level``, and only over MQTT (MQTT's own JetStream bookkeeping runs inside the server, not
+    under the table's permissions)."""
     b = base.replace("/", ".")
     users = [
         f'{{user: "floor", password: "{floor_password}", permissions: {{'
-        f'publish: {{allow: ["$JS.API.>", "$JS.ACK.>", "_INBOX.>", "{b}.*.floor.stored"]}}, '
+        f'publish: {{allow: ["$JS.API.>", "$JS.ACK.>", "_INBOX.>", "{b}.*.floor.stored", "floor.room.>", '
+        f'"{b}.*.request.level"]}}, '
         f'subscribe: {{allow: ["_INBOX.>", "{b}.>"]}}}}}}'
     ]
     for table_id, password in sorted(tables.items()):
         users.append(f'{{user: "{table_user(table_id)}", password: "{password}", permissions: {{'
-                     f'publish: {{allow: ["{b}.{table_id}.>"], deny: ["{b}.{table_id}.floor.>"]}}, '
-                     f'subscribe: {{allow: ["{b}.{table_id}.floor.stored"]}}}}, '
+                     f'publish: {{allow: ["{b}.{table_id}.>"], '
+                     f'deny: ["{b}.{table_id}.floor.>", "{b}.{table_id}.request.>"]}}, '
+                     f'subscribe: {{allow: ["{b}.{table_id}.floor.stored", "floor.room.level", '
+                     f'"floor.room.table.{table_id}", "{b}.{table_id}.request.level"]}}}}, '
                      f'allowed_connection_types: ["MQTT"]}}')
     return "authorization {\n  users: [\n    " + "\n    ".join(users) + "\n  ]\n}\n"
 
@@ -126,7 +133,7 @@ class NatsNode:
 
 @dataclass
 class NatsCluster:
-    """Three nodes on loopback; ``tables``: table id -> MQTT password."""
+    """Three nodes on loopback (``size=1``: one node, no cluster); ``tables``: table id -> MQTT password."""
 
     tables: dict[str, str]
     size: int = 3
@@ -162,6 +169,8 @@ class NatsCluster:
                 store_dir=node.folder / "js", max_file_store=self.max_file_store, cert=self.pki.cert,
                 key=self.pki.key, ca=self.pki.ca, cluster="room", route_port=node.route_port, routes=routes,
                 mqtt_port=node.mqtt_port, replicas=min(3, self.size))
+            if self.size == 1:  # one node (a quick test): JetStream without a cluster, which needs routes
+                conf = re.sub(r"^cluster \{.*?^\}\n", "", conf, flags=re.S | re.M)
             (node.folder / "nats.conf").write_text(conf)
             shutil.copy(self.folder / "users.conf", node.folder / "users.conf")
         for node in self.nodes:

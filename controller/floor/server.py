@@ -68,8 +68,8 @@ class FloorApi:
             first.setdefault(a["table_id"], a)
         now = time.time()
         for r in rows:
-            a = first.get(r["table_id"])
-            r["alert"] = dict(a, age=round(now - float(a["ts"]), 1)) if a else None
+            got = first.get(r["table_id"])
+            r["alert"] = dict(got, age=round(now - float(got["ts"]), 1)) if got else None
         return rows
 
     def alerts(self, limit: int = 100) -> list[dict[str, Any]]:
@@ -80,7 +80,8 @@ class FloorApi:
 
     def hands(self, table: str | None = None, dealer: str | None = None, result: str | None = None,
               limit: int = 50, before: float | None = None) -> list[dict[str, Any]]:
-        where, params = [], []
+        where: list[str] = []
+        params: list[Any] = []
         for col, val in (("table_id", table), ("dealer", dealer), ("result", result)):
             if val:
                 where.append(f"{col} = ?")
@@ -259,7 +260,8 @@ class FloorServer:
 
     def __init__(self, api: FloorApi, hub: Hub, host: str = "127.0.0.1", port: int = 0) -> None:
         self._server = _Server((host, port), api, hub)
-        self.host, self.port = self._server.server_address[:2]
+        host_, port_ = self._server.server_address[:2]
+        self.host, self.port = str(host_), int(port_)
         self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.2},
                                         name="floor-http", daemon=True)
         self._thread.start()

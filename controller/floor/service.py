@@ -84,9 +84,13 @@ class FloorService:
         """A director's decision: to the floor page's live stream, and to the tables over MQTT."""
         assert self.ingestor is not None
         self.ingestor.hub.publish({"type": "room", "topic": topic, "decision": payload})
+        if isinstance(self.source, NatsSource):  # a room: through NATS, to each table's bridge
+            self.source.publish(topic, json.dumps(payload).encode())
+            return
         client = getattr(self.source, "client", None)
-        if client is not None:  # one machine: the tables' own Mosquitto (a room's NATS gets none yet)
-            client.publish(topic, json.dumps(payload), qos=1)
+        if client is not None:  # one machine: the tables' own Mosquitto
+            # the level is retained: a display that starts later shows it at once
+            client.publish(topic, json.dumps(payload), qos=1, retain=topic == "floor/room/level")
 
     @property
     def url(self) -> str:

@@ -40,7 +40,7 @@ from controller.service import Rejected, TableService
 BRIDGED = ("availability", "event/#", "alert", "alert/active", "broadcast/hand_end", "broadcast/holecards")
 #: Service outputs that become one ``event/<kind>`` message each (an alert also becomes ``event/ruling``).
 EVENT_OUTPUTS = frozenset({"hand_start", "card", "burn", "board", "street", "action", "draw", "hand_end", "dealer",
-                           "alert"})
+                           "seating", "clock", "alert"})
 DEALERS = ("Ana", "Ben", "Cleo", "Dev", "Eli", "Fay", "Gus", "Hana")
 
 
@@ -137,15 +137,18 @@ class RoomLink:
             self.client.tls_set(ca_certs=str(ca), cert_reqs=ssl.CERT_REQUIRED)
         self.client.max_queued_messages_set(0)
         self.client.max_inflight_messages_set(100)
-        self.client.reconnect_delay_set(0.25, 2)
+        self.client.reconnect_delay_set(0.25, 2)  # type: ignore[arg-type]  # paho takes float seconds
         self.client.on_connect = self._on_connect
-        self.client.on_message = lambda c, u, m: self.resender.on_report(bytes(m.payload), self.table_id)
+        self.client.on_message = self._on_report
         self.client.on_disconnect = self._on_disconnect
         self.client.on_publish = self._on_publish
         self.client.will_set(self.prefix + "availability", "offline", qos=1, retain=True)
         host, port = self.addresses[0]
         self.client.connect_async(host, port, keepalive=10)
         self.client.loop_start()
+
+    def _on_report(self, client: Any, userdata: Any, msg: Any) -> None:
+        self.resender.on_report(bytes(msg.payload), self.table_id)
 
     def _on_connect(self, client: Any, userdata: Any, flags: Any, rc: Any, properties: Any = None) -> None:
         if rc.is_failure:

@@ -84,7 +84,9 @@ class Ingestor:
     observers: list[Callable[[Parsed], None]] = field(default_factory=list)
 
     def handle(self, batch: Sequence[tuple[str, bytes]]) -> int:
-        rows, spans, parsed = [], [], []
+        rows: list[Any] = []
+        spans: list[Any] = []
+        parsed: list[Parsed] = []
         for name, data in batch:
             self.counters.messages += 1
             msg = parse(name, data, self.base)
@@ -134,7 +136,7 @@ class MqttSource:
         self.client.on_connect = self._on_connect
         self.client.on_message = self._on_message
         self.client.on_disconnect = lambda *a: self.connected.clear()
-        self.client.reconnect_delay_set(0.2, 5)
+        self.client.reconnect_delay_set(0.2, 5)  # type: ignore[arg-type]  # paho takes float seconds
         self.client.connect_async(host, port, keepalive=30)
 
     def _on_connect(self, client: Any, userdata: Any, flags: Any, reason: Any, properties: Any = None) -> None:
@@ -224,6 +226,23 @@ class NatsSource:
         self.errors = 0
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._nc: Any = None
+        self.published = 0
+
+    def publish(self, topic: str, payload: bytes) -> bool:
+        """The floor's word to the tables, from any thread: an MQTT topic published as the NATS subject
+        its MQTT listener maps it to (``floor/room/table/t3`` -> ``floor.room.table.t3``), which each
+        table's bridge brings in (systemd/room/mosquitto-bridge.conf). Core NATS, not the stream: it
+        is an instruction, not a record (the room's log is the record). False when not connected."""
+        loop, nc = self._loop, self._nc
+        if loop is None or nc is None or loop.is_closed():
+            log.warning("floor: not connected to NATS; %s not sent", topic)
+            return False
+        subject = topic.replace("/", ".")
+        asyncio.run_coroutine_threadsafe(nc.publish(subject, payload), loop)
+        self.published += 1
+        return True
 
     def start(self) -> NatsSource:
         self._thread = threading.Thread(target=lambda: asyncio.run(self._main()), name="floor-nats", daemon=True)
@@ -242,6 +261,7 @@ class NatsSource:
         while not self._stop.is_set():
             try:
                 nc = await connect_nats(self.settings)
+                self._loop, self._nc = asyncio.get_running_loop(), nc
                 js = nc.jetstream(timeout=5)
                 await ensure_stream(js, self.settings)
                 sub = await js.pull_subscribe(
@@ -259,6 +279,7 @@ class NatsSource:
                 await asyncio.sleep(0.5)
             finally:
                 if nc is not None:
+                    self._nc = None
                     try:
                         await nc.close()
                     except Exception:  # already gone

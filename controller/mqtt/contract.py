@@ -34,20 +34,25 @@ DEFAULT_BASE = "poker"
 SCHEMA_BASE_URI = "https://poker-table-controller.local/schemas/"
 MAX_REQUEST_BYTES = 16 * 1024
 
-EVENT_KINDS = ("hand_start", "card", "burn", "board", "street", "action", "draw", "ruling", "hand_end", "dealer")
+EVENT_KINDS = ("hand_start", "card", "burn", "board", "street", "action", "draw", "ruling", "hand_end", "dealer",
+               "seating", "clock", "button_draw")
 REQUEST_NAMES = ("new_hand", "set_button", "seat", "unseat", "action", "acknowledge", "misdeal", "change_game",
-                 "put", "stack", "level", "dealer")
-BROADCAST_NAMES = ("holecards", "state", "hand_end", "equity")
+                 "put", "stack", "level", "dealer", "clock",
+                 "sit_out", "sit_in", "draw_button", "rotation", "looked",  # issue 22: the table side
+                 "confirm")
+BROADCAST_NAMES = ("holecards", "state", "hand_end", "equity", "stats", "graphics", "sealed", "key", "reveal")
 CARD_SOURCES = ("rfid", "camera", "dealer", "script")
 
 #: Payload schemas by name (``load_schema``/``validate``).
 SCHEMA_NAMES = (
     "availability", "state", "event", "alert", "alert_active", "private_holecards", "broadcast_holecards",
     "broadcast_state", "broadcast_hand_end", "broadcast_equity", "response", *(f"request_{n}" for n in REQUEST_NAMES),
+    "broadcast_stats", "broadcast_graphics",
+    "commitment", "broadcast_sealed", "broadcast_key", "broadcast_reveal",
 )
 
 #: Topic suffixes a ``display`` may read (the broker ACL enforces it; see systemd/mosquitto/acl).
-PUBLIC_SUFFIXES = ("availability", "state", "event/", "alert", "alert/active")
+PUBLIC_SUFFIXES = ("availability", "state", "event/", "alert", "alert/active", "commitment")
 
 
 class ContractError(PokerTableError, ValueError):
@@ -119,6 +124,11 @@ class Topics:
     @property
     def alert_active(self) -> str:
         return self._t("alert/active")
+
+    @property
+    def commitment(self) -> str:
+        """Public: the salted hashes of each seat's hole cards, at the deal (controller/mqtt/sealed.py)."""
+        return self._t("commitment")
 
     # secret
     @property

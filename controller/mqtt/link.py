@@ -45,6 +45,7 @@ import heapq
 import itertools
 import json
 import logging
+import math
 import queue
 import select
 import socket
@@ -105,6 +106,7 @@ class Message:
     retain: bool = field(default=False, compare=False)
     seq: int = field(default=0, compare=False)
     properties: Any = field(default=None, compare=False)
+    held_since: float = field(default=0.0, compare=False)  # when a delayed message was queued
 
 
 Request = tuple[str, bytes, str | None, bytes | None]  # name, payload, response topic, correlation data
@@ -402,8 +404,9 @@ class MqttLink:
             data = payload.encode()
         else:
             data = payload or b""
-        msg = Message(self.clock() + delay if delay else 0.0, next(self._order), topic, data, qos, retain, seq,
-                      properties)
+        now = self.clock()
+        msg = Message(now + delay if delay else 0.0, next(self._order), topic, data, qos, retain, seq,
+                      properties, now)
         if msg.release:
             with self._lock:
                 heapq.heappush(self._delayed, msg)
@@ -492,6 +495,34 @@ class MqttLink:
             self._connected = False
             self.connected_event.clear()
             self._requeue_inflight()
+
+    def hold_back(self, prefix: str, delay: float) -> int:
+        """A longer broadcast delay, for what is already held: each delayed message under
+        ``prefix`` leaves no sooner than ``delay`` after it was queued (``math.inf``: not before
+        :meth:`release_held`).  Never earlier than it was due; returns how many were postponed."""
+        postponed = 0
+        with self._lock:
+            for m in self._delayed:
+                if m.topic.startswith(prefix) and m.held_since + delay > m.release:
+                    m.release = m.held_since + delay
+                    postponed += 1
+            heapq.heapify(self._delayed)
+        self._notes.put(("wake", None))
+        return postponed
+
+    def release_held(self, prefix: str, delay: float = 0.0) -> int:
+        """Messages under ``prefix`` held by :meth:`hold_back` (``math.inf``) leave ``delay`` after
+        they were queued, or now if that has passed (the end of the hand they waited for)."""
+        released = 0
+        with self._lock:
+            now = self.clock()
+            for m in self._delayed:
+                if m.topic.startswith(prefix) and m.release == math.inf:
+                    m.release = max(now, m.held_since + delay)
+                    released += 1
+            heapq.heapify(self._delayed)
+        self._notes.put(("wake", None))
+        return released
 
     def _enqueue(self, msg: Message) -> None:
         if msg.retain:

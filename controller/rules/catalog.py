@@ -53,6 +53,7 @@ GAME_PARENT: Mapping[str, str] = MappingProxyType(
         "razz": "stud",
         "stud8": "stud",
         "lowball_27": "lowball_a5",
+        "triple_draw_27": "lowball_27",  # deuce-to-seven with three draws (no rulebook here has its own)
         "jacks_or_better": "draw_high",
     }
 )
@@ -66,6 +67,7 @@ GAME_NAMES: Mapping[str, str] = MappingProxyType(
         "stud8": "seven-card stud high-low",
         "lowball_a5": "ace-to-five lowball",
         "lowball_27": "deuce-to-seven lowball",
+        "triple_draw_27": "deuce-to-seven triple draw",
         "draw_high": "draw high",
         "jacks_or_better": "jacks-or-better",
     }

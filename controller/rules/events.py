@@ -9,6 +9,7 @@ it and a restart can replay it exactly.  ``source`` records who saw the card
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, fields
 from typing import Any, ClassVar
 
@@ -339,17 +340,105 @@ class CameraReport(Event):
     detail: str = ""
 
 
+@dataclass(frozen=True, slots=True)
+class CallClock(Event):
+    """The dealer asks for the action clock on a seat (TDA 26), from the console: journaled and
+    published as ``event/clock``; the floor's director runs the 50 seconds and the 10-second count."""
+
+    kind: ClassVar[str] = "call_clock"
+    seat: int
+
+
+@dataclass(frozen=True, slots=True)
+class SitOut(Event):
+    """The player stays seated and is not dealt in; in a cash game he misses the blinds that pass
+    his seat (RRoP s4 9)."""
+
+    kind: ClassVar[str] = "sit_out"
+    seat: int
+
+
+@dataclass(frozen=True, slots=True)
+class SitIn(Event):
+    """Back from sitting out: ``post`` makes up the missed blinds now; otherwise he waits for the
+    big blind (RRoP s4 9)."""
+
+    kind: ClassVar[str] = "sit_in"
+    seat: int
+    post: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class StartDraw(Event):
+    """The console starts a new game with a draw for the button (RRoP s2 Seating 6; s3 Ties 1-2):
+    the next card at each player's seat, read by the antennas, is his card for the draw
+    (``cancel`` abandons a draw not finished)."""
+
+    kind: ClassVar[str] = "start_draw"
+    cancel: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class SetRotation(Event):
+    """A mixed game's rotation (controller.rules.rotations), journaled whole so a replay plays the
+    same games whatever the config says later; ``name`` None ends the rotation."""
+
+    kind: ClassVar[str] = "set_rotation"
+    name: str | None
+    games: tuple = ()
+    hands: int = 8
+    per_level: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Looked(Event):
+    """The dealer tells the table that ``seat`` looked at his cards (RRoP s4 10: a player who owes a
+    blind and was dealt in without posting has a dead hand if he looks before posting and acting)."""
+
+    kind: ClassVar[str] = "looked"
+    seat: int
+
+
+@dataclass(frozen=True, slots=True)
+class ConfirmDeals(Event):
+    """The dealer's answer to an "order unknown: confirm" alert (the antennas found several cards
+    at once and could not vouch for their order): where each card went (``seat:N``, ``burn`` or
+    ``board``), in the order they were pitched.  Each is dealt as the dealer's card (consecutive
+    board cards together, as one turn of the board), so the usual rules judge the answer."""
+
+    kind: ClassVar[str] = "confirm_deals"
+    zones: tuple[str, ...]
+    cards: tuple[Card, ...]
+
+    def events(self) -> tuple[Event, ...]:
+        out: list[Event] = []
+        board: list[Card] = []
+        for zone, card in zip(self.zones, self.cards, strict=True):
+            if zone == "board":
+                board.append(card)
+                continue
+            if board:
+                out.append(BoardCards(tuple(board), source="dealer"))
+                board = []
+            out.append(Burn(card, source="dealer") if zone == "burn" else
+                       Deal(int(zone.split(":")[1]), card, source="dealer"))
+        if board:
+            out.append(BoardCards(tuple(board), source="dealer"))
+        return tuple(out)
+
+
 EVENT_TYPES: dict[str, type[Event]] = {
     cls.kind: cls
     for cls in (
         StartHand, Deal, Burn, BoardCards, Stub, Muck, Aside, Boxed, Expose, Act, Put, Discard, Report, EndHand,
         SetStack, SetLevel,
         SeatPlayer, UnseatPlayer, SetButton, ChangeGame, NewHand, CallMisdeal, Acknowledge, DealerSignIn, ShufflerFault,
-        UnknownTagRead, CameraReport,
+        UnknownTagRead, CameraReport, CallClock, SitOut, SitIn, StartDraw, SetRotation, Looked, ConfirmDeals,
     )
 }
 
 _CARD_FIELDS = {"card"}
+_SEAT_ZONE = re.compile(r"seat:(10|[1-9])")
 _CARDS_FIELDS = {"cards"}
 
 
@@ -375,7 +464,11 @@ def event_from_dict(data: dict[str, Any], deck: str = DEFAULT_DECK) -> Event:
                 value = tuple(Card.parse(v, deck) for v in value)
             elif key == "setup":
                 value = HandSetup.from_dict(value)
+            elif key == "zones" and cls is ConfirmDeals:
+                value = tuple(str(v) for v in value)
             elif key == "chips" and isinstance(value, list):
+                value = tuple(value)
+            elif key == "games" and isinstance(value, list):
                 value = tuple(value)
         except (ValueError, TypeError) as exc:
             raise EventError(f"{kind}.{key}: {exc}") from exc
@@ -390,6 +483,12 @@ def event_from_dict(data: dict[str, Any], deck: str = DEFAULT_DECK) -> Event:
 
 def validate_event(event: Event) -> None:
     """Shape checks that do not need the table: known actions and faces, sane counts."""
+    if isinstance(event, ConfirmDeals):
+        if not 1 <= len(event.zones) == len(event.cards) <= 52:
+            raise EventError("confirm_deals: one zone per card, 1 to 52 cards")
+        bad = [z for z in event.zones if z not in ("burn", "board") and not _SEAT_ZONE.fullmatch(z)]
+        if bad:
+            raise EventError(f"confirm_deals: zones are seat:N, burn or board, got {bad[0]!r}")
     if isinstance(event, Deal) and event.face not in (None, *FACES):
         raise EventError(f"deal.face must be 'up' or 'down', got {event.face!r}")
     if isinstance(event, Act) and event.action not in ACTIONS:
@@ -424,6 +523,7 @@ __all__ = [
     "BoardCards",
     "Boxed",
     "Burn",
+    "ConfirmDeals",
     "Deal",
     "Discard",
     "EndHand",
@@ -446,4 +546,10 @@ __all__ = [
     "ShufflerFault",
     "UnknownTagRead",
     "CameraReport",
+    "CallClock",
+    "SitOut",
+    "SitIn",
+    "StartDraw",
+    "SetRotation",
+    "Looked",
 ]

@@ -83,6 +83,17 @@ class Game:
     # RRoP s12 Jacks-or-Better 1: "A pair of jacks or better is required to open the pot. If no
     # player opens the pot, the button moves forward": a first round with no bet ends the deal.
     openers_required: bool = False
+    # Limit: the betting round from which the big bet applies (None: the family's, after the draw in
+    # draw games, from stud's fifth street and the turn).  2-7 triple draw bets the small bet before
+    # the draw and after the first, the big bet after the second and third.
+    big_bet_round: int | None = None
+
+    @property
+    def big_bet_from(self) -> int:
+        """The first betting round (0 is the first) played at the big bet in a limit game."""
+        if self.big_bet_round is not None:
+            return self.big_bet_round
+        return 1 if self.family is Family.DRAW else 2
 
     @property
     def button(self) -> bool:
@@ -122,6 +133,15 @@ def _draw_streets(after_draw: FirstToAct) -> tuple[Street, ...]:
     )
 
 
+# Triple draw: three draws, each followed by a betting round led by the first player left of the button.
+_TRIPLE_DRAW_STREETS = (
+    Street("predraw", hole=("down",) * 5, first=FirstToAct.BLINDS),
+    Street("draw", burn=True, draw=True, first=FirstToAct.BUTTON),
+    Street("second_draw", burn=True, draw=True, first=FirstToAct.BUTTON),
+    Street("third_draw", burn=True, draw=True, first=FirstToAct.BUTTON),
+)
+
+
 # RRoP s5 Hold'em 1: any holecard but the first two exposed is replaced after the deal.
 _BOARD_EXPOSURE = ExposurePolicy({}, "replace_after_deal")
 
@@ -156,6 +176,12 @@ GAMES: dict[str, Game] = {
              button_draw="low_27"),
         # RRoP s12 Draw High 3: any card exposed before the draw must be kept; action after the
         # draw starts with the opener.
+        # 2-7 triple draw (eight-game's draw game): deuce-to-seven lowball with three draws.  No
+        # rulebook here covers it; it plays as RRoP s11 Deuce-to-Seven (exposed cards, the low
+        # hand) and bets limit as cardrooms deal it: small bets to the second draw, big bets after.
+        Game("triple_draw_27", "2-7 triple draw", Family.DRAW, _TRIPLE_DRAW_STREETS, "limit", ("low_27",),
+             exposure=ExposurePolicy({"*": frozenset("23457")}, "replace"), rules="RRoP s11 Deuce-to-Seven",
+             button_draw="low_27", big_bet_round=2),
         Game("draw_high", "Five-card draw high", Family.DRAW, _draw_streets(FirstToAct.OPENER), "limit",
              ("high",), exposure=ExposurePolicy({"*": ALL_RANKS}, "replace"), rules="RRoP s12"),
         Game("jacks_or_better", "Jacks or better", Family.DRAW, _draw_streets(FirstToAct.OPENER), "limit",

@@ -77,6 +77,9 @@ class Table:
     hand_number: int = 0
     last_setup: HandSetup | None = None
     posts: dict[int, list[str]] = field(default_factory=dict)  # this hand's posts besides the blinds
+    # This hand's players dealt in on making up missed blinds (RRoP s4 9): what each owes.  RRoP s4 10
+    # rules on one of them who is dealt in without posting (controller.rules.owed_blinds).
+    owing: dict[int, list[str]] = field(default_factory=dict)
     # Chips (controller.rules.chips): the forced bets and limits of the next hand ({"blinds": [1, 2],
     # "ante": 0, ...}: Stakes keys without stacks), a new player's stack, and a tournament's levels.
     stakes: dict | None = None
@@ -100,6 +103,8 @@ class Table:
     # counts the deals played under it (a misdeal's redeal is the same deal).
     rotation: Rotation | None = None
     rotation_deal: int = 0
+    rotation_level: int = 0  # a rotation per level: the level it started at (its first game's)
+    rotations: dict[str, Rotation] = field(default_factory=dict)  # the ones the console may start, by name
 
     # ------------------------------------------------------------------ seating
     def seat(self, seat: int, name: str, post: bool = False, stack: int | None = None) -> None:
@@ -140,6 +145,15 @@ class Table:
         elif p.missed:
             p.make_up = post
             p.waiting_for_big_blind = not post
+
+    def owe_again(self, seat: int, blinds: list[str]) -> None:
+        """RRoP s4 10: a player dealt in without posting what he owed, who then acted, plays his
+        hand and "is required to post on the next deal"."""
+        p = self._player(seat)
+        p.missed = [b for b in ("small", "big") if b in blinds]
+        p.make_up = bool(p.missed)
+        p.waiting_for_big_blind = False
+        self.owing.pop(seat, None)
 
     def _player(self, seat: int) -> Player:
         if seat not in self.players:
@@ -347,14 +361,17 @@ class Table:
                 raise TableError("no hand to redeal")
             return self.last_setup
         if self.rotation is not None:
-            turn = self.rotation.game_at(self.rotation_deal)
+            turn = self.rotation.games[self._rotation_index(self.rotation_deal)]
             if (turn.game, turn.structure) != (self.game, self.structure):
                 self.change_game(turn.game, structure=turn.structure)
+            if turn.stakes is not None:
+                self.stakes = dict(turn.stakes)  # each game its own structure and stakes
         game = get_game(self.game)
         live = self._live()
         if len(live) < 2:
             raise TableError("need at least two players for a hand")
         self.posts = {}
+        self.owing = {}
         previous = self.last_setup.button if self.last_setup else None
         if not game.button:
             if self.last_button_game and self.positions is not None and self.hand_number > 0 and not self.frozen:
@@ -389,6 +406,7 @@ class Table:
         pos = self.positions
         seats = self.dealt_in(pos)
         self.posts = self.posting(pos, seats)
+        self.owing = {s: list(b) for s, b in self.posts.items() if self.players[s].make_up}
         sb = pos.small_blind if pos.small_blind in seats else None
         bb = pos.big_blind if pos.big_blind in seats else None
         return HandSetup(
@@ -457,15 +475,40 @@ class Table:
         self.event = event or self.event
         self.last_setup = None
 
+    def set_rotation(self, rotation: Rotation | None) -> None:
+        """Play a mixed game's rotation from the next deal (None: stop; the game in play stays).
+        A rotation per level needs the tournament's level schedule."""
+        if rotation is not None and rotation.per_level and not self.levels:
+            raise TableError(f"rotation {rotation.name!r} changes the game per level: no level schedule "
+                             "is configured")
+        self.rotation = rotation
+        self.rotation_deal = 0
+        self.rotation_level = self.level_index or 0
+        self.last_setup = None
+
+    def _rotation_index(self, deal: int) -> int:
+        """The rotation's game for a deal: every ``hands`` deals, or with each level."""
+        assert self.rotation is not None
+        if self.rotation.per_level:
+            level = self.level_index if self.level_index is not None else self.rotation_level
+            return (level - self.rotation_level) % len(self.rotation.games)
+        return self.rotation.index_at(deal)
+
     def rotation_state(self) -> dict | None:
         """The rotation as the display and overlay name it: this deal's game, the next game and the
-        deals left before it (None without a rotation)."""
+        deals left before it (None without a rotation); ``per_level``: it changes with the level."""
         if self.rotation is None:
             return None
         deal = max(self.rotation_deal - 1, 0)  # the deal in progress (or the first, before any)
-        nxt, left = self.rotation.next_game(deal)
-        return {"name": self.rotation.name, "current": self.rotation.game_at(deal).describe(),
-                "next": nxt.describe(), "deals_left": left}
+        games = self.rotation.games
+        i = self._rotation_index(deal)
+        if self.rotation.per_level:
+            left = None
+        else:
+            left = self.rotation.next_game(deal)[1]
+        return {"name": self.rotation.name, "current": games[i].describe(),
+                "next": games[(i + 1) % len(games)].describe(), "deals_left": left,
+                "per_level": self.rotation.per_level}
 
     def waiting(self) -> list[int]:
         """Seated players not dealt in this hand (waiting for the big blind, sitting out)."""
@@ -577,7 +620,20 @@ class Table:
             "big_blind": pos.big_blind if pos and self.blinds else None,
             "hand_number": self.hand_number,
             "level": self.describe_level(),
-        }
+        } | self._describe_mixed()
+
+    def _describe_mixed(self) -> dict:
+        """A mixed game's rotation and the last draw for the button, when there are any (optional
+        keys of the state's table)."""
+        out: dict = {}
+        if self.rotations:
+            out["rotations"] = sorted(self.rotations)
+        if self.rotation is not None:
+            out["rotation"] = self.rotation_state()
+        if self.last_draw is not None:
+            out["draw"] = {"cards": {str(s): c for s, c in self.last_draw["cards"].items()},
+                           "winner": self.last_draw["winner"]}
+        return out
 
 
 __all__ = ["Player", "Positions", "Table", "TableError", "replace"]

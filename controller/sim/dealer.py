@@ -31,8 +31,8 @@ from controller.rules.profiles import names as _profile_names
 GAMES = tuple(_GAME_DEFS)  # every game of controller.rules.games, in its order
 BOARD_GAMES = frozenset({"holdem", "omaha", "omaha8"})
 STUD_GAMES = frozenset({"stud", "razz", "stud8"})
-DRAW_GAMES = frozenset({"lowball_a5", "lowball_27", "draw_high", "jacks_or_better"})
-LOWBALL_GAMES = frozenset({"lowball_a5", "lowball_27"})
+DRAW_GAMES = frozenset({"lowball_a5", "lowball_27", "triple_draw_27", "draw_high", "jacks_or_better"})
+LOWBALL_GAMES = frozenset({"lowball_a5", "lowball_27", "triple_draw_27"})
 BUTTON_GAMES = BOARD_GAMES | DRAW_GAMES
 PROFILES = tuple(_profile_names())  # the one list of profiles (controller.rules.profiles)
 EVENTS = ("cash", "tournament")
@@ -40,7 +40,8 @@ STRUCTURES = ("no_limit", "pot_limit", "limit")
 HOLE_CARDS = {"holdem": 2, "omaha": 4, "omaha8": 4} | {g: 5 for g in DRAW_GAMES} | {g: 3 for g in STUD_GAMES}
 # How many players we deal in at most, so the 52-card deck never runs out (no community
 # card in stud, no reshuffled discards in draw) and a few cards stay spare for corruptions.
-MAX_PLAYERS = {"holdem": 10, "omaha": 9, "omaha8": 9} | {g: 6 for g in DRAW_GAMES} | {g: 8 for g in STUD_GAMES}
+MAX_PLAYERS = {"holdem": 10, "omaha": 9, "omaha8": 9} | {g: 6 for g in DRAW_GAMES} | {g: 8 for g in STUD_GAMES} \
+    | {"triple_draw_27": 4}  # three draws from one deck (the sim never reshuffles the discards)
 RESERVE = 5  # cards always left in the stub for corruptions (boxed cards, replacements, redeals)
 MAX_DRAW = 4
 AGGRESSIVE = frozenset({"bet", "raise", "complete", "bring_in"})
@@ -132,6 +133,7 @@ class Table:
         if game in STUD_GAMES:
             return tbl
         order = tbl.deal_order()
+        bb_def: int | None
         if len(order) == 2:
             # TDA 32 / RRoP s4 Blinds 3: heads-up the button posts the small blind.
             sb_def = button if button in order else order[0]
@@ -144,7 +146,7 @@ class Table:
 
 
 def _table_fields(t: Table) -> dict[str, Any]:
-    return {name: getattr(t, name) for name in Table.__slots__}  # type: ignore[attr-defined]
+    return {name: getattr(t, name) for name in Table.__slots__}
 
 
 # --------------------------------------------------------------------------- showing hands
@@ -235,7 +237,9 @@ def _script(game: str) -> list[tuple[str, Any]]:
             ("bet", None),
         ]
     if game in DRAW_GAMES:
-        return [("deal", 5), ("bet", "pre"), ("draw", None), ("bet", "post")]
+        draws = sum(1 for st in _GAME_DEFS[game].streets if st.draw)  # triple draw: three
+        between: list[tuple[str, Any]] = [("draw", None), ("bet", None)] * (draws - 1)
+        return [("deal", 5), ("bet", "pre"), *between, ("draw", None), ("bet", "post")]
     out: list[tuple[str, Any]] = [("deal", 3), ("bet", "third")]
     for n in (4, 5, 6, 7):
         out += [("deal", n), ("bet", None)]
@@ -639,8 +643,9 @@ def expected_to_act(hand: dict[str, Any], final_ok: bool = True) -> list[dict[st
         nxt_is_act = i + 1 < len(steps) and "act" in steps[i + 1]
         if not (nxt_is_act or (i + 1 == len(steps) and final_ok)):
             continue
-        if a[i] is not None and a[i] == b[i]:
-            out.append({"after": i + 1, "to_act": a[i]})
+        seat = a[i]
+        if seat is not None and seat == b[i]:
+            out.append({"after": i + 1, "to_act": seat})
     return out
 
 
@@ -796,8 +801,9 @@ class _Dealer:
                 for _ in range(count):
                     self.emit({"deal": {"to": seat, "card": self.card()}})
             else:
-                seat = m.to_act
-                assert seat is not None
+                to_act = m.to_act
+                assert to_act is not None
+                seat = to_act
                 action, all_in = _choose_action(self.rng, m, seat, len(self.shoe) - RESERVE)
                 act: dict[str, Any] = {"seat": seat, "action": action}
                 if m.chips is not None:
@@ -820,6 +826,7 @@ def _sources(game: str, rules: str) -> str:
         "stud8": "RRoP v4 s10 Stud Eight-or-Better",
         "lowball_a5": "RRoP v4 s11 Ace-to-Five Lowball",
         "lowball_27": "RRoP v4 s11 Deuce-to-Seven Lowball",
+        "triple_draw_27": "RRoP v4 s11 Deuce-to-Seven Lowball (three draws)",
         "draw_high": "RRoP v4 s12 Draw High",
         "jacks_or_better": "RRoP v4 s12 Jacks or Better",
     }[game]
@@ -1293,6 +1300,7 @@ def _c_duplicate_card(rng, hand, t: Table, info: _Info):
     dup = rng.choice(_in_play_before(hand, i))
     steps = hand["steps"]
     step = steps[i]
+    new_step: dict[str, Any]
     if "deal" in step:
         new_step = {"deal": {**step["deal"], "card": dup}}
     else:
@@ -1307,6 +1315,7 @@ def _c_foreign_card(rng, hand, t: Table, info: _Info):
     i = rng.choice(_card_steps(hand))
     steps = hand["steps"]
     step = steps[i]
+    new_step: dict[str, Any]
     if "deal" in step:
         new_step = {"deal": {**step["deal"], "card": step["deal"]["card"] + "@B"}}
     else:
@@ -1492,7 +1501,8 @@ def _c_exposed_on_draw(rng, hand, t: Table, info: _Info):
         return None
     i = rng.choice(draw_deals)
     seat, exposed = steps[i]["deal"]["to"], steps[i]["deal"]["card"]
-    draw_steps = [k for k, s in enumerate(steps) if info.phase[k][0] == "draw"]
+    # The draw the card was exposed on (triple draw has three): its last step.
+    draw_steps = [k for k, s in enumerate(steps) if info.phase_idx[k] == info.phase_idx[i]]
     end = draw_steps[-1] + 1
     new = list(steps)
     new[i] = _face_up(steps[i])
@@ -1779,10 +1789,9 @@ class SimChips:
     def from_header(cls, hand: dict[str, Any], table: Table) -> SimChips | None:
         if "stacks" not in hand:
             return None
-        rounds = {"board": 4, "stud": 5, "draw": 2}["stud" if table.stud else "board" if table.game in BOARD_GAMES
-                                                     else "draw"]
+        rounds = len(_GAME_DEFS[table.game].streets)
         blinds = hand.get("blinds") or []
-        return cls(table.structure, table.rules, table.stud, rounds, 1 if table.game in DRAW_GAMES else 2,
+        return cls(table.structure, table.rules, table.stud, rounds, _GAME_DEFS[table.game].big_bet_from,
                    {int(s): int(c) for s, c in hand["stacks"].items()}, tuple(blinds if isinstance(blinds, list)
                                                                              else [blinds]),
                    int(hand.get("straddle") or 0), int(hand.get("ante") or 0), int(hand.get("bb_ante") or 0),

@@ -178,14 +178,15 @@ def run_one(kind: str, files: dict[str, bytes], board: str = "") -> dict[str, An
                     "lowest_free_heap_pct": round(100 * free / heap, 1) if heap else None,
                     "longest_collection_ms": _ms(longest), "collections_timed": collections})
         return out
-    first_scan = min((t for t, _r, _n in chip.scan_starts), default=None)
-    out["power_on_to_first_scan_ms"] = _ms(first_scan) if first_scan is not None else None
+    # The first scan: a reader's field first switched on (the readers' reset and init read their
+    # VersionReg too, so the first VersionReg read is not yet a scan).
+    out["power_on_to_first_scan_ms"] = _ms(chip.first_field_on) if chip.first_field_on is not None else None
     t_empty0, t_empty1 = BOOT_US - 600_000, BOOT_US
     acc = [(a, b, r) for a, b, r in chip.accesses if t_empty0 <= a < t_empty1]
     lows = [b - a for a, b, _ in acc]
     starts: dict[int, list[float]] = {}
-    for a, _b, r in acc:
-        starts.setdefault(r, []).append(a)
+    for start_us, _end_us, reader in acc:
+        starts.setdefault(reader, []).append(start_us)
     s2s = [y - x for v in starts.values() for x, y in zip(v, v[1:], strict=False) if y - x < 500]
     cyc = [y - x for v in ({r: [t for t, rr, _ in chip.scan_starts if rr == r and t_empty0 <= t < t_empty1]
                             for r in range(readers)}).values() for x, y in zip(v, v[1:], strict=False)]

@@ -163,7 +163,8 @@ class Chip:
         self.spi_bytes = 0
         self.cycles = 0
         self.scratch = [0, 0, 0, 0]  # watchdog SCRATCH4..7 at the last USB frame (the bench probe's)
-        self.wall = 0.0
+        self.wall = 0.0  # wall seconds the emulator ran (set when it stops; ``elapsed()`` meanwhile)
+        self.started: float | None = None
         self.stop_requested = False
         files = dict(files if files is not None else firmware_files())
         files["board_config.py"] = board_config(readers, mux, spi_baud, config_extra).encode()
@@ -181,6 +182,7 @@ class Chip:
         self.scan_starts: list[tuple[float, int, int]] = []  # (t, reader, transceives so far)
         self.scan_ends: list[tuple[float, int, int]] = []
         self.first_spi: float | None = None
+        self.first_field_on: float | None = None  # a reader's field first on: the scan loop has started
         self.marks: dict[str, float] = {}
         self._low_since: dict[int, float] = {}
 
@@ -235,6 +237,8 @@ class Chip:
                     self.scan_ends.append((self.clock.now, i, r.transceives))
             else:
                 miso &= r.xfer(mosi)
+            if self.first_field_on is None and r.field_on_us is not None:
+                self.first_field_on = self.clock.now
         return miso
 
     # -- host side ---------------------------------------------------------------------
@@ -246,6 +250,10 @@ class Chip:
 
     def stop(self) -> None:
         self.stop_requested = True
+
+    def elapsed(self) -> float:
+        """Wall seconds the emulator has run so far."""
+        return self.wall or (time.perf_counter() - self.started if self.started is not None else 0.0)
 
     # -- running -----------------------------------------------------------------------
     def flash_image(self) -> bytes:
@@ -262,7 +270,7 @@ class Chip:
         try:
             proc = subprocess.Popen(
                 ["node", str(RUNNER), str(RP2040JS), str(SHARED / BOOTROM), f.name, str(mask)],
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0,
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=1 << 16,
             )
             try:
                 self._serve(proc, until_us)
@@ -274,11 +282,16 @@ class Chip:
             os.unlink(f.name)
 
     def _serve(self, proc: subprocess.Popen, until_us: float) -> None:
-        rd = proc.stdout.read  # type: ignore[union-attr]
-        wr = proc.stdin.write  # type: ignore[union-attr]
+        rd = proc.stdout.read  # type: ignore[union-attr]  # buffered: one pipe read takes all queued
+        stdin = proc.stdin
+        assert stdin is not None
+
+        def wr(data: bytes) -> None:
+            stdin.write(data)
+            stdin.flush()
         clock = self.clock
         unpack_t = struct.Struct("<d").unpack
-        t0 = time.perf_counter()
+        t0 = self.started = time.perf_counter()
 
         def exactly(n: int) -> bytes:
             buf = rd(n)

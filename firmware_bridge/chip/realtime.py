@@ -23,6 +23,7 @@ def _main(conn: Any, link_path: str, kw: dict[str, Any]) -> None:
     pty = PtyTransport(link_path)
     pty.open()
     moves: dict[int, float] = {}  # key -> chip us
+    wake = [float("inf")]  # chip us at which a "sleep" answers
     writes: list[tuple[float, float, bytes]] = []  # (chip us, wall monotonic, bytes)
     chip: Chip
 
@@ -34,6 +35,9 @@ def _main(conn: Any, link_path: str, kw: dict[str, Any]) -> None:
         data = pty.read()
         if data:
             chip.host_send(data)
+        if t >= wake[0]:
+            wake[0] = float("inf")
+            conn.send(("woke", t))
         while conn.poll():
             cmd = conn.recv()
             if cmd[0] == "place":
@@ -42,8 +46,10 @@ def _main(conn: Any, link_path: str, kw: dict[str, Any]) -> None:
             elif cmd[0] == "remove":
                 chip.table.remove(cmd[2], bytes.fromhex(cmd[3]))
                 moves[cmd[1]] = t
+            elif cmd[0] == "sleep":
+                wake[0] = t + cmd[1]
             elif cmd[0] == "times":
-                conn.send((dict(moves), list(writes), t, chip.wall, list(chip.scratch)))
+                conn.send((dict(moves), list(writes), t, chip.elapsed(), list(chip.scratch)))
             elif cmd[0] == "stop":
                 chip.stop()
 
@@ -73,6 +79,18 @@ class ChipProcess:
 
     def remove(self, key: int, antenna: int, uid: str) -> None:
         self.conn.send(("remove", key, antenna, uid))
+
+    def sleep(self, chip_seconds: float, timeout: float = 600.0) -> float:
+        """Wait until the chip's own clock has advanced ``chip_seconds``; returns the chip's time
+        (us).  A dealer paced by the chip: the cards land at the chip's pace, however slow the
+        emulator runs."""
+        self.conn.send(("sleep", chip_seconds * 1e6))
+        if not self.conn.poll(timeout):
+            raise RuntimeError("the chip's process does not answer")
+        reply = self.conn.recv()
+        if reply[0] != "woke":
+            raise RuntimeError(f"the chip's process answered {reply!r}")
+        return float(reply[1])
 
     def times(self) -> tuple[dict[int, float], list[tuple[float, float, bytes]], float, float, list[int]]:
         """(chip us of every move by key, every USB write as (chip us, wall, bytes), chip now,

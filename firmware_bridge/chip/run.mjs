@@ -36,11 +36,15 @@ mcu.core.PC = 0x10000000;
 // BOOTSEL released: the bootrom's and MicroPython's button read QSPI SS as high.
 Object.defineProperty(mcu.qspi[1], "inputValue", { get: () => true });
 
-const out = Buffer.alloc(1 << 16);
+// Messages that want no answer (GPIO levels, USB bytes) are queued and leave with the next one
+// that does (an SPI byte, a USB frame): one pipe write per round trip, not one per pin change.
+const out = Buffer.alloc(1 << 20);
 const inb = Buffer.alloc(1 << 16);
-function send(buf, n) {
+let queued = 0;
+function flush() {
   let off = 0;
-  while (off < n) off += fs.writeSync(1, buf, off, n - off);
+  while (off < queued) off += fs.writeSync(1, out, off, queued - off);
+  queued = 0;
 }
 function readExactly(n) {
   let off = 0;
@@ -55,9 +59,10 @@ function readExactly(n) {
   }
 }
 function head(type) {
-  out[0] = type;
-  out.writeDoubleLE(clock.nanos / 1000, 1);
-  return 9;
+  if (queued > out.length - 4096) flush();
+  out[queued] = type;
+  out.writeDoubleLE(clock.nanos / 1000, queued + 1);
+  return queued + 9;
 }
 
 // -- GPIO: the chip selects, the decoders' address and enable lines, the readers' reset --
@@ -71,7 +76,7 @@ for (let i = 0; i < 30; i++) {
     if (!(watched & bit)) return;
     let n = head(0x47);
     out.writeUInt32LE(levels >>> 0, n);
-    send(out, n + 4);
+    queued = n + 4;
   });
 }
 
@@ -82,7 +87,8 @@ const spiDone = clock.createAlarm(() => spi.completeTransmit(miso));
 spi.onTransmit = (value) => {
   let n = head(0x58);
   out[n] = value & 0xff;
-  send(out, n + 1);
+  queued = n + 1;
+  flush();
   readExactly(1);
   miso = inb[0];
   const hz = spi.clockFrequency || 1000000;
@@ -95,7 +101,7 @@ cdc.onSerialData = (data) => {
   let n = head(0x55);
   out.writeUInt16LE(data.length, n);
   out.set(data, n + 2);
-  send(out, n + 2 + data.length);
+  queued = n + 2 + data.length;
 };
 const usb = mcu.usbCtrl;
 const cdcRead = usb.onEndpointRead;
@@ -112,7 +118,8 @@ function tick(cycles) {
   let n = head(0x54);
   out.writeUInt32LE(cycles >>> 0, n);
   for (let k = 0; k < 4; k++) out.writeUInt32LE(mcu.readUint32(0x4005801c + 4 * k) >>> 0, n + 4 + 4 * k);
-  send(out, n + 20);
+  queued = n + 20;
+  flush();
   readExactly(2);
   const len = inb.readUInt16LE(0);
   if (len === 0xffff) process.exit(0);

@@ -15,7 +15,7 @@ The wire format is specified in ``firmware_bridge/PROTOCOL.md``.
 import struct
 
 PROTOCOL_VERSION = 1
-FIRMWARE_VERSION = (1, 2, 0)
+FIRMWARE_VERSION = (1, 3, 0)
 
 # Message types, device -> host.
 T_HELLO = 0x01
@@ -336,6 +336,9 @@ class Device:
         if antenna < 0 or antenna >= self.antenna_count or not self.enabled[antenna]:
             return
         tags = self.present[antenna]
+        if not uids and not tags and not self.pending[antenna]:
+            self._crowded[antenna] = False
+            return  # an empty slot read empty: most reads (nothing to learn, nothing to send)
         seen = []
         for uid in uids:
             uid = bytes(uid)
@@ -372,6 +375,21 @@ class Device:
             if state[1] >= LEAVE_MISSES and self._diff(now_ms, state[0]) >= self.debounce_ms:
                 del tags[uid]
                 self._send(T_TAG_LEAVE, encode_uid_entry(antenna, uid))
+
+    def confirm_due(self, now_ms, lead_ms=0):
+        """The antennas holding a new tag whose confirming read may start now: its first read
+        ``confirm_ms`` ago, less ``lead_ms`` (what a read takes to start and end: the read that
+        confirms ends ``confirm_ms`` after the first or later).  A read sooner could not confirm
+        it, so the scan loop spends its priority reads on these, not on every tag pending."""
+        due = []
+        if not self.awaiting:
+            return due
+        for antenna in range(self.antenna_count):
+            for first in self.pending[antenna].values():
+                if self._diff(now_ms, first) >= self.confirm_ms - lead_ms:
+                    due.append(antenna)
+                    break
+        return due
 
     def _confirmed(self, antenna, uid, now_ms):
         pending = self.pending[antenna]

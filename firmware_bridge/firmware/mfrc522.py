@@ -50,6 +50,17 @@ _SOFT_RESET = 0x0F
 _REQA = 0x26
 _SEL = (0x93, 0x95, 0x97)
 _HLTA = 0x50
+_REQA_FRAME = bytes((_REQA,))  # sent at every read: built once
+
+# Written by init, in this order.
+_SETUP = (
+    (_T_MODE, 0x80),  # TAuto: the timer starts at the end of each transmission
+    (_T_PRESCALER, 0xA9),  # 13.56 MHz / (2 * 169 + 1) = 40 kHz: 25 us ticks
+    (_T_RELOAD_H, 0x00),
+    (_T_RELOAD_L, 0x0B),  # 12 ticks = 300 us: an answer starts ~90 us after our frame
+    (_TX_ASK, 0x40),  # 100 % ASK
+    (_MODE, 0x3D),  # CRC preset 0x6363
+)
 
 # VersionReg: NXP 0x91 (v1.0), 0x92 (v2.0), 0x90 (v0.0); clones 0x88 (FM17522), 0xB2, 0x12, 0x82.
 KNOWN_VERSIONS = (0x12, 0x82, 0x88, 0x90, 0x91, 0x92, 0xB2)
@@ -90,6 +101,7 @@ class MFRC522:
         self.settle_us = settle_us  # field on -> tag powered up and ready for REQA (ISO 14443-3 5.2.1)
         self.collisions = 0
         self.on_us = None  # ticks_us when the field went on
+        self._tx_control = None  # TxControlReg without the field bits, once read
         self._tx = bytearray(2)
         self._rx = bytearray(2)
         self._fifo = bytearray(65)
@@ -141,22 +153,19 @@ class MFRC522:
 
     def soft_reset(self):
         self._write(_COMMAND, _SOFT_RESET)
+        self._tx_control = None
 
     def init(self, reset=True):
         """Reset and configure; returns False if the chip does not answer (wiring, power).
-        ``reset=False``: the caller has already soft-reset it and waited 2 ms (the main loop
-        resets every reader at once: one wait, not one per reader)."""
+        ``reset=False``: the caller has just reset it (the main loop resets every reader at once
+        through NRSTPD and waits until each answers)."""
         if reset:
             self.soft_reset()
             time.sleep_ms(2)
         if self.version() not in KNOWN_VERSIONS:
             return False
-        self._write(_T_MODE, 0x80)  # TAuto: the timer starts at the end of each transmission
-        self._write(_T_PRESCALER, 0xA9)  # 13.56 MHz / (2 * 169 + 1) = 40 kHz: 25 us ticks
-        self._write(_T_RELOAD_H, 0x00)
-        self._write(_T_RELOAD_L, 0x0B)  # 12 ticks = 300 us: an answer starts ~90 us after our frame
-        self._write(_TX_ASK, 0x40)  # 100 % ASK
-        self._write(_MODE, 0x3D)  # CRC preset 0x6363
+        self._tx_control = None  # reset since it was read (a hard reset, or a reader swapped)
+        self._write_all(_SETUP)
         # RxGain is bits 6..4; bits 7 and 3..0 are reserved: keep what the chip holds there.
         self._write(_RF_CFG, (self._read(_RF_CFG) & 0x8F) | (self.gain & 0x70))
         self.field(False)
@@ -165,8 +174,17 @@ class MFRC522:
     def alive(self):
         return self.version() in KNOWN_VERSIONS
 
+    def _write_all(self, pairs):
+        """Write each (register, value) in turn (rp2fast does it in one call)."""
+        for reg, value in pairs:
+            self._write(reg, value)
+
     def field(self, on):
-        value = self._read(_TX_CONTROL)
+        # TxControlReg's other bits are the reader's own: read once (init), then kept here, so
+        # switching the field is one register write, not a read and a write.
+        value = self._tx_control
+        if value is None:
+            value = self._tx_control = self._read(_TX_CONTROL) & ~0x03 & 0xFF
         if on:
             self._write(_TX_CONTROL, value | 0x03)
             self.on_us = time.ticks_us()
@@ -288,7 +306,7 @@ class MFRC522:
 
     def _reqa(self):
         try:
-            got = self._transceive(bytes((_REQA,)), last_bits=0x07)
+            got = self._transceive(_REQA_FRAME, last_bits=0x07)
         except _Collision:
             return True  # tags of different types answered: they are there, anticollision sorts them
         return got is not None and len(got[0]) == 2 and got[1] == 0

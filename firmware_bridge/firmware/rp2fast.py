@@ -125,8 +125,30 @@ def exchange(sel, bufo, nf: int) -> int:
     return out
 
 
+@micropython.viper
+def write_all(sel, pairs, n: int):
+    """``n`` register writes in one call: ``pairs`` holds (address byte, value) twice n bytes."""
+    p = ptr8(pairs)  # noqa: F821
+    i = 0
+    while i < n:
+        reg(sel, p[2 * i], p[2 * i + 1])
+        i += 1
+
+
 class FastMFRC522(MFRC522):
     """The portable driver, its bus methods replaced by the viper ones above."""
+
+    _encoded = {}  # register pairs (by identity) -> their address/value bytes, built once
+
+    def _write_all(self, pairs):
+        enc = self._encoded.get(id(pairs))
+        if enc is None:
+            enc = bytearray()
+            for reg_, value in pairs:
+                enc.append((reg_ << 1) & 0x7E)
+                enc.append(value)
+            self._encoded[id(pairs)] = enc
+        write_all(self._sel, enc, len(pairs))
 
     def __init__(self, spi, cs, sel, **kw):
         self._sel = sel

@@ -70,6 +70,8 @@ MUX_ENABLE = _setting("MUX_ENABLE", None)
 READER_COUNT = _setting("READER_COUNT", None)
 
 RX_GAIN = _setting("RX_GAIN", 0x50)  # RFCfgReg: 0x70 = 48 dB (longest range), 0x40 = 33 dB; see README on cross-reads
+RESET_LOW_US = 100  # NRSTPD low (the datasheet's minimum is 100 ns)
+RESET_WAIT_MS = _setting("RESET_WAIT_MS", 50)  # longest wait for a reader's oscillator after the reset
 WDT_MS = 4000  # hardware watchdog: a hung SPI bus reboots the board (reset cause WATCHDOG)
 REINIT_MS = 5000  # how often a dead reader is retried
 
@@ -79,6 +81,9 @@ ADJACENT = _setting("ADJACENT", 1)  # antennas closer than this in number are ne
 PRIORITY_EVERY = _setting("PRIORITY_EVERY", 2)  # every Nth read goes to an expected/confirming antenna
 FULL_EVERY = _setting("FULL_EVERY", 4)  # every Nth read of an occupied antenna is a full anticollision
 CONFIRM_MS = _setting("CONFIRM_MS", 20)  # a new tag is reported when a second read, this much later, confirms it
+# The confirming read is started this much before CONFIRM_MS is up: the field's 5 ms settle and the
+# shortest read (a presence check) come before its end, which is what must be CONFIRM_MS on.
+CONFIRM_LEAD_MS = _setting("CONFIRM_LEAD_MS", 7)
 OUT_LIMIT = 2048  # bytes queued for USB while the host does not read; beyond: frames dropped, FAULT 5 later
 
 # Watchdog scratch register 0 survives the watchdog reset machine.reset() goes through on the
@@ -205,9 +210,10 @@ class Scanner:
             order.extend(range(start, count, stride))
         self.order = order
         self.pos = 0
-        self.slot = 0
+        self.countdown = PRIORITY_EVERY  # reads until the next priority read (no division on an M0+)
         self.prio_pos = 0
         self.cycle_done = False
+        self.urgent = False  # the last antenna given is due a confirming read: read it next, not last
         self.deferred = []
 
     def _clear(self, antenna, busy):
@@ -217,11 +223,20 @@ class Scanner:
         return True
 
     def next(self, dev, busy):
-        self.slot += 1
-        if self.slot % PRIORITY_EVERY == 0:
+        # Called once per read: written for MicroPython's speed (locals, no division, the common
+        # case first), the same choices as before.
+        self.urgent = False
+        self.countdown -= 1
+        if self.countdown <= 0:
+            self.countdown = PRIORITY_EVERY
             prio = dev.expected
-            if dev.awaiting:
-                prio = prio + [a for a in range(self.count) if dev.pending[a]]
+            due = None
+            if dev.awaiting:  # a new tag's confirming read, once it can confirm (CONFIRM_MS on)
+                due = dev.confirm_due(time.ticks_ms(), CONFIRM_LEAD_MS)
+                for a in due:  # before the expected antennas' turns: it is what reports a card
+                    if a not in busy and dev.enabled[a] and self._clear(a, busy):
+                        self.urgent = True
+                        return a
             if prio:  # strictly in turn: one blocked by a neighbour's field waits, the others too
                 a = prio[self.prio_pos % len(prio)]
                 if not dev.enabled[a]:
@@ -229,23 +244,35 @@ class Scanner:
                 elif a not in busy and self._clear(a, busy):
                     self.prio_pos += 1
                     return a
-        for a in self.deferred:  # passed over while a neighbour's field was on: first in line now
-            if self._clear(a, busy):
-                self.deferred.remove(a)
-                return a
-        n = len(self.order)
+        deferred = self.deferred
+        if deferred:
+            for a in deferred:  # passed over while a neighbour's field was on: first in line now
+                if self._clear(a, busy):
+                    deferred.remove(a)
+                    return a
+        order = self.order
+        enabled = dev.enabled
+        n = len(order)
+        pos = self.pos
         for _ in range(n):
-            a = self.order[self.pos]
-            self.pos += 1
-            if self.pos == n:
-                self.pos = 0
+            a = order[pos]
+            pos += 1
+            if pos == n:
+                pos = 0
                 self.cycle_done = True
-            if not dev.enabled[a]:
+            if not enabled[a]:
                 continue
-            if self._clear(a, busy):
+            clear = True
+            for b in busy:
+                if abs(b - a) <= ADJACENT:
+                    clear = False
+                    break
+            if clear:
+                self.pos = pos
                 return a
-            if a not in self.deferred:
-                self.deferred.append(a)
+            if a not in deferred:
+                deferred.append(a)
+        self.pos = pos
         return None
 
 
@@ -255,20 +282,27 @@ def main():
     Pin = machine.Pin
     spi = machine.SPI(SPI_ID, baudrate=SPI_BAUD, polarity=0, phase=0,
                       sck=Pin(PIN_SCK), mosi=Pin(PIN_MOSI), miso=Pin(PIN_MISO))
+    # A hard reset of every reader (NRSTPD low: the datasheet asks >= 100 ns), which also resets
+    # every register, so no soft reset follows.  A reader answers once its oscillator runs (the
+    # datasheet's start-up time: the crystal's own, plus 37.74 us); so rather than a fixed 50 ms,
+    # each reader's VersionReg is polled until it answers, for at most RESET_WAIT_MS in all.
     rst = Pin(PIN_RST, Pin.OUT, value=0)
-    time.sleep_ms(5)
+    time.sleep_us(RESET_LOW_US)
     rst.value(1)
-    time.sleep_ms(50)
+    started = time.ticks_ms()
     cs_lines = chip_selects()
     if FAST:
         sels = selections(len(cs_lines))
         readers = [rp2fast.FastMFRC522(spi, cs_lines[i], sels[i], gain=RX_GAIN) for i in range(len(cs_lines))]
     else:
         readers = [MFRC522(spi, cs, gain=RX_GAIN) for cs in cs_lines]
-    for r in readers:  # all at once: one 2 ms restart for the table, not one per reader
-        r.soft_reset()
-    time.sleep_ms(2)
-    alive = [r.init(reset=False) for r in readers]
+    alive = []
+    for r in readers:
+        ok = r.init(reset=False)  # False while the reader does not answer yet
+        while not ok and time.ticks_diff(time.ticks_ms(), started) < RESET_WAIT_MS:
+            time.sleep_us(200)
+            ok = r.init(reset=False)
+        alive.append(ok)
     last_init = time.ticks_ms()
 
     out = Output(sys.stdout.buffer)
@@ -295,7 +329,7 @@ def main():
         wdt.feed()
         while _ready(poller):  # host commands, between readers
             dev.feed(inp.read(1))
-        if out.pump() and out.dropped:
+        if (not out.queue or out.pump()) and out.dropped:  # (no call while nothing waits)
             dev.fault(SOURCE_CONTROLLER, FAULT_OUTPUT_OVERFLOW, out.dropped)
             out.dropped = 0
         if reboot:
@@ -315,16 +349,28 @@ def main():
                     except Exception as exc:
                         alive[a] = False
                         dev.reader_state(a, False, 0 if isinstance(exc, OSError) else 1)
-                warming.append(a)
+                if scanner.urgent and warming:
+                    # A new tag's confirming read goes next after the one being read, not behind
+                    # PIPELINE others (on a table full of cards, three ~5 ms presence checks): it
+                    # waits out its own settle instead, once per new tag.  (Every priority read so
+                    # hurried made the expected antenna faster and all the others much slower.)
+                    warming.insert(1, a)
+                else:
+                    warming.append(a)
             if not warming:
                 time.sleep_ms(5)
                 continue
             antenna = warming.pop(0)
             if dev.enabled[antenna] and alive[antenna]:
-                known = sorted(dev.present[antenna])
+                tags = dev.present[antenna]
+                pending = dev.pending[antenna]
                 reads[antenna] += 1
-                if reads[antenna] % FULL_EVERY == 0 or dev.pending[antenna]:
+                if reads[antenna] % FULL_EVERY == 0:
                     known = None
+                elif pending:  # the confirming read: a presence check of the new tag (and the others)
+                    known = sorted(tags) + sorted(pending) if tags else sorted(pending)
+                else:
+                    known = sorted(tags) if tags else None
                 try:
                     uids = readers[antenna].scan(known)
                 except Exception as exc:  # OSError: not answering; anything else: the same, with a detail

@@ -53,15 +53,15 @@ def run_scenario(name: str, timeout: float = 600, **params: Any) -> dict[str, An
         f"r = scenarios.run({name!r}, **json.loads({json.dumps(json.dumps(params))}))\n"
         "print('RESULT ' + json.dumps(r))\n"
     )
-    with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as f:
-        f.write(script)
+    with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as tmp:
+        tmp.write(script)
     try:
         proc = subprocess.run(
-            ["node", str(here / "mpy_run.mjs"), str(module), str(HEAP), f.name, *trees],
+            ["node", str(here / "mpy_run.mjs"), str(module), str(HEAP), tmp.name, *trees],
             capture_output=True, text=True, timeout=timeout,
         )
     finally:
-        os.unlink(f.name)
+        os.unlink(tmp.name)
     if proc.returncode != 0:
         raise RuntimeError(f"MicroPython run failed: {proc.stderr[-2000:]}")
     line = next(ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT "))

@@ -14,6 +14,7 @@ import logging
 from typing import Any
 
 from controller.rules.events import Acknowledge, CallMisdeal, Event, NewHand, ShufflerFault
+from controller.service import OutputKind
 from controller.sources import SourceContext, SourcePlugin
 from hw.gpio.config import GpioSection, PanelSignal
 
@@ -58,9 +59,9 @@ class PanelSource:
 
     def after(self, outputs: list[Any]) -> None:
         for out in outputs:
-            if out.kind == "alert":
+            if out.kind == OutputKind.ALERT:
                 self.panel.alert(out.payload["severity"])
-            elif out.kind == "alert_cleared" and out.payload.get("active") is None:
+            elif out.kind == OutputKind.ALERT_CLEARED and out.payload.get("active") is None:
                 self.panel.clear()
 
     def stop(self) -> None:

@@ -80,9 +80,10 @@ def card_code_record(card: Card | str, language: str = "en") -> ndef.TextRecord:
     if isinstance(card, Card):
         text = f"{card.face}@{card.deck}"
     else:
-        text = card_code_from_text(card)
-        if text is None:
+        code = card_code_from_text(card)
+        if code is None:
             raise ValueError(f"not a card code: {card!r}")
+        text = code
     return ndef.TextRecord(CARD_CODE_PREFIX + text, language)
 
 

@@ -10,7 +10,8 @@ payloads the controller really publishes.
 The templates are rendered with Jinja2 (the engine of Home Assistant's templates, ``value`` and
 ``value_json`` as it binds them) over the state payloads the publisher builds
 (``contract.state_payload`` of the service's public state), validated against the state schema.
-Home Assistant itself does not install here (it needs a newer Python than this project's 3.11).
+Home Assistant's own discovery schemas judge the same configs in tests/app/test_home_assistant_schema.py
+(Home Assistant needs Python 3.13: it runs in a root of its own, scripts/home-assistant-root).
 """
 
 from __future__ import annotations

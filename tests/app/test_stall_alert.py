@@ -6,6 +6,8 @@ neither in a guessed order."""
 
 from __future__ import annotations
 
+import json
+
 from controller.mqtt.broker import Broker
 from tests.app.rfid_rig import rfid_table
 from tests.mqtt_util import require_mosquitto, wait_until
@@ -29,3 +31,42 @@ def test_cards_landing_during_a_board_stall_raise_a_confirm_alert_not_a_misdeal(
         [report] = [e.event for e in d.journal.entries() if e.event.kind == "camera_report"]
         assert "order unknown" in report.detail and "confirm" in report.detail, report
         assert rig.dealt() == 3, "neither card was dealt in a guessed order"
+
+
+def test_the_dealer_answers_the_confirm_alert_and_the_hand_plays_on_without_a_ruling(tmp_path) -> None:
+    """Issue 26 item 3: after the alert the next card the dealer pitches waits behind the two in
+    question (dealt first, it would look out of turn); the dealer's ``request/confirm`` names
+    where each of the three went, in the order pitched; the table deals them in that order, the
+    held arrival is not dealt twice, and the rest of the deal goes on with no ruling at all."""
+    from controller.app.daemon import request_event
+    from controller.mqtt.contract import parse_request
+
+    require_mosquitto()
+    with Broker.start() as broker, rfid_table(broker, tmp_path / "journal.sqlite", tmp_path / "tty") as rig:
+        d, emu = rig.daemon, rig.emulator
+        for n in range(3):
+            rig.deal(n)
+        emu.silence(0.5)  # type: ignore[attr-defined]
+        wait_until(lambda: emu.counters["silences"] == 1, what="the board stalled")  # type: ignore[attr-defined]
+        rig.place(3)
+        rig.place(4)
+        wait_until(lambda: bool(d.service.alerts), timeout=10, what="the confirm alert")
+        rig.place(5)  # the dealer goes on: this card waits behind the two in question
+        wait_until(lambda: bool(d.sources["serial"].pipeline.fusion._after_unknown), timeout=10,  # noqa: SLF001
+                   what="the next arrival held")
+        assert rig.dealt() == 3
+        from tests.app.rfid_rig import FACES
+
+        answer = {"cards": [{"to": f"seat:{rig.slots[n][0]}", "card": FACES[n]} for n in (3, 4, 5)]}
+        d.submit(request_event("confirm", parse_request("confirm", json.dumps(answer))))
+        assert sum(len(h) for h in d.service.engine.hands.values()) == 6  # the three answered, once each
+        for n in (6, 7):
+            rig.place(n)
+        wait_until(lambda: sum(len(h) for h in d.service.engine.hands.values()) == 8, timeout=10,
+                   what="all eight hole cards in the engine")
+        engine = d.service.engine
+        assert [h.card.face for s in engine.order for h in engine.hands[s]] == \
+            [FACES[n] for s in engine.order for n in range(8) if rig.slots[n][0] == s]
+        rulings = [a.data["reason"] for a in d.service.alerts]
+        assert rulings == ["card_unread"], rulings  # the confirm alert only, awaiting acknowledgement
+        assert not engine.over

@@ -25,15 +25,18 @@ from controller.rules.events import (
     BoardCards,
     Boxed,
     Burn,
+    CallClock,
     CallMisdeal,
     CameraReport,
     ChangeGame,
+    ConfirmDeals,
     Deal,
     DealerSignIn,
     Discard,
     EndHand,
     Expose,
     HandSetup,
+    Looked,
     Muck,
     NewHand,
     Put,
@@ -43,11 +46,15 @@ from controller.rules.events import (
     SetLevel,
     SetStack,
     ShufflerFault,
+    SitIn,
+    SitOut,
+    StartDraw,
     StartHand,
     Stub,
     UnknownTagRead,
     UnseatPlayer,
 )
+from controller.rules.rotations import get_rotation, rotation_event
 
 REPO = Path(__file__).resolve().parents[2]
 C = Card.parse
@@ -87,6 +94,13 @@ ONE_OF_EACH = [
     SetStack(4, add=500),
     SetLevel(advance=True),
     SeatPlayer(6, "Bo", stack=20000),
+    CallClock(4),
+    SitOut(4),
+    SitIn(4, post=True),
+    StartDraw(),
+    rotation_event("horse", {"horse": get_rotation("horse")}),
+    Looked(4),
+    ConfirmDeals(("seat:3", "burn", "board", "board"), (C("Ah"), C("Kd"), C("2c"), C("3c"))),
 ]
 
 

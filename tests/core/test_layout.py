@@ -60,6 +60,7 @@ def test_sources_are_plug_ins_the_daemon_does_not_name() -> None:
         assert word not in daemon, word
 
 
-def test_the_core_type_checks() -> None:
-    """mypy over the core (its scope is ``[tool.mypy] files`` in pyproject.toml)."""
+def test_every_product_package_type_checks() -> None:
+    """mypy over every product package: controller, firmware_bridge, vision and hw (the scope is
+    ``[tool.mypy] files`` in pyproject.toml; the MicroPython firmware is excluded, it is not CPython)."""
     _run_tool("mypy", "--no-incremental")

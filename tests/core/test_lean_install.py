@@ -49,7 +49,8 @@ PROBE = textwrap.dedent("""
     from controller.app.config import validate_config
     import controller.app.daemon  # noqa: F401
     cfg = validate_config({{"table": {{"id": "t1"}}, "mqtt": {{"url": "mqtt://127.0.0.1:1883"}}}})
-    watched = ("cv2", "serial", "gpiozero", "nfc", "vision", "nats", "psycopg", "pokerkit", "cryptography",
+    # (cryptography is the daemon's own since the sealed broadcast: controller/mqtt/sealed.py)
+    watched = ("cv2", "serial", "gpiozero", "nfc", "vision", "nats", "psycopg", "pokerkit",
                "controller.floor", "controller.bench", "controller.demo", "controller.sim")
     print(json.dumps({{"absent": absent, "loaded": [m for m in watched if m in sys.modules],
                       "sources": cfg.sources_named(), "room": cfg.room is not None}}))

@@ -164,3 +164,19 @@ def test_replay_resends_missed_frames_with_their_own_numbers() -> None:
     assert arrivals[0].seq == arrivals[2].seq and arrivals[1].seq == arrivals[3].seq
     acks = [m for m in of(b, p.Ack) if m.cmd_type == fw.T_REPLAY]
     assert acks and acks[0].status == p.AckStatus.OK
+
+
+def test_a_new_tag_is_read_again_only_once_its_confirming_read_can_confirm_it() -> None:
+    """Between a new tag's first read and CONFIRM_MS later no read can confirm it: the priority
+    reads go to it once that time has come, not every other read before (each a full
+    anticollision: time the rest of the table waits)."""
+    b = board()
+    hello_ack(b, int(0.6 * S))
+    reqa: list[int] = []
+    b.clock.at(1 * S, lambda: b.table.place(5, Tag(UID_A)))
+    for k in range(12):  # REQA count on antenna 5 every 5 ms from the landing on
+        b.clock.at(1 * S + 5_000 * k, lambda: reqa.append(b.readers[5].commands.get(0x26, 0)))
+    b.run(int(1.5 * S))
+    arrive = [t for t, m in messages(b) if isinstance(m, p.TagArrive) and not isinstance(m, p.TagLeave)]
+    assert len(arrive) == 1 and arrive[0] - 1 * S < 60_000
+    assert reqa[-1] - reqa[0] <= 3, reqa  # the first read, the confirming one, perhaps the next cycle's

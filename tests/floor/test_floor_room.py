@@ -261,6 +261,13 @@ def test_a_table_may_publish_only_as_itself(postgres: Postgres) -> None:
         me.subscribe([("poker/p1/floor/stored", 0), ("poker/p2/floor/stored", 0)])
         wait_for(lambda: bool(subacks), 10, "the SUBACK")
         assert subacks == [[False, True]]
+        # The floor's director (docs/room.md): a table reads the level, its own orders and its own level
+        # request, no other table's; it may not ask a level of itself.
+        me.subscribe([("floor/room/level", 0), ("floor/room/table/p1", 0), ("poker/p1/request/level", 0),
+                      ("floor/room/table/p2", 0), ("poker/p2/request/level", 0), ("floor/room/#", 0)])
+        wait_for(lambda: len(subacks) == 2, 10, "the second SUBACK")
+        assert subacks[1] == [False, False, False, True, True, True]
+        me.publish("poker/p1/request/level", b'{"number": 9}', qos=1)
         time.sleep(1)
         me.loop_stop()
         wrong, wrong_events = client("table-p2", "not-the-password")
@@ -273,6 +280,7 @@ def test_a_table_may_publish_only_as_itself(postgres: Postgres) -> None:
         assert "poker.p1.event.burn" in subjects
         assert "poker.p2.event.burn" not in subjects
         assert "poker.p1.floor.stored" not in subjects
+        assert "poker.p1.request.level" not in subjects
         assert ("connect", False) not in wrong_events and ("connect", False) not in plain_events
 
         async def nats_login() -> None:

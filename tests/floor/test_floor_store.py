@@ -156,10 +156,14 @@ def test_the_bridge_template_forwards_exactly_the_bridged_topics() -> None:
     conf = (REPO / "systemd" / "room" / "mosquitto-bridge.conf").read_text()
     forwarded = re.findall(r"^topic (\S+) out 1 \$\{base\}/\$\{table\}/ ", conf, re.M)
     assert tuple(forwarded) == BRIDGED
-    # Resends leave as the events they repeat; the floor's report is the one topic that comes in.
+    # Resends leave as the events they repeat; what comes in: the floor's report, its level, its orders
+    # for this table and a tournament's new level.
     assert re.findall(r"^topic (.+)$", conf, re.M)[len(BRIDGED):] == [
         "event/# out 1 ${base}/${table}/resend/ ${base}/${table}/",
-        "stored in 0 floor/${table}/ ${base}/${table}/floor/"]
+        "stored in 0 floor/${table}/ ${base}/${table}/floor/",
+        "level in 0 floor/room/ floor/room/",
+        "table/${table} in 0 floor/room/ floor/room/",
+        "request/level in 0 ${base}/${table}/ ${base}/${table}/"]
     assert not bridged("private/holecards") and not bridged("state") and not bridged("broadcast/state")
     assert not bridged("request/new_hand") and bridged("event/card") and bridged("broadcast/holecards")
 

@@ -155,6 +155,10 @@ EVENTS = {
     "hand_end": {"result": "showdown", "winners": [{"seat": 3, "part": "pot", "hand": "Flush, Ace high", "share": 900}],
                  "shown": {"3": ["Ah", "Kh"], "5": ["Qc", "Qd"]}, "summary": "Seat 3 wins the pot with a Flush"},
     "dealer": {"dealer": "Dana", "badge": "04a1b2c3", "source": "nfc"},
+    "seating": {"change": "seat", "seat": 4, "name": "Ann", "stack": 20000},
+    "clock": {"seat": 4},
+    "button_draw": {"cards": {"1": "Kd", "3": "Ks"}, "waiting": [], "winner": 3, "name": "Ann", "cancelled": False,
+                    "game": "holdem", "order": "high", "citations": ["RRoP s2 Seating 6", "RRoP s3 Ties 1-2"]},
 }
 
 
@@ -327,6 +331,11 @@ GOOD_REQUESTS = {
     "misdeal": [b'{"reason": "button_out_of_position"}'],
     "change_game": [b'{"game": "stud"}', b'{"game": "omaha8", "rules": "tda", "structure": "pot_limit", '
                                          b'"event": "tournament"}'],
+    "sit_out": [b'{"seat": 3}'],
+    "sit_in": [b'{"seat": 3}', b'{"seat": 3, "post": true}'],
+    "draw_button": [b"", b'{"cancel": true}'],
+    "rotation": [b'{"name": "horse"}', b'{"name": null}'],
+    "looked": [b'{"seat": 3}'],
 }
 
 

@@ -282,7 +282,7 @@ def test_a_horse_rotation_changes_game_every_n_deals_with_the_button_frozen_in_s
         if n == 0:
             assert table.rotation_state() == {
                 "name": "horse", "current": RotationGame("holdem", "limit").describe(),
-                "next": RotationGame("omaha8", "limit").describe(), "deals_left": 2}
+                "next": RotationGame("omaha8", "limit").describe(), "deals_left": 2, "per_level": False}
     assert games == ["holdem", "holdem", "holdem", "omaha8", "omaha8", "razz", "razz", "stud", "stud",
                      "stud8", "stud8"]
     assert buttons[:5] == [6, 6, 1, 3, 4]

@@ -8,8 +8,10 @@ and photographs the pages in Debian's Chromium:
 * ``docs/screenshots/display-alert.png``  a card to the wrong seat: the misdeal alert;
 * ``docs/screenshots/tracker.png``        the action tracker with a seat to act (1024x768);
 * ``docs/screenshots/overlay.png``        the broadcast overlay on the flop, themed (``themes/emerald.json``,
-  its logo) with the chip-count leaderboard (1920x1080; the page is transparent, so the picture
-  puts a dark gradient behind it where OBS would put the video).
+  its logo) with the chip-count leaderboard, the outs of the hands behind, the session statistics
+  and the players' photos and flags (1920x1080; the page is transparent, so the picture puts a
+  dark gradient behind it where OBS would put the video);
+* ``docs/screenshots/producer.png``       the producer's control page (1024x560).
 
 Copies also go to ``artifacts/screenshots/``.  Needs mosquitto, chromium and playwright.
 """
@@ -37,6 +39,21 @@ from tests.web_helpers import (  # noqa: E402
 )
 
 DOCS = REPO / "docs" / "screenshots"
+
+
+def _photo(initial: str, colour: str) -> str:
+    """A stand-in portrait (a coloured disc with an initial), as a data: URL the page may load."""
+    svg = (f"<svg xmlns='http://www.w3.org/2000/svg' width='40' height='40'><circle cx='20' cy='20' r='20' "
+           f"fill='{colour}'/><text x='20' y='27' font-size='20' text-anchor='middle' fill='white' "
+           f"font-family='DejaVu Sans'>{initial}</text></svg>")
+    return "data:image/svg+xml," + svg.replace("<", "%3C").replace(">", "%3E").replace("#", "%23")
+
+
+#: Players' photos and flags, as a producer puts them in the overlay's config.json.
+PEOPLE = {"Ann": {"photo": _photo("A", "#7c3aed"), "flag": "SE"},
+          "Bob": {"photo": _photo("B", "#0891b2"), "flag": "BR"},
+          "Chen": {"photo": _photo("C", "#be123c"), "flag": "CN"},
+          "Dara": {"photo": _photo("D", "#b45309"), "flag": "IE"}}
 NAMES = ["Ann", "Bob", "Chen", "Dara", "Eli", "Fern", "Gus", "Hana", "Ivo", "Jo"]
 TIMEOUT_MS = 10000
 # A tournament table counting chips: blinds, starting stacks and a level clock.
@@ -52,7 +69,9 @@ def main() -> int:
     passwords = new_passwords()
     broker = start_broker(passwords)
     ws = f"ws://127.0.0.1:{broker.websockets_port}"
-    web = WebServer(WEB, config={"ws": ws, "overlay": {"user": "overlay", "pass": passwords["overlay"]}})
+    web = WebServer(WEB, config={"ws": ws,
+                                 "overlay": {"user": "overlay", "pass": passwords["overlay"], "players": PEOPLE},
+                                 "producer": {"user": "producer", "pass": passwords["producer"]}})
     feeds: list[TableFeed] = []
     try:
         with launch_browser() as browser:
@@ -101,8 +120,13 @@ def main() -> int:
             o.submit(SetButton(7))
             overlay = browser.new_page()
             overlay.set_viewport_size({"width": 1920, "height": 1080})
-            overlay.goto(web.page_url("overlay", table="booth", theme="emerald", add="leaderboard"))
+            overlay.goto(web.page_url("overlay", table="booth", theme="emerald", add="leaderboard,stats"))
             overlay.wait_for_selector('body[data-conn="online"]', timeout=TIMEOUT_MS)
+            o.submit(NewHand())  # a first hand, folded to the big blind: the session statistics start
+            for card in ("2h", "3d", "4c", "5s", "6h", "8d", "9c", "Ts"):
+                o.submit(Deal(o.hand["next_seat"], Card.parse(card)))
+            while o.hand["phase"] not in ("done", "dead"):
+                o.submit(Act(o.hand["to_act"], "call" if o.hand["to_act"] == 1 else "fold"))
             o.submit(NewHand())
             for card in ("Ah", "Qs", "7c", "Td", "Kh", "Jc", "7d", "9s"):
                 o.submit(Deal(o.hand["next_seat"], Card.parse(card)))
@@ -120,14 +144,27 @@ def main() -> int:
             overlay.wait_for_function("() => [...document.querySelectorAll('.player[data-folded=\"false\"] .hand')]"
                                       ".every((e) => e.textContent.trim())", timeout=TIMEOUT_MS)  # the server's names
             overlay.add_style_tag(content="html { background: linear-gradient(160deg, #23313f, #0b1118) !important; }")
+            overlay.wait_for_function("() => [...document.querySelectorAll('.player .outs')].some((e) => e.textContent)"
+                                      " && [...document.querySelectorAll('.player .stats')].some((e) => e.textContent)",
+                                      timeout=TIMEOUT_MS)  # outs on the flop, statistics of the session
             save_screenshot(overlay, "overlay.png", DOCS / "overlay.png")
             overlay.close()
+            # -- the producer's control page (statistics and chip counts on, as in the overlay above)
+            producer = browser.new_page()
+            producer.set_viewport_size({"width": 1024, "height": 560})
+            producer.goto(web.page_url("producer", table="booth"))
+            producer.wait_for_selector('body[data-conn="online"]', timeout=TIMEOUT_MS)
+            for part in ("leaderboard", "stats"):
+                producer.click(f'button[data-part="{part}"]')
+                producer.wait_for_selector(f'button[data-part="{part}"][aria-pressed="true"]', timeout=TIMEOUT_MS)
+            save_screenshot(producer, "producer.png", DOCS / "producer.png")
+            producer.close()
     finally:
         for f in feeds:
             f.close()
         web.stop()
         broker.stop()
-    for name in ("display.png", "display-alert.png", "tracker.png", "overlay.png"):
+    for name in ("display.png", "display-alert.png", "tracker.png", "overlay.png", "producer.png"):
         print(DOCS / name)
     return 0
 

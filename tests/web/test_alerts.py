@@ -25,11 +25,6 @@ from tests.web_helpers import (
     open_page,
     play_scenario,
     wait_until,
-    web_broker,  # noqa: F401 - fixtures
-    web_browser,  # noqa: F401
-    web_feed,  # noqa: F401
-    web_passwords,  # noqa: F401
-    web_server,  # noqa: F401
 )
 
 
@@ -48,8 +43,8 @@ def _run(feed, hand) -> list[dict[str, Any]]:
     return alerts
 
 
-def test_a_misdeal_replaces_the_instruction_it_supersedes(web_broker, web_passwords, web_feed, web_browser,  # noqa: F811
-                                                          web_server):  # noqa: F811
+def test_a_misdeal_replaces_the_instruction_it_supersedes(web_broker, web_passwords, web_feed, web_browser,
+                                                          web_server):
     needs_browser()
     f = web_feed("al1", size=10)
     hand = _two_extra_cards("holdem")
@@ -80,7 +75,7 @@ def test_a_misdeal_replaces_the_instruction_it_supersedes(web_broker, web_passwo
         page.close()
 
 
-def test_a_lowball_misdeal_cites_lowball_not_holdem(web_feed):  # noqa: F811
+def test_a_lowball_misdeal_cites_lowball_not_holdem(web_feed):
     for game in ("lowball_27", "lowball_a5"):
         f = web_feed(f"al-{game}", size=10, game=game)
         hand = _two_extra_cards(game)

@@ -21,10 +21,6 @@ from tests.web_helpers import (
     open_page,
     save_screenshot,
     wait_until,
-    web_broker,  # noqa: F401 - fixtures
-    web_browser,  # noqa: F401
-    web_passwords,  # noqa: F401
-    web_server,  # noqa: F401
 )
 
 NAMES = {1: "Ann", 3: "Bob", 5: "Cy", 7: "Dee"}
@@ -119,7 +115,7 @@ def strip(body: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in body.items() if k != "transaction"}
 
 
-def test_display_shows_chips_and_enters_amounts_fast(web_browser, web_server, web_broker, web_passwords):  # noqa: F811
+def test_display_shows_chips_and_enters_amounts_fast(web_browser, web_server, web_broker, web_passwords):
     needs_browser()
     tb, page, errors = console_page(web_browser, web_server, web_broker, web_passwords, "chip1", flop_state(),
                                     "display", (800, 480))
@@ -179,7 +175,7 @@ def test_display_shows_chips_and_enters_amounts_fast(web_browser, web_server, we
         page.close()
 
 
-def test_pot_limit_pad_offers_the_pot(web_browser, web_server, web_broker, web_passwords):  # noqa: F811
+def test_pot_limit_pad_offers_the_pot(web_browser, web_server, web_broker, web_passwords):
     needs_browser()
     tb, page, errors = console_page(web_browser, web_server, web_broker, web_passwords, "chip2",
                                     flop_state("pot_limit"), "display", (800, 480))
@@ -195,8 +191,8 @@ def test_pot_limit_pad_offers_the_pot(web_browser, web_server, web_broker, web_p
         page.close()
 
 
-def test_console_seats_players_sets_stacks_changes_game_and_level(web_browser, web_server, web_broker,  # noqa: F811
-                                                                  web_passwords):  # noqa: F811
+def test_console_seats_players_sets_stacks_changes_game_and_level(web_browser, web_server, web_broker,
+                                                                  web_passwords):
     needs_browser()
     tb, page, errors = console_page(web_browser, web_server, web_broker, web_passwords, "chip3", idle_state(),
                                     "display", (800, 480))
@@ -248,7 +244,7 @@ def test_console_seats_players_sets_stacks_changes_game_and_level(web_browser, w
         page.close()
 
 
-def test_action_tracker_on_a_tablet(web_browser, web_server, web_broker, web_passwords):  # noqa: F811
+def test_action_tracker_on_a_tablet(web_browser, web_server, web_broker, web_passwords):
     needs_browser()
     tb, page, errors = console_page(web_browser, web_server, web_broker, web_passwords, "trk1", flop_state(),
                                     "tracker", (1024, 768))
@@ -287,8 +283,8 @@ def test_action_tracker_on_a_tablet(web_browser, web_server, web_broker, web_pas
         page.close()
 
 
-def test_overlay_shows_chips_turn_last_action_and_payout(web_browser, web_server, web_broker,  # noqa: F811
-                                                         web_passwords):  # noqa: F811
+def test_overlay_shows_chips_turn_last_action_and_payout(web_browser, web_server, web_broker,
+                                                         web_passwords):
     needs_browser()
     tb = Table(web_broker, web_passwords, "ochip")
     t = tb.t
@@ -357,7 +353,7 @@ def omaha_eight(table_id: str) -> tuple[dict[str, Any], dict[str, Any]]:
     return state, holecards
 
 
-def test_overlay_fits_eight_omaha_players(web_browser, web_server, web_broker, web_passwords):  # noqa: F811
+def test_overlay_fits_eight_omaha_players(web_browser, web_server, web_broker, web_passwords):
     needs_browser()
     tb = Table(web_broker, web_passwords, "om8")
     state, hole = omaha_eight("om8")
@@ -385,7 +381,7 @@ def test_overlay_fits_eight_omaha_players(web_browser, web_server, web_broker, w
         page.close()
 
 
-def test_overlay_parts_can_be_hidden(web_browser, web_server, web_broker, web_passwords):  # noqa: F811
+def test_overlay_parts_can_be_hidden(web_browser, web_server, web_broker, web_passwords):
     needs_browser()
     tb = Table(web_broker, web_passwords, "ohide")
     state, hole = omaha_eight("ohide")
@@ -406,7 +402,7 @@ def test_overlay_parts_can_be_hidden(web_browser, web_server, web_broker, web_pa
         tb.close()
 
 
-def test_display_fits_ten_seats_with_chips(web_browser, web_server, web_broker, web_passwords):  # noqa: F811
+def test_display_fits_ten_seats_with_chips(web_browser, web_server, web_broker, web_passwords):
     needs_browser()
     state = flop_state()
     now = time.time()

@@ -31,11 +31,6 @@ from tests.web_helpers import (
     open_page,
     play_scenario,
     save_screenshot,
-    web_broker,  # noqa: F401 - fixtures
-    web_browser,  # noqa: F401
-    web_feed,  # noqa: F401
-    web_passwords,  # noqa: F401
-    web_server,  # noqa: F401
 )
 
 DELAY = 0.3
@@ -102,7 +97,7 @@ def _display_numbers(page) -> dict[str, Any]:
     })""")
 
 
-def _pages(web_browser, web_server, web_passwords, table: str):  # noqa: F811
+def _pages(web_browser, web_server, web_passwords, table: str):
     overlay, o_err = open_page(web_browser, web_server.page_url("overlay", table=table))
     url = web_server.page_url("display", table=table) + f"&user=console&pass={web_passwords['console']}"
     display, d_err = open_page(web_browser, url, (800, 480))
@@ -116,7 +111,7 @@ def _settled(overlay, display, feed, hand_id: int, phase: str) -> None:
     display.wait_for_selector(f'#phase:text-is("{phase}")', timeout=TIMEOUT_MS)
 
 
-def test_a_pot_won_without_a_showdown(web_browser, web_server, web_feed, web_passwords):  # noqa: F811
+def test_a_pot_won_without_a_showdown(web_browser, web_server, web_feed, web_passwords):
     needs_browser()
     hand = _find("uncalled")
     f = web_feed("amt1", size=10, broadcast_delay=DELAY, debounce=STATE_DEBOUNCE)
@@ -159,7 +154,7 @@ def test_a_pot_won_without_a_showdown(web_browser, web_server, web_feed, web_pas
         display.close()
 
 
-def test_a_misdeal_shows_no_pot_and_every_stack_back(web_browser, web_server, web_feed, web_passwords):  # noqa: F811
+def test_a_misdeal_shows_no_pot_and_every_stack_back(web_browser, web_server, web_feed, web_passwords):
     needs_browser()
     hand = _find("split")  # any hand: it is stopped by a misdeal after the first cards
     f = web_feed("amt2", size=10, broadcast_delay=DELAY, debounce=STATE_DEBOUNCE)
@@ -192,7 +187,7 @@ def test_a_misdeal_shows_no_pot_and_every_stack_back(web_browser, web_server, we
         display.close()
 
 
-def test_a_split_pot_shows_each_half(web_browser, web_server, web_feed, web_passwords):  # noqa: F811
+def test_a_split_pot_shows_each_half(web_browser, web_server, web_feed, web_passwords):
     needs_browser()
     hand = _find("split")
     f = web_feed("amt3", size=10, broadcast_delay=DELAY, debounce=STATE_DEBOUNCE)

@@ -31,11 +31,6 @@ from tests.web_helpers import (
     needs_browser,
     open_page,
     wait_until,
-    web_broker,  # noqa: F401 - fixtures
-    web_browser,  # noqa: F401
-    web_feed,  # noqa: F401
-    web_passwords,  # noqa: F401
-    web_server,  # noqa: F401
 )
 
 DELAY = 0.3
@@ -161,7 +156,7 @@ def play_and_check(page, f, game: str, hand: dict[str, Any], identify_discards: 
 
 
 @pytest.mark.parametrize("game", list(GAMES))
-def test_overlay_equities_agree_with_equity_py(game, web_browser, web_server, web_feed):  # noqa: F811
+def test_overlay_equities_agree_with_equity_py(game, web_browser, web_server, web_feed):
     needs_browser()
     hand = showdown_hand(game)
     table = f"eq-{game}"

@@ -17,18 +17,13 @@ from tests.web_helpers import (
     play_scenario,
     save_screenshot,
     showdown_holdem,
-    web_broker,  # noqa: F401 - fixtures
-    web_browser,  # noqa: F401
-    web_feed,  # noqa: F401
-    web_passwords,  # noqa: F401
-    web_server,  # noqa: F401
 )
 
 DELAY = 0.3
 FACES = "() => [...document.querySelectorAll('.player .hole .card.face')].map((c) => c.dataset.card)"
 
 
-def test_the_room_output_never_receives_a_hole_card(web_browser, web_server, web_feed):  # noqa: F811
+def test_the_room_output_never_receives_a_hole_card(web_browser, web_server, web_feed):
     needs_browser()
     f = web_feed("room1", size=10, broadcast_delay=DELAY, debounce=STATE_DEBOUNCE)
     hand = showdown_holdem()

@@ -23,17 +23,12 @@ from tests.web_helpers import (
     save_screenshot,
     showdown_holdem,
     wait_until,
-    web_broker,  # noqa: F401 - fixtures
-    web_browser,  # noqa: F401
-    web_feed,  # noqa: F401
-    web_passwords,  # noqa: F401
-    web_server,  # noqa: F401
 )
 
 DELAY = 0.6
 
 
-def test_holecards_clear_reaches_the_overlay_after_the_final_state(web_broker, web_passwords, web_feed):  # noqa: F811
+def test_holecards_clear_reaches_the_overlay_after_the_final_state(web_broker, web_passwords, web_feed):
     t = Topics("poker", "ord1")
     overlay = Recorder(web_broker, "overlay", web_passwords["overlay"], [f"{t.root}/broadcast/#"])
     try:
@@ -59,7 +54,7 @@ def test_holecards_clear_reaches_the_overlay_after_the_final_state(web_broker, w
         overlay.close()
 
 
-def test_overlay_shows_the_hole_cards_through_the_showdown(web_browser, web_server, web_feed):  # noqa: F811
+def test_overlay_shows_the_hole_cards_through_the_showdown(web_browser, web_server, web_feed):
     needs_browser()
     f = web_feed("ord2", size=10, broadcast_delay=DELAY, debounce=STATE_DEBOUNCE)
     hand = showdown_holdem()

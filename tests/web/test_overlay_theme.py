@@ -19,16 +19,12 @@ from tests.web_helpers import (
     needs_browser,
     open_page,
     save_screenshot,
-    web_broker,  # noqa: F401 - fixtures
-    web_browser,  # noqa: F401
-    web_passwords,  # noqa: F401
-    web_server,  # noqa: F401
 )
 
 THEME = json.loads((Path(__file__).resolve().parents[2] / "web" / "overlay" / "themes" / "emerald.json").read_text())
 
 
-def test_a_themed_overlay_with_a_leaderboard(web_browser, web_server, web_broker, web_passwords):  # noqa: F811
+def test_a_themed_overlay_with_a_leaderboard(web_browser, web_server, web_broker, web_passwords):
     needs_browser()
     pub = Publisher(web_broker, web_passwords["controller"], "th1")
     url = web_server.page_url("overlay", table="th1", theme="emerald", add="leaderboard")

@@ -34,10 +34,6 @@ from tests.web_helpers import (
     needs_browser,
     open_page,
     save_screenshot,
-    web_broker,  # noqa: F401 - fixtures
-    web_browser,  # noqa: F401
-    web_passwords,  # noqa: F401
-    web_server,  # noqa: F401
 )
 
 SIZES = (2, 6, 9, 10)
@@ -140,7 +136,7 @@ def _cases():
     return [(game, size) for game in GAMES for size in SIZES]
 
 
-def test_overlay_layout_every_game_and_size(web_browser, web_server, web_broker, web_passwords):  # noqa: F811
+def test_overlay_layout_every_game_and_size(web_browser, web_server, web_broker, web_passwords):
     needs_browser()
     pub = Publisher(web_broker, web_passwords["controller"], "lay1")
     page, errors = open_page(web_browser, web_server.page_url("overlay", table="lay1"), (1920, 1080))
@@ -180,7 +176,7 @@ def test_overlay_layout_every_game_and_size(web_browser, web_server, web_broker,
 
 
 @pytest.mark.parametrize("role", ["console", "display"])
-def test_display_layout_every_game_and_size(role, web_browser, web_server, web_broker, web_passwords):  # noqa: F811
+def test_display_layout_every_game_and_size(role, web_browser, web_server, web_broker, web_passwords):
     needs_browser()
     table = f"lay-{role}"
     pub = Publisher(web_broker, web_passwords["controller"], table)

@@ -14,13 +14,10 @@ from tests.web_helpers import (
     Recorder,
     play_scenario,
     wait_until,
-    web_broker,  # noqa: F401 - fixtures
-    web_feed,  # noqa: F401
-    web_passwords,  # noqa: F401
 )
 
 
-def test_each_street_is_announced_once(web_broker, web_passwords, web_feed) -> None:  # noqa: F811
+def test_each_street_is_announced_once(web_broker, web_passwords, web_feed) -> None:
     t = Topics("poker", "st1")
     display = Recorder(web_broker, "display", web_passwords["display"], [t.event("street"), t.event("hand_end")])
     try:

@@ -27,7 +27,7 @@ from controller.rules.events import Acknowledge, Deal, NewHand, SetButton
 from controller.rules.scenario import Scenario
 from controller.service import Rejected
 from tests.mqtt_util import require_mosquitto  # noqa: E402
-from tests.web_helpers import (  # noqa: F401 - web_* are fixtures
+from tests.web_helpers import (
     REPO,
     Recorder,
     card_tokens,
@@ -37,11 +37,6 @@ from tests.web_helpers import (  # noqa: F401 - web_* are fixtures
     showdown_holdem,
     wait_until,
     watch_console,
-    web_broker,
-    web_browser,
-    web_feed,
-    web_passwords,
-    web_server,
 )
 
 require_mosquitto()
@@ -54,28 +49,28 @@ TIMEOUT_MS = 8000
 
 
 @pytest.fixture(scope="module")
-def passwords(web_passwords) -> dict[str, str]:  # noqa: F811
+def passwords(web_passwords) -> dict[str, str]:
     return web_passwords
 
 
 @pytest.fixture(scope="module")
-def broker(web_broker):  # noqa: F811
+def broker(web_broker):
     return web_broker
 
 
 @pytest.fixture(scope="module")
-def web(web_server) -> WebServer:  # noqa: F811
+def web(web_server) -> WebServer:
     # The overlay gets its credential from /overlay/config.json; the display from the URL query.
     return web_server
 
 
 @pytest.fixture(scope="module")
-def browser(web_browser):  # noqa: F811
+def browser(web_browser):
     return web_browser
 
 
 @pytest.fixture
-def feed(web_feed):  # noqa: F811
+def feed(web_feed):
     return web_feed
 
 

@@ -7,7 +7,7 @@ export const CHIP_VALUES = [1, 5, 25, 100, 500, 1000, 5000, 25000];
 export const GAMES = {
   holdem: "Hold'em", omaha: "Omaha", omaha8: "Omaha hi-lo", stud: "Seven-card stud", razz: "Razz",
   stud8: "Stud hi-lo", lowball_a5: "A-5 lowball", lowball_27: "2-7 lowball", draw_high: "Five-card draw",
-  jacks_or_better: "Jacks or better",
+  jacks_or_better: "Jacks or better", triple_draw_27: "2-7 triple draw",
 };
 export const STRUCTURES = { no_limit: "No-limit", pot_limit: "Pot-limit", limit: "Limit" };
 

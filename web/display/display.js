@@ -9,6 +9,7 @@ import { actionPad, betOf, chipsOf, fmt, GAMES, lastActionText, legal, levelText
 import { connect, loadConfig, parsePayload, topicRoot } from "../common/config.js";
 import { requester, showToast } from "../common/console.js";
 import { fitAll } from "../common/fit.js";
+import { isRoomTopic, onRoom, renderRoom, roomTopics } from "./room.js";
 
 const $ = (sel) => document.querySelector(sel);
 const ACTIONS = ["fold", "check", "call", "bet", "raise", "complete", "bring_in"];
@@ -39,6 +40,8 @@ const ui = {
   shown: null, // {hand_id, seats} cards tabled at the showdown (public then)
   result: null, // {hand_id, text}
   names: { hand_id: null, seats: {} }, // the players' names as the hand saw them
+  draw: null, // the last event/button_draw (the draw for the button), until the next hand starts
+  drawShown: null, // the draw on screen: its cards sit on the seats
 };
 
 // ---------------------------------------------------------------- connection
@@ -58,11 +61,13 @@ async function main() {
     const subs = [`${ui.root}/availability`, `${ui.root}/state`, `${ui.root}/event/#`, `${ui.root}/alert`,
       `${ui.root}/alert/active`];
     if (document.body.dataset.role === "console") subs.push(ui.requests.responseTopic, `${ui.root}/response`);
+    subs.push(...roomTopics(ui.cfg.table)); // what the floor says about this table (docs/room.md)
     client.subscribe(subs, { qos: 1 });
   });
   client.on("message", onMessage);
   wireConsole();
   setInterval(renderClock, 1000);
+  setInterval(renderRoom, 250);
   render();
 }
 
@@ -84,7 +89,9 @@ function onMessage(topic, bytes, packet) {
   }
   const data = parsePayload(bytes);
   if (data === undefined) return;
-  if (rel === "state") {
+  if (isRoomTopic(topic)) {
+    onRoom(topic, data);
+  } else if (rel === "state") {
     if (!data) return;
     ui.state = data;
     rememberNames(data);
@@ -105,6 +112,7 @@ function onMessage(topic, bytes, packet) {
 function onEvent(kind, ev) {
   if (!ev) return;
   if (kind === "hand_start") {
+    ui.draw = null;
     ui.shown = null;
     ui.result = null;
     $("#last-action").textContent = "";
@@ -114,6 +122,10 @@ function onEvent(kind, ev) {
     const words = ACTION_WORDS[ev.action] || ev.action;
     const amount = ev.amount != null ? ` ${["raise", "complete"].includes(ev.action) ? "to " : ""}${fmt(ev.amount)}` : "";
     $("#last-action").textContent = ev.text || `Seat ${ev.seat} ${words}${amount}${ev.all_in ? " (all in)" : ""}`;
+  } else if (kind === "button_draw") {
+    ui.draw = ev.cancelled ? null : ev;
+    if (ev.winner != null) toast(drawText(ev, playerName), true);
+    render();
   } else if (kind === "hand_end") {
     if (ev.shown) ui.shown = { hand_id: ev.hand_id, seats: ev.shown };
     ui.result = { hand_id: ev.hand_id, text: resultText(ev) };
@@ -166,6 +178,7 @@ function render() {
   const board = $("#board");
   board.replaceChildren(...(hand ? hand.board.map((c) => cardFace(c)) : []));
   board.dataset.count = String(hand ? hand.board.length : 0);
+  ui.drawShown = renderDraw(table, hand);
   renderSeats(table, hand);
   renderClock();
   const chips = chipsOf(s);
@@ -188,6 +201,8 @@ function render() {
   $("#to-act").dataset.seat = toAct ?? "";
   $("#to-act-seat").textContent = toAct != null ? `Seat ${toAct}` : "\u2013";
   $("#to-act-name").textContent = toAct != null ? playerName(toAct) : "";
+  renderShowOrder(hand);
+  renderRotation(table);
   const result = $("#result");
   const showResult = ui.result && s && ui.result.hand_id === s.hand_id;
   result.hidden = !showResult;
@@ -197,7 +212,51 @@ function render() {
   $("#btn-button").disabled = Boolean(inHand);
   $("#btn-action").disabled = !inHand;
   $("#btn-misdeal").disabled = !inHand;
+  $("#btn-clock").disabled = !inHand;
   fitAll(document, "#game, #result, #range, #last-action, #next-name, #to-act-name", { min: 9, wrapAt: 11 });
+  fitAll(document, "#rotation", { min: 9 });
+}
+
+// The engine's to_show: the seat that tables first once the last betting round is over (TDA 15-A;
+// RRoP s3 Showdown 7), or "all": a player is all in and the betting is over, every hand is tabled
+// face up (TDA 14; RRoP s15 34).  The display says what the engine derived; it decides nothing.
+export function showOrderText(toShow, name) {
+  if (toShow === "all") return "All hands face up";
+  if (toShow == null) return "";
+  return `Seat ${toShow}${name ? ` ${name}` : ""} shows first`;
+}
+
+function renderShowOrder(hand) {
+  const el = $("#show-order");
+  const toShow = hand && hand.phase !== "dead" ? hand.to_show ?? null : null;
+  el.dataset.toShow = toShow == null ? "" : String(toShow);
+  el.textContent = showOrderText(toShow, typeof toShow === "number" ? playerName(toShow) : "");
+  el.hidden = toShow == null;
+}
+
+// A mixed game's rotation (table.rotation): this deal's game and the next one, with the deals
+// left before it (or "next level" when the game changes with the level).
+export function rotationText(rot) {
+  if (!rot || !rot.current) return "";
+  const short = (g) => (g ? `${GAMES[g.game] || g.title || g.game}${g.structure === "limit" ? "" : ` ${
+    g.structure === "no_limit" ? "NL" : "PL"}`}` : "");
+  const when = rot.deals_left != null ? ` in ${rot.deals_left}` : rot.per_level ? " next level" : "";
+  return `${rot.name ? `${rot.name.replace("_", " ").toUpperCase()}: ` : ""}${short(rot.current)} \u2192 ` +
+    `${short(rot.next)}${when}`;
+}
+
+function renderRotation(table) {
+  const el = $("#rotation");
+  const rot = table ? table.rotation || null : null;
+  el.textContent = rotationText(rot);
+  el.dataset.current = rot && rot.current ? rot.current.game : "";
+  el.dataset.next = rot && rot.next ? rot.next.game : "";
+  el.hidden = !rot;
+}
+
+function drawCard(seat) {
+  const d = ui.drawShown;
+  return d && d.cards ? d.cards[String(seat)] || null : null;
 }
 
 // Amounts on a seat box: exact below 100,000, then 123k / 1.23M (the pad shows every chip).
@@ -310,6 +369,8 @@ function renderSeats(table, hand) {
     if (marks.small_blind === n) badge("sb", "SB");
     if (marks.big_blind === n) badge("bb", "BB");
     if (hand && hand.bring_in === n) badge("bring-in", "BRING-IN");
+    el.dataset.showFirst = String(Boolean(hand && hand.to_show === n));
+    if (hand && hand.to_show === n) badge("show-first", "SHOWS");
     const stack = stackOf(ui.state, n);
     const bet = hand ? betOf(ui.state, n) : 0;
     if (stack != null || bet || badges.childElementCount) {
@@ -327,7 +388,7 @@ function renderSeats(table, hand) {
       money.append(st, bt);
       el.append(money);
     }
-    if (hs) {
+    if (hs && !drawCard(n)) { // between hands a draw for the button shows its cards instead
       const cards = document.createElement("div");
       cards.className = "cards";
       const shown = ui.shown && ui.state && ui.shown.hand_id === ui.state.hand_id ? ui.shown.seats[key] : null;
@@ -340,13 +401,19 @@ function renderSeats(table, hand) {
         for (const c of hs.up) cards.append(cardFace(c, "up"));
       }
       el.append(cards);
-      const st = hs.folded ? "folded" : hs.dead ? "dead hand" : hs.all_in ? "all in" : "";
+      const st = hs.folded ? "folded" : hs.dead ? "dead hand" : hs.all_in ? "all in"
+        : player && player.sitting_out ? "sitting out" : ""; // sat out since this hand ended
       if (st) {
         const stateEl = document.createElement("div");
         stateEl.className = "state";
         stateEl.textContent = st;
         el.append(stateEl);
       }
+    } else if (drawCard(n)) {
+      const cards = document.createElement("div");
+      cards.className = "cards draw-card";
+      cards.append(cardFace(drawCard(n)));
+      el.append(cards);
     } else if (player && (player.waiting_for_big_blind || player.sitting_out)) {
       const stateEl = document.createElement("div");
       stateEl.className = "state";
@@ -545,6 +612,15 @@ function wireConsole() {
         request("action", { seat, action: act, all_in: allIn });
       }, { action: act }));
     }
+    // RRoP s4 10: a player dealt in without posting the missed blinds he owed looked at his cards.
+    grid.append(button("looked (owes blinds)", "choice", () => {
+      if (seat == null) {
+        toast("Pick a seat first", false);
+        return;
+      }
+      closeDialog();
+      request("looked", { seat });
+    }, { send: "looked" }));
     const allInBtn = button("all in", "choice", () => {
       allIn = !allIn;
       allInBtn.setAttribute("aria-pressed", String(allIn));
@@ -556,6 +632,15 @@ function wireConsole() {
   $("#btn-players").addEventListener("click", () => openDialog("Players and stacks", playersDialog));
   $("#btn-game").addEventListener("click", () => openDialog("Change the game", gameDialog));
   $("#btn-level").addEventListener("click", () => openDialog("Blinds and levels", levelDialog));
+  // TDA 26: the dealer asks for the clock on a player still in the hand; the floor runs it.
+  $("#btn-clock").addEventListener("click", () => openDialog("Call the clock on seat\u2026", (body) => {
+    const hand = ui.state ? ui.state.hand : null;
+    const seats = hand ? Object.entries(hand.seats).filter(([, v]) => !v.folded && !v.dead).map(([k]) => Number(k)) : [];
+    body.append(seatChoices(seats.sort((a, b) => a - b), hand ? hand.to_act : null, (n) => {
+      closeDialog();
+      request("clock", { seat: n });
+    }));
+  }));
 }
 
 // Seat and name players; stacks between hands (common/chips.js seatEditor).
@@ -568,7 +653,7 @@ function playersDialog(body) {
     editor.replaceChildren(seatEditor(ui.state, n, (name, fields) => {
       closeDialog();
       request(name, fields);
-    }));
+    }), sittingPad(n));
   });
   for (const b of pick.children) {
     const p = table && table.players[b.dataset.pickSeat];
@@ -604,6 +689,85 @@ function gameDialog(body) {
     closeDialog();
     request("change_game", fields);
   }, { send: "change_game" }));
+  mixedGamePad(body, table);
+}
+
+// ---------------------------------------------------------------- the table side (issue 22)
+
+// Sit a player out or back in (RRoP s4 9: back in, he posts what he missed or waits for the big blind).
+function sittingPad(seat) {
+  const table = ui.state ? ui.state.table : null;
+  const player = table ? table.players[String(seat)] : null;
+  const box = document.createElement("div");
+  box.className = "grid wide sitting";
+  if (!player) return box;
+  const send = (name, fields) => () => {
+    closeDialog();
+    request(name, fields);
+  };
+  if (player.sitting_out) {
+    box.append(button("Sit in, wait for the big blind", "choice go", send("sit_in", { seat }), { send: "sit_in" }),
+      button("Sit in and post what he owes", "choice go", send("sit_in", { seat, post: true }), { send: "sit_in_post" }));
+  } else {
+    box.append(button("Sit out", "choice", send("sit_out", { seat }), { send: "sit_out" }));
+  }
+  return box;
+}
+
+// A mixed game's rotation (the config's and the built-in ones, by name) and a new game with a draw
+// for the button.
+function mixedGamePad(body, table) {
+  const names = table && table.rotations ? table.rotations : [];
+  if (names.length) {
+    const grid = document.createElement("div");
+    grid.className = "grid";
+    for (const name of names) {
+      grid.append(button(name.replace("_", " "), "choice go", () => {
+        closeDialog();
+        request("rotation", { name });
+      }, { rotation: name }));
+    }
+    if (table.rotation) {
+      grid.append(button("End rotation", "choice", () => {
+        closeDialog();
+        request("rotation", { name: null });
+      }, { rotation: "" }));
+    }
+    body.append(sectionLabel("Mixed game (from the next deal)"), grid);
+  }
+  const drawing = Boolean(table && table.draw && table.draw.winner == null);
+  body.append(sectionLabel("New game"), button(drawing ? "Cancel the draw for the button" : "Draw for the button",
+    "choice go", () => {
+      closeDialog();
+      request("draw_button", drawing ? { cancel: true } : {});
+    }, { send: "draw_button" }));
+}
+
+// The draw for the button (RRoP s2 Seating 6; s3 Ties 1-2): the cards the antennas read, who still
+// waits for one, and the winner, from the state's table.draw and event/button_draw.
+export function drawText(draw, nameOf) {
+  if (!draw) return "";
+  if (draw.cancelled) return "Draw for the button cancelled";
+  if (draw.winner != null) {
+    const name = nameOf(draw.winner);
+    const card = draw.cards ? draw.cards[String(draw.winner)] : null;
+    return `Seat ${draw.winner}${name ? ` ${name}` : ""} wins the button${card ? ` (${card})` : ""}`;
+  }
+  const waiting = draw.waiting || [];
+  return waiting.length ? `Draw for the button: a card face up to seat${waiting.length > 1 ? "s" : ""} ` +
+    `${waiting.join(", ")}` : "Draw for the button";
+}
+
+function renderDraw(table, hand) {
+  const el = $("#draw");
+  const inHand = hand && !["done", "dead"].includes(hand.phase);
+  // The live event first (it names the winner); a display that joins mid-draw reads the state.
+  const pending = table && table.draw && table.draw.winner == null ? table.draw : null;
+  const draw = inHand ? null : ui.draw || pending;
+  el.hidden = !draw;
+  el.dataset.winner = draw && draw.winner != null ? String(draw.winner) : "";
+  el.textContent = draw ? drawText(draw, playerName) : "";
+  return draw;
 }
 
 function levelDialog(body) {

@@ -66,6 +66,15 @@ function renderClocks(room) {
     el("li", { textContent: `Table ${table}, seat ${c.seat}: ${c.phase}, ${Math.ceil(c.seconds_left)} s (TDA 26)` })));
 }
 
+// The floor calls a clock on a player (TDA 26): the table's display counts it down.
+$("#call-clock").addEventListener("submit", async (ev) => {
+  ev.preventDefault();
+  const body = { table: $("#clock-table").value.trim(), seat: Number($("#clock-seat").value) };
+  const res = await fetch("/api/room/clock/call", { method: "POST", body: JSON.stringify(body) });
+  $("#clock-error").textContent = res.ok ? "" : (await res.json()).error || res.statusText;
+  soon();
+});
+
 let clocksRunning = false;
 async function load() {
   const res = await fetch("/api/room", { cache: "no-store" });

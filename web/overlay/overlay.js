@@ -5,6 +5,10 @@
 //   broadcast/holecards  the hole cards, delayed (empty payload = cleared at the hand's end)
 //   broadcast/equity     win/tie/equity per seat and the hand names, computed by the server
 //   broadcast/hand_end   winners, their hands and what each won
+//   broadcast/sealed     the hole cards at once, sealed (AES-256-GCM, docs/sealed-broadcast.md);
+//   broadcast/key        each snapshot's key, after the delay: the page opens it with WebCrypto
+//                        (a secure context: https, or the page on localhost; elsewhere
+//                        crypto.subtle is absent and the delayed broadcast/holecards serve)
 // No hand is evaluated here: the names are the server's.
 //
 // Parts can be hidden from the URL or the overlay's config.json (docs/web.md):
@@ -19,17 +23,19 @@ import { cardBack, cardFace } from "../common/cards.js";
 import { fmt, GAMES, lastActionText, levelText } from "../common/chips.js";
 import { connect, loadConfig, parsePayload, topicRoot } from "../common/config.js";
 import { fitAll } from "../common/fit.js";
+import { decoratePlayer, graphicsParts } from "./extras.js";
 
 const $ = (sel) => document.querySelector(sel);
 export const PARTS = ["label", "clock", "board", "pot", "action", "players", "cards", "hands", "odds", "stacks", "bets",
-  "winner", "logo", "leaderboard"];
-const OPT_IN = ["leaderboard"];
+  "winner", "logo", "leaderboard", "outs", "stats", "photos", "flags"];
+const OPT_IN = ["leaderboard", "stats"];
 
 // names: the players' names as the hand saw them (a winner who stands up before the next hand
 // keeps his name on the banner until the next hand replaces it).
 const ov = { root: "", state: null, hole: null, equity: null, handEnd: null, names: { hand_id: null, seats: {} },
-  room: false, received: new Set() };
+  room: false, received: new Set(), cfg: {}, graphics: {}, stats: null, people: {}, peopleBase: "" };
 
+// The producer's live choice (broadcast/graphics) wins over the URL and config.json.
 function applyParts(cfg) {
   const list = (v) => (Array.isArray(v) ? v : String(v || "").split(",")).map((x) => x.trim()).filter(Boolean);
   const show = list(cfg.show);
@@ -38,7 +44,8 @@ function applyParts(cfg) {
   for (const part of PARTS) {
     const off = OPT_IN.includes(part) && !add.includes(part) && !show.includes(part);
     const hidden = off || hide.has(part) || (show.length > 0 && !show.includes(part));
-    document.body.classList.toggle(`hide-${part}`, hidden);
+    const live = ov.graphics[part];
+    document.body.classList.toggle(`hide-${part}`, live === undefined ? hidden : !live);
   }
 }
 
@@ -65,6 +72,10 @@ async function applyTheme(cfg) {
   if (theme.font) root.setProperty("--ov-font", String(theme.font));
   if (theme.radius != null) root.setProperty("--ov-radius", `${Number(theme.radius)}px`);
   document.body.dataset.theme = theme.name || "";
+  if (theme.players && typeof theme.players === "object") {
+    ov.people = { ...theme.players, ...ov.people };
+    ov.peopleBase = base;
+  }
   const logo = $("#logo");
   if (theme.logo) {
     logo.src = /^(https?:|data:|\/)/.test(theme.logo) ? theme.logo : base + theme.logo;
@@ -74,6 +85,8 @@ async function applyTheme(cfg) {
 
 async function main() {
   const cfg = await loadConfig("overlay");
+  ov.cfg = cfg;
+  if (cfg.players && typeof cfg.players === "object") ov.people = { ...cfg.players };
   applyParts(cfg);
   await applyTheme(cfg);
   ov.root = topicRoot(cfg);
@@ -84,7 +97,7 @@ async function main() {
   ov.room = ["1", "true", "yes"].includes(String(cfg.room || "").toLowerCase());
   document.body.dataset.room = String(ov.room);
   const topics = ov.room
-    ? ["state", "hand_end"].map((n) => `${ov.root}/broadcast/${n}`).concat(`${ov.root}/availability`)
+    ? ["state", "hand_end", "stats", "graphics"].map((n) => `${ov.root}/broadcast/${n}`).concat(`${ov.root}/availability`)
     : [`${ov.root}/broadcast/#`, `${ov.root}/availability`];
   document.body.dataset.subscribed = topics.join(" ");
   client.on("connect", () => client.subscribe(topics, { qos: 1 }));
@@ -97,7 +110,8 @@ function onMessage(topic, bytes) {
   const rel = topic.startsWith(ov.root + "/") ? topic.slice(ov.root.length + 1) : topic;
   ov.received.add(rel);
   document.body.dataset.received = [...ov.received].sort().join(" ");
-  if (ov.room && (rel === "broadcast/holecards" || rel === "broadcast/equity")) return; // never, in the room
+  if (ov.room && (rel === "broadcast/holecards" || rel === "broadcast/equity" || rel === "broadcast/sealed"
+    || rel === "broadcast/key")) return; // never, in the room
   if (rel === "availability") return;
   const data = parsePayload(bytes);
   if (data === undefined) return;
@@ -106,18 +120,69 @@ function onMessage(topic, bytes) {
     if (ov.state && data.hand_id !== ov.state.hand_id) ov.handEnd = null;
     ov.state = data;
     rememberNames(data);
+  } else if (rel === "broadcast/sealed" || rel === "broadcast/key") {
+    if (data) sealedArrived(rel === "broadcast/key" ? "keys" : "sealed", data);
+    return;
   } else if (rel === "broadcast/holecards") {
-    if (data) ov.hole = data;
+    if (data) showHole(data);
     else if (ov.hole && !handOver() && !(ov.handEnd && ov.handEnd.hand_id === ov.hole.hand_id)) ov.hole = null;
     // cleared at the hand's end: keep showing them until the next hand replaces the state
   } else if (rel === "broadcast/equity") {
     ov.equity = data;
   } else if (rel === "broadcast/hand_end") {
     ov.handEnd = data;
+  } else if (rel === "broadcast/stats") {
+    ov.stats = data;
+  } else if (rel === "broadcast/graphics") {
+    ov.graphics = graphicsParts(data, PARTS);
+    document.body.dataset.graphicsTs = data && data.ts != null ? String(data.ts) : "";
+    applyParts(ov.cfg);
   } else {
     return;
   }
   render();
+}
+
+// Sealed snapshots wait here for their keys (by deal and seq); a key opens its snapshot, and the
+// newest snapshot of the hand is what the overlay shows.  A snapshot that does not open (altered,
+// or the wrong key) is counted and never shown.
+const seal = { sealed: new Map(), keys: new Map(), opened: 0, bad: 0 };
+const unb64 = (s) => Uint8Array.from(atob(s), (c) => c.charCodeAt(0));
+
+function showHole(data) {
+  if (!ov.hole || ov.hole.hand_id !== data.hand_id || (data.seq || 0) >= (ov.hole.seq || 0)) ov.hole = data;
+}
+
+function sealedArrived(kind, data) {
+  const id = `${data.deal}/${data.seq}`;
+  seal[kind].set(id, data);
+  if (seal.sealed.size > 200) seal.sealed.delete(seal.sealed.keys().next().value); // a reader that never gets keys
+  if (seal.keys.size > 200) seal.keys.delete(seal.keys.keys().next().value);
+  document.body.dataset.sealedWaiting = String(seal.sealed.size);
+  if (seal.sealed.has(id) && seal.keys.has(id)) openSealed(id);
+}
+
+async function openSealed(id) {
+  const box = seal.sealed.get(id);
+  const key = seal.keys.get(id);
+  seal.sealed.delete(id);
+  seal.keys.delete(id);
+  const table = ov.root.split("/").pop();
+  try {
+    const k = await crypto.subtle.importKey("raw", unb64(key.key), "AES-GCM", false, ["decrypt"]);
+    const aad = new TextEncoder().encode(`${table}/${box.deal}/${box.seq}`);
+    const plain = await crypto.subtle.decrypt({ name: "AES-GCM", iv: unb64(box.nonce), additionalData: aad }, k,
+      unb64(box.ciphertext));
+    const snap = JSON.parse(new TextDecoder().decode(plain));
+    seal.opened += 1;
+    showHole({ hand_id: snap.hand_id, seq: snap.seq, seats: snap.seats });
+    render();
+  } catch (_e) {
+    seal.bad += 1;
+  }
+  document.body.dataset.sealedOpened = String(seal.opened);
+  document.body.dataset.sealedBad = String(seal.bad);
+  document.body.dataset.sealedWaiting = String(seal.sealed.size);
 }
 
 function handOver() {
@@ -301,12 +366,16 @@ function render() {
       el.dataset.tie = eq.tie == null ? "" : String(eq.tie);
     }
     el.append(who, money, holeEl, handEl, odds, sub);
+    decoratePlayer(el, { name: table && table.players[key] ? table.players[key].name : null, people: ov.people,
+      base: ov.peopleBase, eq, stats: ov.stats });
     players.push(el);
   }
   row.replaceChildren(...players);
+  renderTableSide(hand, table, row);
   renderLeaderboard(table);
   fitAll(row, ".who, .hand-name", { min: 11, wrapAt: 16 });
   fitAll(row, ".money, .odds, .odds-sub", { min: 11 });
+  fitAll(row, ".outs, .stats", { min: 11, wrapAt: 13 });
   const banner = $("#winner");
   banner.hidden = winners.size === 0;
   banner.replaceChildren(...[...winners.entries()].map(([k, w]) => {
@@ -318,6 +387,44 @@ function render() {
     return line;
   }));
   stackCentre(row);
+}
+
+// The table side of the showdown and of a mixed game, from the delayed state: the seat that
+// tables first (TDA 15-A; RRoP s3 Showdown 7) or "all hands face up" at an all-in (TDA 14), as the
+// engine derived it (hand.to_show: the display reads the same field), and the rotation's current
+// and next game (table.rotation).
+export function showOrderWords(toShow, name) {
+  if (toShow === "all") return "All hands face up";
+  return toShow == null ? "" : `${name} shows first`;
+}
+
+function renderTableSide(hand, table, row) {
+  const toShow = hand && hand.phase !== "dead" ? hand.to_show ?? null : null;
+  const show = $("#show-order");
+  show.dataset.toShow = toShow == null ? "" : String(toShow);
+  show.textContent = showOrderWords(toShow, toShow == null || toShow === "all" ? "" : playerName(table, String(toShow)));
+  show.hidden = toShow == null;
+  for (const el of row.children) {
+    const first = typeof toShow === "number" && el.dataset.seat === String(toShow);
+    el.dataset.showFirst = String(first);
+    if (first) {
+      const tag = document.createElement("div");
+      tag.className = "shows-first";
+      tag.textContent = "shows first";
+      el.querySelector(".who").after(tag);
+    }
+  }
+  const rot = table ? table.rotation || null : null;
+  const box = $("#rotation");
+  box.hidden = !rot || !rot.current;
+  box.dataset.current = rot && rot.current ? rot.current.game : "";
+  box.dataset.next = rot && rot.next ? rot.next.game : "";
+  const title = (g) => (g ? g.title || GAMES[g.game] || g.game : "");
+  const when = rot && rot.deals_left != null ? ` in ${rot.deals_left} hand${rot.deals_left === 1 ? "" : "s"}`
+    : rot && rot.per_level ? " next level" : "";
+  box.textContent = rot && rot.current
+    ? `${rot.name ? `${rot.name.toUpperCase()} \u00b7 ` : ""}${title(rot.current)} \u00b7 next: ${title(rot.next)}${when}`
+    : "";
 }
 
 // Chip counts, biggest first, from the delayed state's players (their chips behind during a hand).

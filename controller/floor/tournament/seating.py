@@ -175,8 +175,11 @@ class Tournament:
         out = []
         for name, (t, s) in zip(names, slots, strict=True):
             p = self.players[name]
+            # a redraw names where the player sat, so that table hears he goes too
+            was = {"from_table": p.table, "from_seat": p.seat} if p.table is not None else {}
             p.table, p.seat, p.moving_to = t, s, None
-            out.append(self._decide(kind, f"{name}: table {t}, seat {s}", cites, player=name, table=t, seat=s))
+            out.append(self._decide(kind, f"{name}: table {t}, seat {s}", cites, player=name, table=t, seat=s,
+                                    **was))
         return out
 
     def _default_positions(self, t: TableSeats) -> None:
@@ -245,9 +248,12 @@ class Tournament:
         p = self._player(name)
         if p.moving_to is None:
             raise SeatingError(f"{name} has no move to confirm")
+        was = p.table
         p.table, p.seat = p.moving_to
         p.moving_to = None
-        return self._halts()
+        arrived = self._decide("seated", f"{name} has taken table {p.table}, seat {p.seat}", (), player=name,
+                               table=p.table, seat=p.seat, from_table=was)
+        return [arrived, *self._halts()]
 
     def _player(self, name: str) -> Player:
         p = self.players.get(name)
@@ -393,7 +399,8 @@ class Tournament:
             waits = self._between_sb_and_button(self.tables[n], s)
             out.append(self._decide("move", f"{name} ({cards[name]}): table {table} -> table {n}, seat {s}"
                                     + (", waits for the button to pass" if waits else ""),
-                                    ("TDA 9",), player=name, table=n, seat=s, waits=waits, card=cards[name]))
+                                    ("TDA 9",), player=name, table=n, seat=s, waits=waits, card=cards[name],
+                                    from_table=p.table, from_seat=p.seat))
         return out + self._halts()
 
     def _balance(self) -> list[Decision]:
@@ -425,7 +432,8 @@ class Tournament:
         p.moving_to = (take, seat)
         return self._decide("move", f"Balance: {mover} (due for the big blind) table {give} -> table {take}, "
                             f"seat {seat}", ("RRoP s15 14", "RRoP s15 16", "TDA 9-B"),
-                            player=mover, table=take, seat=seat, waits=self._between_sb_and_button(t, seat))
+                            player=mover, table=take, seat=seat, waits=self._between_sb_and_button(t, seat),
+                            from_table=p.table, from_seat=p.seat)
 
     def _halts(self) -> list[Decision]:
         """TDA 9-C: halt full-table play at a table 3 or more short of the fullest; resume when not."""

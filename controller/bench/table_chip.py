@@ -1,0 +1,229 @@
+"""``tablectl bench table --chip``: the dealt session through the daemon, on the chip's own binary.
+
+The same hold'em session as ``tablectl bench table`` (``controller.bench.table``: ten seats, 28
+readers behind the two 74HC154s, hole cards pitched 0.3 s apart, a burn and a flop, a card to the
+wrong seat every few hands, the scoop), but the board is the emulated RP2040 running the firmware
+(``firmware_bridge.chip``: rp2040js, MicroPython v1.22.0, the MFRC522 model in the chip's time)
+and its USB line is a pty the real daemon opens; the daemon publishes to a real Mosquitto and a
+subscriber in its own process notes what arrives.
+
+The emulator runs slower than real time (``emulator_speed``: chip seconds per wall second), so the
+dealer is paced by the chip's clock (``ChipProcess.sleep``) and every latency is measured in two
+parts that are each exact: from the card landing to its frame's last byte leaving the board's USB,
+in the chip's own time; from those bytes reaching the pty to the subscriber, in wall time.  Their
+sum is what a chip running at its real speed would show, with one difference stated: the host
+answers (EXPECT) reach the chip sooner in chip time than they would (the host is ~10x faster
+relative to the emulated chip), so hints are, if anything, on time.
+
+Heap and collector: ``boot.py`` carries a probe (once per chip second: time one ``gc.collect()``,
+note the free heap after it), sampled after every hand: ``heap_after_each_hand`` shows whether the
+low-water mark moves hand over hand.
+"""
+
+from __future__ import annotations
+
+import random
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from controller.bench.latency import _summary, rfid_source
+from controller.bench.table import SEATS, EventSubscriber, _score, _Session, _uid, time_removals
+from controller.demo.config import demo_config
+from controller.mqtt.broker import Broker
+from controller.rules.cards import standard_deck
+from controller.rules.decks import Deck, DeckRegistry
+from controller.rules.events import SeatPlayer, SetButton
+from firmware_bridge.firmware import bridge_proto as fw
+
+SLOWEST = 0.02  # chip seconds per wall second, below the slowest the emulator has run (0.027)
+
+# -- the session's probe, appended to boot.py (not part of the firmware) ---------------------
+# Watchdog SCRATCH4..7: lowest free heap right after a collection; the longest collection (us);
+# collections (low 16 bits) | heap size / 16 (high 16 bits); free heap after the latest collection.
+PROBE = b"""
+# -- bench probe (controller/bench/table_chip.py), not part of the firmware ------------------
+import gc, machine, time
+_S = 0x4005801C
+_m = machine.mem32
+_h = gc.mem_free() + gc.mem_alloc()
+_m[_S] = _h
+_m[_S + 4] = 0
+_m[_S + 8] = (_h >> 4) << 16
+_m[_S + 12] = _h
+
+
+def _probe(_t):
+    t0 = time.ticks_us()
+    gc.collect()
+    took = time.ticks_diff(time.ticks_us(), t0)
+    free = gc.mem_free()
+    if free < _m[_S]:
+        _m[_S] = free
+    if took > _m[_S + 4]:
+        _m[_S + 4] = took
+    _m[_S + 8] = (_m[_S + 8] & 0xFFFF0000) | ((_m[_S + 8] + 1) & 0xFFFF)
+    _m[_S + 12] = free
+
+
+_timer = machine.Timer(period=1000, callback=_probe)
+"""
+
+
+def _heap(scratch: list[int]) -> dict[str, Any]:
+    low, longest, packed, last = scratch
+    heap = (packed >> 16) << 4
+    return {"heap_bytes": heap, "lowest_free_after_a_collection_bytes": low,
+            "lowest_free_after_a_collection_pct": round(100 * low / heap, 1) if heap else None,
+            "free_after_the_latest_collection_pct": round(100 * last / heap, 1) if heap else None,
+            "longest_collection_ms": round(longest / 1000, 3), "collections_timed": packed & 0xFFFF}
+
+
+def _frames(writes: list[tuple[float, float, bytes]]) -> dict[tuple[int, int, bytes], list[tuple[float, float]]]:
+    """(type, antenna, uid) -> [(chip us, wall) of the USB write that ended the frame], for every
+    TAG_ARRIVE and TAG_LEAVE the board sent."""
+    reader = fw.FrameReader()
+    out: dict[tuple[int, int, bytes], list[tuple[float, float]]] = {}
+    for t, wall, data in writes:
+        for _v, mtype, _seq, body in reader.feed(data):
+            if mtype in (fw.T_TAG_ARRIVE, fw.T_TAG_LEAVE):
+                out.setdefault((mtype, body[0], bytes(body[2:2 + body[1]])), []).append((t, wall))
+    return out
+
+
+def _two_part_times(s: _Session, moves: dict[int, float], writes: list[tuple[float, float, bytes]]
+                    ) -> tuple[dict[int, float], dict[int, float]]:
+    """Per move key: the wall time the move would have had on a chip at real speed (the frame's
+    wall time minus the chip's landing -> frame time), and that chip part in ms.  A key the board
+    never reported has neither (the score counts it lost)."""
+    frames = _frames(writes)
+    written: dict[int, tuple[float, float]] = {}
+    for key, (what, antenna, uid, _hand) in s.moves.items():
+        if key not in moves:
+            continue
+        mtype = fw.T_TAG_ARRIVE if what == "place" else fw.T_TAG_LEAVE
+        hit = next((tw for tw in frames.get((mtype, antenna, bytes.fromhex(uid)), []) if tw[0] >= moves[key]), None)
+        if hit is not None:
+            written[key] = hit
+    times: dict[int, float] = {}
+    chip_ms: dict[int, float] = {}
+    for key, (t, wall) in written.items():
+        times[key] = wall - (t - moves[key]) / 1e6
+        chip_ms[key] = (t - moves[key]) / 1000
+    for last, keys in s.flop_keys.items():  # the board event follows whichever flop card came last
+        if all(k in written for k in keys):
+            t, wall = max((written[k] for k in keys), key=lambda tw: tw[0])
+            times[last] = wall - (t - moves[last]) / 1e6
+            chip_ms[last] = (t - moves[last]) / 1000  # the third card landing -> the last frame out
+        else:
+            times.pop(last, None)
+            chip_ms.pop(last, None)
+    return times, chip_ms
+
+
+def chip_session(broker: Broker, hands: int, files: dict[str, bytes], board: str = "", seed: int = 3,
+                 wrong_every: int = 3, slow_tags: float = 0.1,
+                 progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+    from controller.app.daemon import Daemon
+    from firmware_bridge.chip.realtime import ChipProcess
+
+    say = progress or (lambda _m: None)
+    rng = random.Random(seed)
+    deck = Deck("A")
+    uids = [_uid(i) for i in range(52)]
+    for uid, card in zip(uids, standard_deck(), strict=True):
+        deck.add(uid, card)
+    tmp = Path(tempfile.mkdtemp(prefix="tablectl-bench-chip-"))
+    config = demo_config("bench", size=SEATS, journal=tmp / "journal.sqlite",
+                         mqtt_url=f"mqtt://127.0.0.1:{broker.port}", broadcast_delay=0)
+    # The chip's 500 ms heartbeat comes every few wall seconds here: a long timeout, and the link's
+    # stall window on the chip's clock (SLOWEST chip s per wall s, below the emulator's slowest).
+    serial = config.source("serial")
+    config = config.model_copy(update={"serial": serial.model_copy(update={"heartbeat_timeout": 120.0,
+                                                                        "device_time_scale": SLOWEST})})
+    link_path = str(tmp / "ttyACM0")
+    files = dict(files)
+    files["boot.py"] = files.get("boot.py", b"") + PROBE
+    chip = ChipProcess(link_path, readers=28, mux=True, files=files, config_extra=board)
+    d = Daemon(config, registry=DeckRegistry([deck]), backends={"serial": link_path})
+    sub = None
+    heap_per_hand: list[dict[str, Any]] = []
+    try:
+        d.start()
+        rfid = rfid_source(d)
+        assert rfid.bridge is not None
+        gone = time_removals(rfid)
+        # The host's board window (1 s between two board cards' arrivals) on the chip's clock too:
+        # at 0.1x a flop's cards, 80 ms apart on the felt, reach the host ~1 s apart.
+        rfid.pipeline.fusion.board_window /= SLOWEST
+        sub = EventSubscriber(broker.host, broker.port, config.topic)
+        if not rfid.bridge.wait_synced(240):
+            raise RuntimeError("bench: the chip never synchronised with the host")
+        for seat in range(1, SEATS + 1):
+            d.submit(SeatPlayer(seat, f"p{seat}"))
+        d.submit(SetButton(SEATS))
+        s = _Session(d, rfid.pipeline, chip, rng, uids, slow_tags, pause=chip.sleep, settle=0.6, scoop=0.02)
+        t0 = time.monotonic()
+        start_chip = chip.sleep(0.0)
+        for n in range(hands):
+            wrong = wrong_every > 0 and n % wrong_every == wrong_every - 1
+            s.hand(n, wrong_seat=wrong)
+            _moves, _writes, now, wall, scratch = chip.times()
+            heap_per_hand.append({"hand": n + 1, "chip_s": round(now / 1e6, 2), **_heap(scratch)})
+            say(f"hand {n + 1}/{hands} dealt{' (a card to the wrong seat)' if wrong else ''}: chip at "
+                f"{now / 1e6:.1f} s, {now / 1e6 / wall:.3f} chip s per wall s")
+        elapsed = time.monotonic() - t0
+        time.sleep(1.0)
+        moves, writes, now, wall, scratch = chip.times()
+        msgs = sub.messages()
+        health = rfid.bridge.health().to_dict()
+    finally:
+        if sub is not None:
+            sub.stop()
+        d.stop()
+        chip.stop()
+    times, chip_ms = _two_part_times(s, moves, writes)
+    total: dict[int, float] = {}
+    out = _score(s, times, msgs, gone, (0.0, 0.0, []), elapsed, health, per_key=total)
+    for k in ("while_the_model_kept_up", "firmware_max_lag_ms", "firmware_lagging_over_5ms_pct"):
+        out.pop(k, None)
+    hole_keys = [key for _h, _seat, key in s.hole]
+    wrong_keys = [key for _h, key in s.wrong]
+    flop_keys = [key for _h, _labels, key in s.flops]
+    out["landing_to_tag_arrive_ms"] = {  # the chip's part alone: landing -> the frame leaves its USB
+        "hole_expected_by_the_host": _summary([chip_ms[k] for k in hole_keys if k in chip_ms]),
+        "flop_third_card_to_the_last_frame": _summary([chip_ms[k] for k in flop_keys if k in chip_ms]),
+        "wrong_seat_no_hint": _summary([chip_ms[k] for k in wrong_keys if k in chip_ms]),
+    }
+    # The host's part alone (wall time): the frame on the pty -> the subscriber, on this loaded machine.
+    out["host_part_ms"] = {
+        name: _summary([total[k] - chip_ms[k] for k in keys if k in total and k in chip_ms])
+        for name, keys in (("hole", hole_keys), ("flop", flop_keys), ("wrong_seat_alert", wrong_keys))
+    }
+    out["heap"] = _heap(scratch)
+    out["heap_after_each_hand"] = heap_per_hand
+    out["chip_seconds"] = round((now - start_chip) / 1e6, 2)
+    out["emulator_speed"] = round(now / 1e6 / wall, 3) if wall else None
+    return out
+
+
+def run_bench(hands: int = 3, files: dict[str, bytes] | None = None, fw_dir: str | Path | None = None,
+              compiled: bool = False, board: str = "", seed: int = 3,
+              progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """The chip's micro-measures (``firmware_bridge.chip.bench``: boot, scan cycle, no-hint arrivals,
+    collector) and then the dealt session through the daemon."""
+    from firmware_bridge.chip.bench import run_chip_bench
+    from firmware_bridge.chip.harness import FIRMWARE_DIR, firmware_files
+
+    say = progress or (lambda _m: None)
+    out = run_chip_bench(fw_dir=fw_dir, compiled=compiled, board=board, progress=progress)
+    if files is None:
+        files = firmware_files(Path(fw_dir) if fw_dir else FIRMWARE_DIR, compiled=compiled)
+    if hands <= 0:
+        return out
+    with Broker.start() as broker:
+        say(f"session: {hands} hands through the daemon on 28 readers behind the decoders (chip-paced)")
+        out["session"] = chip_session(broker, hands, files, board=board, seed=seed, progress=progress)
+    return out

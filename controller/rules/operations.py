@@ -1,0 +1,182 @@
+"""What one event did to a hand, typed: the engine's operations and its result.
+
+PokerKit's state answers each move with a typed operation (``deal_hole`` returns a
+``HoleDealing``, and ``can_deal_hole`` says beforehand whether the move may be made).  The engine
+does the same: :meth:`controller.rules.engine.HandEngine.play` returns :class:`Played` (the
+operations an event came to, the rulings it raised, whether the hand is over) and
+:meth:`~controller.rules.engine.HandEngine.refusal` (``can_play``) says beforehand whether an
+event may apply now.  Each operation carries its display payload (docs/mqtt.md ``event/<kind>``),
+so the service publishes from it and never works out what happened by reading the engine's state.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from controller.rules.rulings import Ruling
+
+
+@dataclass(frozen=True, slots=True)
+class CardDealt:
+    """A card reached a seat (``deal``), or a card at a seat was turned up (``expose``)."""
+
+    kind: ClassVar[str] = "card"
+    seat: int
+    up: bool
+    card: str | None  # the card's label when it is face up; a face-down card stays unnamed
+    source: str
+    exposed: bool = False
+
+    def payload(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"seat": self.seat, "face": "up" if self.up else "down",
+                               "card": self.card if self.up else None, "source": self.source}
+        if self.exposed:
+            out["exposed"] = True
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class CardBurned:
+    kind: ClassVar[str] = "burn"
+    source: str
+
+    def payload(self) -> dict[str, Any]:
+        return {"count": 1, "source": self.source}
+
+
+@dataclass(frozen=True, slots=True)
+class BoardShown:
+    """The board after cards were turned: its last five public cards (premature cards left out)."""
+
+    kind: ClassVar[str] = "board"
+    cards: tuple[str, ...]
+    source: str
+
+    def payload(self) -> dict[str, Any]:
+        return {"cards": list(self.cards), "source": self.source}
+
+
+@dataclass(frozen=True, slots=True)
+class ActionTaken:
+    """A betting action; with chips counted, what the chips made of it (``amount`` is the seat's
+    whole bet in the round, ``text`` its words), else the action as the event named it."""
+
+    kind: ClassVar[str] = "action"
+    seat: int
+    action: str
+    amount: int | None
+    all_in: bool
+    counted: bool = False  # the chip book ruled on it
+    text: str | None = None
+
+    def payload(self) -> dict[str, Any]:
+        if self.counted:
+            return {"seat": self.seat, "action": self.action, "amount": self.amount, "all_in": self.all_in,
+                    "text": self.text}
+        return {"seat": self.seat, "action": self.action, "all_in": self.all_in, "amount": self.amount}
+
+
+@dataclass(frozen=True, slots=True)
+class DrawDeclared:
+    kind: ClassVar[str] = "draw"
+    seat: int
+    count: int
+
+    def payload(self) -> dict[str, Any]:
+        return {"seat": self.seat, "count": self.count}
+
+
+@dataclass(frozen=True, slots=True)
+class StreetStarted:
+    """Once per street: a street's betting (or its wait for board cards, or its draw) begins."""
+
+    kind: ClassVar[str] = "street"
+    name: str
+
+    def payload(self) -> dict[str, Any]:
+        return {"name": self.name}
+
+
+@dataclass(frozen=True, slots=True)
+class HoleCards:
+    """Every seat's hole cards after a change to them: secret (the protected topic only)."""
+
+    kind: ClassVar[str] = "holecards"
+    seats: tuple[tuple[int, tuple[str, ...]], ...]
+
+    def payload(self) -> dict[str, Any]:
+        return {"seats": {str(seat): list(cards) for seat, cards in self.seats}}
+
+
+@dataclass(frozen=True, slots=True)
+class HandStarted:
+    """Who plays what: the hand's setup as the displays show it (``event/hand_start``)."""
+
+    kind: ClassVar[str] = "hand_start"
+    game: str
+    rules: str  # the profile's name
+    event: str
+    structure: str
+    button: int | None
+    small_blind: int | None
+    big_blind: int | None
+    seats: tuple[int, ...]  # in dealing order
+    stakes: dict[str, Any] | None = None  # with chips: the stakes, as ``Stakes.to_dict``
+
+    def payload(self, dealer: str | None) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "game": self.game, "rules": self.rules, "event": self.event, "structure": self.structure,
+            "button": self.button, "blinds": {"small": self.small_blind, "big": self.big_blind},
+            "seats": list(self.seats), "dealer": dealer,
+        }
+        if self.stakes is not None:
+            out["stakes"] = self.stakes
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class Winner:
+    """A seat that won a part of the pot; ``hand`` is the hand's name at a showdown (None uncontested)."""
+
+    seat: int
+    part: str
+    hand: str | None
+    share: int | None
+
+    def payload(self) -> dict[str, Any]:
+        if self.hand is None:
+            return {"seat": self.seat, "part": self.part, "share": self.share}
+        return {"seat": self.seat, "part": self.part, "hand": self.hand, "share": self.share}
+
+
+@dataclass(frozen=True, slots=True)
+class HandOutcome:
+    """How the hand ended, before chips (``event/hand_end``'s ``result``, ``winners``, ``shown`` and
+    ``summary``): ``result`` is the ending ruling's kind (misdeal, void), ``showdown`` or ``uncontested``."""
+
+    result: str
+    winners: tuple[Winner, ...]
+    shown: tuple[tuple[int, tuple[str, ...]], ...] | None  # the hands tabled at the showdown
+    summary: str | None
+    misdeal: bool  # the next deal is a redeal (TDA 33-C)
+
+    def payload(self) -> dict[str, Any]:
+        shown = None if self.shown is None else {str(s): list(cards) for s, cards in self.shown}
+        return {"result": self.result, "winners": [w.payload() for w in self.winners], "shown": shown,
+                "summary": self.summary}
+
+
+#: A public operation, in the order it happened.
+Operation = CardDealt | CardBurned | BoardShown | ActionTaken | DrawDeclared | StreetStarted
+
+
+@dataclass(frozen=True, slots=True)
+class Played:
+    """The result of one event: its public operations, then its rulings, then (when the event
+    changed them) the hole cards; ``over`` once the hand has ended."""
+
+    operations: tuple[Operation, ...]
+    rulings: tuple[Ruling, ...]
+    hole_cards: HoleCards | None
+    over: bool

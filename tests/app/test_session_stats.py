@@ -1,0 +1,117 @@
+"""Issue 27, what a producer expects: session statistics per player (VPIP, PFR, hands won) on
+``broadcast/stats``, with the broadcast delay, counted from what the service published.
+
+Hands played by hand through the service and the publisher: the numbers are the ones a person
+counts off the actions (a blind is not voluntary; a call preflop is VPIP, a raise is PFR too;
+a bet after the flop is neither), a misdeal counts for nobody, and a player keeps his numbers
+when he changes seats (keyed by name).
+"""
+
+from __future__ import annotations
+
+from controller.app.publisher import END_OF_HAND, Publisher
+from controller.mqtt.contract import Topics, validate
+from controller.rules.cards import Card
+from controller.rules.events import Acknowledge, Act, BoardCards, CallMisdeal, Deal, NewHand, SeatPlayer, SetButton
+from controller.rules.table import Table
+from controller.service import TableService
+from controller.session_stats import SessionStats
+
+
+class Link:
+    def __init__(self) -> None:
+        self.sent: list[tuple[str, object, dict]] = []
+
+    def publish(self, topic, payload, **kw) -> None:
+        self.sent.append((topic, payload, kw))
+
+    def on(self, suffix: str) -> list:
+        return [(p, kw) for t, p, kw in self.sent if t.endswith(suffix)]
+
+
+def _deal(pub: Publisher, svc: TableService, cards: dict[int, list[str]]) -> None:
+    for i in range(2):
+        for seat, two in cards.items():
+            pub.publish(svc.submit(Deal(seat, Card.parse(two[i]))), svc)
+
+
+def _hand(pub: Publisher, svc: TableService) -> None:
+    """Button 3: seat 1 small blind, 2 big blind, 3 first.  3 raises, 1 calls, 2 folds (the big
+    blind is no VPIP); on the flop 1 bets and 3 folds: seat 1 wins without a showdown."""
+    pub.publish(svc.submit(NewHand()), svc)
+    _deal(pub, svc, {1: ["Ah", "As"], 2: ["Kd", "Kc"], 3: ["Qs", "Qh"]})
+    for seat, action, amount in ((3, "raise", 6), (1, "call", None), (2, "fold", None)):
+        pub.publish(svc.submit(Act(seat, action, amount=amount)), svc)
+    pub.publish(svc.submit(BoardCards(tuple(Card.parse(c) for c in ("2c", "7d", "9h")))), svc)
+    for seat, action, amount in ((1, "bet", 6), (3, "fold", None)):
+        pub.publish(svc.submit(Act(seat, action, amount=amount)), svc)
+
+
+def test_vpip_pfr_and_hands_won_after_each_hand_with_the_delay() -> None:
+    link = Link()
+    svc = TableService(Table(size=6, starting_stack=1000))
+    for seat, name in ((1, "Ann"), (2, "Bob"), (3, "Chen")):
+        svc.submit(SeatPlayer(seat, name))
+    svc.submit(SetButton(3))
+    pub = Publisher(link, Topics("poker", "t"), "t", broadcast_delay=4, live_equity=False)
+    _hand(pub, svc)
+    assert svc.engine is not None and svc.engine.over
+    (stats, kw), = link.on("broadcast/stats")
+    validate("broadcast_stats", stats)
+    assert kw["delay"] == 4.0 and kw["retain"] is True
+    assert stats["hands"] == 1 and stats["seats"] == {"1": "Ann", "2": "Bob", "3": "Chen"}
+    assert stats["players"] == {"Ann": {"hands": 1, "vpip": 1.0, "pfr": 0.0, "won": 1},
+                                "Bob": {"hands": 1, "vpip": 0.0, "pfr": 0.0, "won": 0},
+                                "Chen": {"hands": 1, "vpip": 1.0, "pfr": 1.0, "won": 0}}
+    # A misdeal: nobody's numbers move, nothing new is published.
+    pub.publish(svc.submit(NewHand()), svc)
+    pub.publish(svc.submit(CallMisdeal()), svc)
+    pub.publish(svc.submit(Acknowledge()), svc)
+    assert len(link.on("broadcast/stats")) == 1
+    # The redeal (TDA 33-C: the same seats), everybody folding to the big blind: counted for each.
+    pub.publish(svc.submit(NewHand()), svc)
+    order = list(svc.engine.order)
+    _deal(pub, svc, {s: c for s, c in zip(order, (["2h", "3h"], ["4d", "5d"], ["6s", "8s"]), strict=True)})
+    while not svc.engine.over:
+        pub.publish(svc.submit(Act(svc.engine.to_act, "fold")), svc)
+    stats, _ = link.on("broadcast/stats")[-1]
+    validate("broadcast_stats", stats)
+    assert stats["hands"] == 2 and all(p["hands"] == 2 for p in stats["players"].values())
+    assert svc.engine.winner == 3  # the big blind (the misdeal moved the button to 1)
+    assert stats["players"]["Chen"] == {"hands": 2, "vpip": 0.5, "pfr": 0.5, "won": 1}
+    assert sum(p["won"] for p in stats["players"].values()) == 2
+    pub.close()
+
+
+def test_with_the_end_of_hand_delay_the_stats_leave_when_the_hand_is_over() -> None:
+    link = Link()
+    svc = TableService(Table(size=6, starting_stack=1000))
+    for seat, name in ((1, "Ann"), (2, "Bob"), (3, "Chen")):
+        svc.submit(SeatPlayer(seat, name))
+    svc.submit(SetButton(3))
+    pub = Publisher(link, Topics("poker", "t"), "t", broadcast_delay=END_OF_HAND)
+    _hand(pub, svc)
+    (stats, kw), = link.on("broadcast/stats")
+    assert kw["delay"] == 0.0 and stats["players"]["Ann"]["won"] == 1
+    pub.close()
+
+
+def test_a_player_keeps_his_numbers_in_another_seat() -> None:
+    stats = SessionStats()
+    stats.observe("hand_start", {"seats": [1, 2]}, {1: "Ann", 2: "Bob"})
+    stats.observe("street", {"name": "preflop"}, {})
+    stats.observe("action", {"seat": 1, "action": "raise"}, {})
+    stats.observe("action", {"seat": 2, "action": "fold"}, {})
+    assert stats.observe("hand_end", {"result": "uncontested", "winners": [{"seat": 1}]}, {})
+    stats.observe("hand_start", {"seats": [5, 2]}, {5: "Ann", 2: "Bob"})
+    stats.observe("street", {"name": "preflop"}, {})
+    stats.observe("action", {"seat": 2, "action": "call"}, {})
+    stats.observe("action", {"seat": 5, "action": "check"}, {})
+    stats.observe("street", {"name": "flop"}, {})
+    stats.observe("action", {"seat": 5, "action": "bet"}, {})  # after the flop: neither VPIP nor PFR
+    stats.observe("action", {"seat": 2, "action": "raise"}, {})
+    assert stats.observe("hand_end", {"result": "showdown", "winners": [{"seat": 2}, {"seat": 2}]}, {})
+    body = stats.payload({5: "Ann", 2: "Bob"})
+    assert body["players"] == {"Ann": {"hands": 2, "vpip": 0.5, "pfr": 0.5, "won": 1},
+                               "Bob": {"hands": 2, "vpip": 0.5, "pfr": 0.0, "won": 1}}
+    assert body["seats"] == {"2": "Bob", "5": "Ann"}

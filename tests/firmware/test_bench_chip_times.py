@@ -1,0 +1,41 @@
+"""The chip bench's two-part latency: the chip's part (landing -> the frame leaves the board's USB,
+chip time) plus the host's (the frame on the pty -> the subscriber, wall time)."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+from controller.bench.table_chip import _two_part_times
+from firmware_bridge.firmware import bridge_proto as fw
+
+UIDS = [f"04{i:02X}5EED{i:02X}A080" for i in range(4)]
+
+
+def frame(mtype: int, seq: int, antenna: int, uid: str) -> bytes:
+    return fw.encode_frame(fw.PROTOCOL_VERSION, mtype, seq, fw.encode_uid_entry(antenna, bytes.fromhex(uid)))
+
+
+def test_each_card_gets_its_own_frame_and_a_flop_the_last_of_its_three() -> None:
+    s = SimpleNamespace(
+        moves={1: ("place", 3, UIDS[0], 1), 2: ("place", 20, UIDS[1], 1), 3: ("place", 21, UIDS[2], 1),
+               4: ("place", 22, UIDS[3], 1), 5: ("remove", 3, UIDS[0], None), 6: ("place", 4, UIDS[0], 2)},
+        flop_keys={4: [2, 3, 4]})
+    moves = {1: 1_000_000.0, 2: 2_000_000.0, 3: 2_080_000.0, 4: 2_160_000.0, 5: 3_000_000.0, 6: 4_000_000.0}
+    tail = frame(fw.T_TAG_ARRIVE, 3, 22, UIDS[3])
+    writes = [  # (chip us, wall s, bytes): a frame may end in a later write than it starts
+        (1_040_000.0, 100.0, frame(fw.T_TAG_ARRIVE, 0, 3, UIDS[0])),
+        (2_030_000.0, 110.0, frame(fw.T_TAG_ARRIVE, 1, 20, UIDS[1])),
+        (2_190_000.0, 115.0, tail[:5]),
+        (2_200_000.0, 116.0, tail[5:]),
+        (2_300_000.0, 120.0, frame(fw.T_TAG_ARRIVE, 2, 21, UIDS[2])),  # the second flop card came last
+        (3_300_000.0, 130.0, frame(fw.T_TAG_LEAVE, 4, 3, UIDS[0])),
+    ]
+    times, chip_ms = _two_part_times(s, moves, writes)
+    assert chip_ms[1] == pytest.approx(40.0) and times[1] == pytest.approx(100.0 - 0.040)
+    assert chip_ms[3] == pytest.approx(220.0)  # the second card's own frame
+    assert chip_ms[4] == pytest.approx(140.0)  # the flop: its third card landing -> the last of its frames
+    assert times[4] == pytest.approx(120.0 - 0.140)  # (complete with the second card's frame)
+    assert chip_ms[5] == pytest.approx(300.0) and times[5] == pytest.approx(130.0 - 0.300)
+    assert 6 not in times and 6 not in chip_ms  # never reported: the score counts it lost

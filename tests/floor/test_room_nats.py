@@ -1,0 +1,260 @@
+"""The tournament on the room's cluster (issue 23): a real nats-server (JetStream, TLS, the shipped node
+config and per-table users, one node on free loopback ports) and a real PostgreSQL. The floor reads the
+tables from its JetStream consumer and publishes its decisions back through NATS; twelve tables take
+their orders from ``floor/room/table/<table>`` and answer with ``event/seating``, which reaches the
+floor through the stream: table t1's daemon on its own Mosquitto through the shipped bridge, the eleven
+others straight on the room's MQTT listener with their own logins (what a bridge forwards). A
+100-player event runs from seating to the final table with every move confirmed that way; the room's
+log in PostgreSQL replays to the same seats."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import secrets
+import ssl
+import threading
+import time
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import paho.mqtt.client as mqtt
+import pytest
+
+from controller.mqtt import contract as mc
+
+STRUCTURE = tomllib.loads((Path(__file__).resolve().parents[2] / "examples" / "tournament.toml").read_text())
+TABLES = [f"t{n}" for n in range(1, 13)]
+
+
+def _needs_room() -> None:
+    from controller.floor.room import PG_BIN, RoomError, nats_server
+
+    try:
+        nats_server()
+        if not PG_BIN.is_dir():
+            raise RoomError("PostgreSQL not installed")
+    except RoomError as exc:
+        if os.environ.get("CI"):
+            pytest.fail(str(exc), pytrace=False)
+        pytest.skip(str(exc))
+
+
+class TableOnTheRoom:
+    """A table as the room sees it through its bridge: it follows the floor's orders for it (the same
+    orders a tournament table's daemon follows, :mod:`controller.app.floor_orders`) and publishes
+    ``event/seating`` for each player who sits down or gets up."""
+
+    def __init__(self, table_id: str, password: str, address: tuple[str, int], ca: str) -> None:
+        self.id = table_id
+        self.seats: dict[int, tuple[str, int | None]] = {}
+        self.levels: list[int] = []
+        self.seq = 0
+        self.lock = threading.Lock()
+        self.ready = threading.Event()
+        self.c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=f"table-{table_id}-{secrets.token_hex(3)}",
+                             protocol=mqtt.MQTTv311)
+        self.c.username_pw_set(f"table-{table_id}", password)
+        self.c.tls_set(ca_certs=ca, cert_reqs=ssl.CERT_REQUIRED)
+        topics = [f"floor/room/table/{table_id}", "floor/room/level", f"poker/{table_id}/request/level"]
+        self.c.on_connect = lambda c, u, f, rc, p=None: c.subscribe([(t, 0) for t in topics])
+        self.c.on_subscribe = lambda *a: self.ready.set()
+        self.c.on_message = self._on_message
+        self.c.connect_async(*address, keepalive=10)
+        self.c.loop_start()
+
+    def _on_message(self, c: Any, u: Any, m: Any) -> None:
+        d = json.loads(m.payload)
+        if m.topic.endswith("/request/level"):
+            assert not mc.errors("request_level", d)
+            self.levels.append(d["number"])
+            return
+        kind, name, me = d.get("kind"), d.get("player"), self.id
+        with self.lock:
+            if kind in ("move", "seat") and d.get("from_table") == me:
+                if self.seats.get(d["from_seat"], ("",))[0] == name:
+                    _, stack = self.seats.pop(d["from_seat"])
+                    self._publish("unseat", d["from_seat"], name, stack)  # the floor tells his new table
+            # a drawn seat at once; a move's or a redraw's on the floor's "arrive", with the chips he carries
+            if (kind == "arrive" or (kind == "seat" and "from_table" not in d)) and d.get("table") == me:
+                # each player's own count, so the chips that travel with him can be told apart
+                stack = d.get("stack") if kind == "arrive" else STRUCTURE["starting_stack"] + int(name[1:])
+                self.seats[d["seat"]] = (name, stack)
+                self._publish("seat", d["seat"], name, stack)
+
+    def _publish(self, change: str, seat: int, name: str, stack: int | None) -> None:
+        self.seq += 1
+        ev = mc.event_payload("seating", seq=self.seq, ts=time.time(), hand_id=1, change=change, seat=seat,
+                              name=name, stack=stack)
+        mc.validate("event", ev)
+        self.c.publish(f"poker/{self.id}/event/seating", json.dumps(ev), qos=1)
+
+    def names(self) -> dict[int, str]:
+        with self.lock:
+            return {s: n for s, (n, _) in self.seats.items()}
+
+    def bust(self, name: str) -> None:
+        """The dealer lets a busted player go (the table's own business: no order from the floor)."""
+        with self.lock:
+            for s in [s for s, (n, _) in self.seats.items() if n == name]:
+                del self.seats[s]
+
+    def close(self) -> None:
+        self.c.disconnect()
+        self.c.loop_stop()
+
+
+class DaemonOnTheRoom:
+    """Table t1 for real: the table's daemon (tournament, 9 seats) on its own Mosquitto, bridged to the
+    room by the shipped bridge config; it follows its orders (controller/app/floor_orders.py)."""
+
+    def __init__(self, tmp_path: Path, password: str, cluster: Any) -> None:
+        from controller.floor.rig import ACL, CONF, Recorder
+        from controller.floor.room import table_broker
+        from tests.mqtt_util import start_daemon
+
+        users = {"controller": secrets.token_urlsafe(9)}
+        self.broker = table_broker("t1", users, ACL, cluster, room_password=password, config_template=CONF)
+        self.daemon = start_daemon(tmp_path / "t1.sqlite", self.broker, users, table="t1", size=9,
+                                   event="tournament", starting_stack=STRUCTURE["starting_stack"])
+        assert self.daemon.floor_orders is not None and self.daemon.floor_orders.connected.wait(10)
+        self.heard = Recorder(self.broker, "controller", users["controller"], ["poker/t1/request/level"])
+        self.ready = threading.Event()
+        self.ready.set()
+
+    @property
+    def seats(self) -> dict[int, tuple[str, int | None]]:
+        return {s: (p.name, p.stack) for s, p in dict(self.daemon.service.table.players).items()}
+
+    @property
+    def levels(self) -> list[int]:
+        return [json.loads(data)["number"] for _, data, _ in self.heard.all()]
+
+    def names(self) -> dict[int, str]:
+        return {s: n for s, (n, _) in self.seats.items()}
+
+    def bust(self, name: str) -> None:
+        from controller.rules.events import UnseatPlayer
+
+        for s in [s for s, (n, _) in self.seats.items() if n == name]:
+            self.daemon.submit(UnseatPlayer(s))
+
+    def close(self) -> None:
+        self.heard.close()
+        self.daemon.stop()
+        self.broker.stop()
+
+
+def _wait(cond: Any, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while not cond():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+        time.sleep(0.02)
+
+
+def test_a_hundred_player_tournament_through_nats_jetstream_and_postgresql(tmp_path: Path) -> None:
+    from controller.floor.director import Director
+    from controller.floor.room import NatsCluster, Postgres
+    from controller.floor.service import FloorService
+    from controller.floor.sources import NatsSettings
+    from controller.floor.store import Store
+
+    _needs_room()
+    passwords = {t: secrets.token_urlsafe(9) for t in TABLES}
+    pg = Postgres().start()
+    cluster = NatsCluster(passwords, size=1).start()
+    tables: dict[str, Any] = {}
+    floor = None
+    try:
+        assert cluster.pki is not None
+        floor = FloorService(db=pg.url, nats=NatsSettings(
+            servers=cluster.servers, user="floor", password=cluster.floor_password, ca=str(cluster.pki.ca),
+            replicas=1)).start()
+        tables = {t: TableOnTheRoom(t, pw, cluster.mqtt_addresses[0], str(cluster.pki.ca))
+                  for t, pw in passwords.items() if t != "t1"}
+        tables["t1"] = DaemonOnTheRoom(tmp_path, passwords["t1"], cluster)
+        for t in tables.values():
+            assert t.ready.wait(10)
+        _wait(lambda: floor.source.connected.is_set(), 20, "the floor's consumer")
+        d = floor.director
+        d.request("tournament.create", {"structure": {**STRUCTURE, "paid_places": 12}, "seed": 5})
+        for i in range(100):
+            d.request("tournament.register", {"name": f"p{i:03d}"})
+        d.request("tournament.start", {"tables": TABLES})
+        d.request("tournament.clock_start", {})
+        tour = d.tournament
+
+        def agreed() -> bool:  # every open table seats whom the floor has there, nobody on his way
+            return not any(p.moving_to for p in tour.active()) and all(
+                tables[str(t.number)].names() == tour.planned(t.number) for t in tour.open_tables())
+
+        _wait(agreed, 10, "the draw seated through NATS")  # TDA 6, 100 players on 12 tables of 9
+        chips = {n: st for t in tables.values() for n, st in t.seats.values()}  # what each sat down with
+        # TDA 21: the level reached every table as its own request, through NATS
+        _wait(lambda: all(t.levels == [1] for t in tables.values()), 10, "level 1 at every table")
+        rng = random.Random(9)
+        rounds = moves = 0
+        final: Any = None
+        while len(tour.active()) > 1:
+            rounds += 1
+            # one hand at each open table: at some, a player busts (his table lets him go)
+            for t in sorted(str(x.number) for x in tour.open_tables()):
+                if t not in {str(x.number) for x in tour.open_tables()} or len(tour.active()) <= 1:
+                    continue
+                staying = sorted(tour.present(t).values())
+                if len(staying) < 2 or rng.random() < 0.5:
+                    continue
+                out = rng.choice(staying)
+                tables[t].bust(out)
+                decided = d.request("tournament.bust", {"hand": [{"table": t, "players": {out: 100}}]})
+                moves += sum(1 for x in decided if x["kind"] == "move")
+                counts = tour.counts()
+                assert max(counts.values()) - min(counts.values()) <= (2 if len(counts) > 6 else 1)
+            # each move: the giving table's unseat and the receiving table's seat came back through NATS
+            _wait(agreed, 20, f"the tables and the floor agree after round {rounds}")
+            if len(tour.active()) <= 9:
+                assert len(tour.open_tables()) == 1  # TDA 10
+                if final is None:  # the final table's redraw: each player's chips came with him
+                    final = tables[str(tour.open_tables()[0].number)]
+                    assert len(final.seats) == len(tour.active()) > 1
+                    assert all(stack == chips[name] for name, stack in final.seats.values())
+        # Every move was made (seated, through its departure and arrival) or called off by the rules first:
+        # the player busted on his way, a redraw seated everyone again, or a break sent him elsewhere.
+        pending: dict[str, Any] = {}
+        made = called_off = 0
+        for x in tour.decisions:
+            name = x.data.get("player")
+            if x.kind == "move":
+                called_off += name in pending
+                pending[name] = x
+            elif x.kind == "seated":
+                made += pending.pop(name, None) is not None
+            elif x.kind == "bust":
+                called_off += pending.pop(name, None) is not None
+            elif x.kind == "redraw":
+                called_off += len(pending)
+                pending.clear()
+        ops = [(e["op"], e["body"].get("name")) for e in d.store.room_log("room")]
+        confirmed = [n for op, n in ops if op == "tournament.confirm_move"]
+        departed = [n for op, n in ops if op == "tournament.departed"]
+        redrawn = sum(1 for x in tour.decisions if x.kind == "seat" and "from_table" in x.data)
+        assert not pending and made + called_off == moves and made > 20 and final is not None and redrawn >= 9
+        assert len(confirmed) == made and len(departed) == made + redrawn  # a redraw's seats travel too
+        for name in set(confirmed):  # each arrival after its departure
+            assert ops.index(("tournament.departed", name)) < ops.index(("tournament.confirm_move", name))
+        assert d.reading()["players_left"] == 1
+        assert floor.source.published > 100
+        # the room's log in PostgreSQL replays to the same seats and decisions
+        again = Director(Store.open(pg.url), now=d.now).restore()
+        assert again.tournament.describe() == tour.describe()
+        assert [x.describe() for x in again.tournament.decisions] == [x.describe() for x in tour.decisions]
+    finally:
+        for t in tables.values():
+            t.close()
+        if floor is not None:
+            floor.stop()
+        cluster.stop()
+        pg.stop()
