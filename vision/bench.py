@@ -298,7 +298,8 @@ def run_real_bench(folder: str | Path, recognizer: Recognizer | None = None, uns
     folder = Path(folder)
     t = time.perf_counter()
     base = {"dataset": str(folder), "unstretch": unstretch, "threshold": rec.threshold,
-            "index_threshold": rec.index_threshold, "lone_threshold": rec.lone_threshold, "agree": rec.agree}
+            "index_threshold": rec.index_threshold, "lone_threshold": rec.lone_threshold, "agree": rec.agree,
+            "two_readers": rec.two_readers}
     if (folder / "images").is_dir():
         from .yolo import score_folder
 
@@ -396,7 +397,7 @@ def calibrate_real(folder: str | Path, recognizer: Recognizer | None = None, max
     res = sweep_thresholds(photos, max_wrong, LONE_SWEEP if rec.agree else (NEVER,))
     best = res["best"]
     return {"folder": str(folder), "side": "train", "photos": len(photos), "max_wrong": max_wrong,
-            "agree": rec.agree, "corners_agree": rec.corners_agree,
+            "agree": rec.agree, "corners_agree": rec.corners_agree, "two_readers": rec.two_readers,
             "rule": "most right among (whole, index, lone) threshold triples with wrong <= max_wrong on the "
                     "train scenes (if none, with the fewest wrong); ties to the higher thresholds",
             **{k: best.get(k) for k in ("threshold", "index_threshold", "lone_threshold", "right_rate", "wrong_rate")},
@@ -410,8 +411,8 @@ def write_thresholds(res: dict[str, Any], path: Path | None = None) -> Path:
     from .recognizer import THRESHOLDS_FILE
 
     path = path or THRESHOLDS_FILE
-    keep = ("threshold", "index_threshold", "lone_threshold", "agree", "corners_agree", "rule", "max_wrong", "side",
-            "photos", "right_rate", "wrong_rate")
+    keep = ("threshold", "index_threshold", "lone_threshold", "agree", "corners_agree", "two_readers", "rule",
+            "max_wrong", "side", "photos", "right_rate", "wrong_rate")
     data = {k: res[k] for k in keep} | {"dataset": Path(res["folder"]).name,
                                         "command": "python -m vision.bench calibrate DIR --write"}
     path.write_text(json.dumps(data, indent=1) + "\n")
@@ -452,7 +453,8 @@ if __name__ == "__main__":  # pragma: no cover
     if len(sys.argv) > 2 and sys.argv[1] == "calibrate":
         # the recogniser's mode is given, not read from the file it rewrites: gate off unless --agree
         res = calibrate_real(sys.argv[2], Recognizer.stock(agree="--agree" in sys.argv[3:],
-                                                           corners_agree="--corners-agree" in sys.argv[3:]))
+                                                           corners_agree="--corners-agree" in sys.argv[3:],
+                                                           two_readers="--two-readers" in sys.argv[3:]))
         print(json.dumps(res, indent=2))
         if "--write" in sys.argv[3:] and res["threshold"] is not None:
             write_thresholds(res)

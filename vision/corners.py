@@ -496,18 +496,60 @@ def upright_corner_pairs(m: Marks, pairs: np.ndarray, corner: tuple[float, float
     return pairs[(tl | br) & (rh >= 0.04) & (rh <= 0.16) & (sh >= 0.02) & (sh <= 0.12)]
 
 
+CARD_CORNER = (0.3, 0.36)  # the part of an upright card that holds its index (fractions of w, h)
+
+
+def corner_strip(card: np.ndarray) -> np.ndarray:
+    """An upright warped card's two index corners side by side, each turned top-left (the
+    bottom-right one by half a turn), with a strip of the card's paper between them: all the
+    corner-index reader needs to read a card read whole, at a fraction of the card's pixels."""
+    h, w = card.shape[:2]
+    cw, ch = int(w * CARD_CORNER[0]), int(h * CARD_CORNER[1])
+    gap = max(4, cw // 6)
+    paper = np.percentile(card[::7, ::7].reshape(-1, card.shape[2]), 90, axis=0).astype(card.dtype)
+    out = np.empty((ch, 2 * cw + gap, card.shape[2]), card.dtype)
+    out[:] = paper
+    out[:, :cw] = card[:ch, :cw]
+    out[:, cw + gap:] = card[h - ch:, w - cw:][::-1, ::-1]
+    return out
+
+
+def strip_corner_pairs(m: Marks, pairs: np.ndarray, card_h: int, card_w: int,
+                       corner: tuple[float, float] = (0.25, 0.32)) -> np.ndarray:
+    """The pairs of a :func:`corner_strip` that can be an index: the rank near its corner's top-left
+    with the suit below it, glyphs of an index's height on a card of this size (as
+    :func:`upright_corner_pairs`)."""
+    if not len(pairs):
+        return pairs
+    sw = m.labels.shape[1]
+    cw = int(card_w * CARD_CORNER[0])
+    a, b = m.cents[pairs[:, 0]], m.cents[pairs[:, 1]]
+    x = np.where(a[:, 0] < sw / 2, a[:, 0], a[:, 0] - (sw - cw))
+    down = b[:, 1] - a[:, 1]
+    side = np.abs(b[:, 0] - a[:, 0])
+    tl = (x >= 0) & (x < corner[0] * card_w) & (a[:, 1] < corner[1] * card_h) & (down > side)
+    rh, sh = m.stats[pairs[:, 0], 3] / card_h, m.stats[pairs[:, 1], 3] / card_h
+    return pairs[tl & (rh >= 0.04) & (rh <= 0.16) & (sh >= 0.02) & (sh <= 0.12)]
+
+
 def read_indices(frame: np.ndarray, model: IndexModel, p: IndexParams = IndexParams(),
                  min_conf: float = 0.05, deck: DeckExamples | None = None,
-                 upright_card: bool = False) -> list[IndexRead]:
+                 upright_card: bool = False, corners_of: tuple[int, int] | None = None) -> list[IndexRead]:
     """Every corner index in a BGR frame, merged per card (two corners, or the 1 and 0 of a 10).
 
-    ``upright_card``: the frame is one card warped upright; only its two index corners are read."""
+    ``upright_card``: the frame is one card warped upright; only its two index corners are read.
+    ``corners_of``: the frame is a :func:`corner_strip` of an upright card of this (height, width);
+    only its indices are read (their quads and origins are the strip's, not a frame's)."""
     h, w = frame.shape[:2]
     scale = min(1.0, p.work_width / max(w, 1))
     img = cv2.resize(frame, (int(w * scale), int(h * scale)), interpolation=cv2.INTER_AREA) if scale < 1 else frame
     m = find_marks(img, p)
     pairs = pair_marks(m, p)
-    hyp = describe(m, upright_corner_pairs(m, pairs) if upright_card else pairs)
+    if corners_of is not None:
+        pairs = strip_corner_pairs(m, pairs, *corners_of)
+    elif upright_card:
+        pairs = upright_corner_pairs(m, pairs)
+    hyp = describe(m, pairs)
     if not len(hyp):
         return []
     pr, ps = model.probabilities(hyp)

@@ -70,6 +70,7 @@ from .corners import (
     DeckExamples,
     IndexModel,
     IndexParams,
+    corner_strip,
     labelled_examples,
     read_indices,
 )
@@ -125,6 +126,7 @@ class Detection:
     slot: int | None = None
     index: tuple[float, float] | None = None  # where the corner index it was read from lies (index reads)
     evidence: Evidence | None = field(default=None, repr=False, compare=False)  # why it is named, or not
+    best: Card | None = field(default=None, compare=False)  # (read whole) the best guess, named or not
 
     @property
     def box(self) -> tuple[int, int, int, int]:
@@ -315,6 +317,7 @@ INDEX_THRESHOLD = float(shipped_thresholds()["index_threshold"])
 LONE_THRESHOLD = float(shipped_thresholds().get("lone_threshold", NEVER))
 AGREE_GATE = bool(shipped_thresholds().get("agree", False))  # the evidence gate (experimental), as calibrated
 CORNERS_AGREE = bool(shipped_thresholds().get("corners_agree", False))
+TWO_READERS = bool(shipped_thresholds().get("two_readers", False))  # both readers must name the card, as calibrated
 WHOLE_THRESHOLD = float(shipped_thresholds()["threshold"])
 
 
@@ -411,7 +414,7 @@ class Recognizer:
                  detect: DetectParams | None = None, deck: str = "A", index: IndexModel | bool | None = True,
                  index_threshold: float = INDEX_THRESHOLD, index_params: IndexParams | None = None,
                  agree: bool = AGREE_GATE, lone_threshold: float = LONE_THRESHOLD,
-                 corners_agree: bool = CORNERS_AGREE) -> None:
+                 corners_agree: bool = CORNERS_AGREE, two_readers: bool = TWO_READERS) -> None:
         self.model = model if model is not None else stock_model()
         self.threshold = threshold
         self.detect_params = detect or DetectParams()
@@ -423,6 +426,7 @@ class Recognizer:
         self.agree = agree  # experimental: name a card only when independent evidence agrees (vision.evidence)
         self.lone_threshold = lone_threshold  # (gate on) a card with one piece of evidence only needs this much
         self.corners_agree = corners_agree  # a card whose two corner indices read differently is unknown
+        self.two_readers = two_readers  # a card is named only when both readers name it (see _second_reader)
 
     @classmethod
     def stock(cls, **kw: Any) -> Recognizer:
@@ -456,6 +460,9 @@ class Recognizer:
             card, conf = self.decide(glyphs, pips)
             ev = Evidence(0, self.corners_agree and _corners_disagree(self.model, glyphs), None, pooled=True)
             named = card is not None and self._named(conf, self.threshold, ev, card.face)
+            if named and self.two_readers and card is not None:
+                ev = self._second_reader(card_img, card)
+                named = ev.readers >= 2 and not ev.disputed
             return Reading(card if named else None, conf, "up", card, ev)
         centre = centre_of(card_img)
         card, conf = self.decide(glyphs, centre.pips)
@@ -473,6 +480,20 @@ class Recognizer:
         allowed, supported, _ = ev.verdict(face)
         return allowed and (supported or conf >= self.lone_threshold)
 
+    def _second_reader(self, card_img: np.ndarray, card: Card) -> Evidence:
+        """A card read whole by the glyph reader, checked by the corner-index reader (an independently
+        trained model) on the card's two index corners: does it read one of them as the same card
+        (``AGREE``), does it read one as another card (``DISPUTE``)?"""
+        agree = disputed = False
+        if self.index is not None:
+            strip = corner_strip(card_img)
+            for r in read_indices(strip, self.index, self.index_params, corners_of=card_img.shape[:2]):
+                if r.face == card.face:
+                    agree = agree or r.confidence >= AGREE
+                elif r.confidence >= DISPUTE and r.p_index >= 0.5:
+                    disputed = True
+        return Evidence(0, disputed, None, 2 if agree else 1, pooled=True)
+
     def _whole_evidence(self, card_img: np.ndarray, glyphs: Sequence[CornerGlyphs], card: Card | None,
                         centre: Centre) -> Evidence:
         """Each corner read on its own by the glyph model, and the card's indices read by the other,
@@ -488,7 +509,8 @@ class Recognizer:
         disputed = len(alone) == 2 and alone[0] != alone[1]
         readers = 1
         if self.index is not None:
-            for r in read_indices(card_img, self.index, self.index_params, upright_card=True):
+            strip = corner_strip(card_img)
+            for r in read_indices(strip, self.index, self.index_params, corners_of=card_img.shape[:2]):
                 if (r.face[0], r.face[1] in SUITS_RED) == mine and r.confidence >= AGREE:
                     readers = 2
                 elif r.confidence >= DISPUTE and r.p_index >= 0.5:
@@ -555,7 +577,7 @@ class Recognizer:
             crop = warp(img, quad)
             rd = self.read(crop)
             out.append(Detection(rd.card, rd.confidence, quad + off, rd.face, crop if keep_crops else None,
-                                 evidence=rd.evidence))
+                                 evidence=rd.evidence, best=rd.best))
         if self.index is not None:
             out += self._index_detections(img, out, off)
         return out
@@ -564,17 +586,27 @@ class Recognizer:
         """Cards read from a corner index, merged with the cards read whole (``found``, updated)."""
         assert self.index is not None
         extra: list[Detection] = []
-        sure = [d for d in found if d.card is not None]
+        # a card read whole confidently that the second reader did not confirm (two_readers) is not read again:
+        # its index, read by the same reader in the frame, could only name the card the whole read names
+        sure = [d for d in found if d.card is not None
+                or (self.two_readers and d.best is not None and d.confidence >= self.threshold)]
         if sure:  # cards read whole need no second look: blank them out (a frame of neat cards costs little)
             img = img.copy()
             for d in sure:
                 cv2.fillConvexPoly(img, (d.quad - off).astype(np.int32), (255, 255, 255))
         for r in read_indices(img, self.index, self.index_params, deck=self.deck_examples):
-            ev = Evidence(r.corners, r.disputed, centre_of(warp(img, r.quad), own=False))
+            card_img = warp(img, r.quad)
+            ev = Evidence(r.corners, r.disputed, centre_of(card_img, own=False))
             if not self.agree and ev.centre is not None and centre_verdict(r.face[0], ev.centre)[0]:
                 # more pips than a number card has, or rows of pips on a court card: trusted less
                 r = replace(r, confidence=r.confidence * PIP_EXCESS)
             named = self._named(r.confidence, self.index_threshold, ev, r.face)
+            if self.two_readers and named and r.corners < 2:
+                # one index read by one reader: the card's other corner, or the other reader on the card
+                # the index places (warped upright), must name the same card
+                glyphs = _card_glyphs(card_img)
+                named = bool(glyphs) and self.decide(glyphs)[0] == Card.parse(r.face, self.deck)
+                ev = replace(ev, readers=2 if named else 1)
             card = Card.parse(r.face, self.deck) if named else None
             if card is None and r.p_index < 0.5:
                 continue  # probably no index at all
@@ -583,6 +615,9 @@ class Recognizer:
                          if cv2.pointPolygonTest(d.quad.astype(np.float32), origin, False) >= 0), None)
             if host is not None:
                 d = found[host]
+                if (self.two_readers and d.card is None and card is not None and d.best is not None
+                        and not _spans_cards(d.quad, r.quad + off) and d.best != card):
+                    continue  # the glyph reader read this card whole as another card: the readers disagree
                 if d.face == "up" and d.card is None and card is not None and not _spans_cards(d.quad, r.quad + off):
                     # the outline's card did not read whole: its index names it
                     found[host] = Detection(card, r.confidence, d.quad, "up", d.crop, evidence=ev)
@@ -628,7 +663,7 @@ class Recognizer:
             roi = layout.locate(*(d.index or d.center))  # a card read from its index lies where the index is
             if roi is not None:
                 out[roi.zone].append(Detection(d.card, d.confidence, d.quad, d.face, d.crop, roi.zone, roi.slot,
-                                               d.index, d.evidence))
+                                               d.index, d.evidence, d.best))
         return out
 
     # -- the deck in play

@@ -134,3 +134,71 @@ def test_an_outline_much_bigger_than_the_card_its_index_places_spans_cards() -> 
     assert not _spans_cards(card * 1.1, card)  # a loose outline of the one card
     two = np.array([[0, 0], [110, 0], [110, 120], [0, 120]], np.float32)  # two overlapping cards' outline
     assert _spans_cards(two, card)
+
+
+def test_corner_strip_holds_both_index_corners_turned_top_left() -> None:
+    from vision.corners import CARD_CORNER, corner_strip
+
+    card = np.full((280, 200, 3), 240, np.uint8)
+    card[10:40, 8:30] = 0  # the top-left index
+    card[240:270, 170:192] = (0, 0, 200)  # the bottom-right one (red), upside down
+    strip = corner_strip(card)
+    cw, ch = int(200 * CARD_CORNER[0]), int(280 * CARD_CORNER[1])
+    assert strip.shape[0] == ch and strip.shape[1] > 2 * cw
+    assert (strip[10:40, 8:30] == 0).all()
+    right = strip[:, -cw:]
+    assert (right[10:40, 8:30] == (0, 0, 200)).all()  # turned half a turn: top-left like the other
+    assert (strip[:, cw:-cw] == 240).all()  # the card's paper between them
+
+
+def _two_readers_on(face: str, index_reads: str | None):
+    """A training deck's card read whole with the two-reader check; ``index_reads``: what the
+    corner-index reader is made to read on its corners (None: the reader as trained)."""
+    from unittest import mock
+
+    from vision import recognizer as R
+    from vision.decks import TRAIN_DECKS, available, deck_cards
+    from vision.detect import WARP_H, WARP_W
+
+    decks = available(TRAIN_DECKS)
+    if not decks and not os.environ.get("CI"):
+        pytest.skip("gnome-cards-data not installed")
+    import cv2
+
+    card = cv2.resize(deck_cards(decks[0])[face], (WARP_W, WARP_H), interpolation=cv2.INTER_AREA)
+    rec = R.Recognizer.stock(threshold=0.5, two_readers=True)
+    if index_reads is None:
+        return rec.read(card)
+    fake = [_read(index_reads, 0.9, (20, 30), (0, 10))]
+    with mock.patch.object(R, "read_indices", return_value=fake):
+        return rec.read(card)
+
+
+def test_two_readers_name_a_card_read_whole_only_when_the_index_reader_names_it_too() -> None:
+    rd = _two_readers_on("9h", None)
+    assert rd.best is not None and rd.best.face == "9h"
+    assert rd.card is not None and rd.card.face == "9h" and rd.evidence is not None and rd.evidence.readers == 2
+    rd = _two_readers_on("9h", "9h")
+    assert rd.card is not None and rd.card.face == "9h"
+    rd = _two_readers_on("9h", "3h")  # the other reader names another rank: unknown, and why
+    assert rd.card is None and rd.best is not None and rd.best.face == "9h"
+    assert rd.evidence is not None and rd.evidence.disputed
+    rd = _two_readers_on("9h", "9d")  # another suit of the colour is another card too
+    assert rd.card is None and rd.evidence is not None and rd.evidence.disputed
+
+
+def test_two_readers_name_an_index_read_alone_only_with_its_other_corner_or_the_other_reader() -> None:
+    from unittest import mock
+
+    from vision import recognizer as R
+
+    frame = np.full((400, 600, 3), 235, np.uint8)  # no card outline, no glyphs: the glyph reader reads nothing
+    rec = R.Recognizer.stock(threshold=0.5, index_threshold=0.5, two_readers=True)
+    one = _read("9c", 0.9, (100, 100), (0, 10))
+    for corners, named in ((1, False), (2, True)):
+        with mock.patch.object(R, "read_indices", return_value=[replace(one, corners=corners)]):
+            dets = rec.recognize(frame)
+        assert [d.card.face if d.card else None for d in dets] == (["9c"] if named else [None]), corners
+    rec.two_readers = False  # without the check the index reader's confidence alone decides
+    with mock.patch.object(R, "read_indices", return_value=[one]):
+        assert [d.card.face for d in rec.recognize(frame) if d.card] == ["9c"]
