@@ -346,8 +346,11 @@ def calibration_reads(folder: str | Path, recognizer: Recognizer | None = None,
             found = []
             for d in rec.recognize(ph.image):
                 ok = d.card is not None and d.evidence is not None
-                # without the gate every read counts as supported (lone_threshold plays no part)
-                supported = ok and (not rec.agree or d.evidence.verdict(d.card.face)[1])  # type: ignore[union-attr]
+                # without the gate every read counts as supported (lone_threshold plays no part); with
+                # two_readers a card read whole is supported when the index reader confirmed it
+                supported = ok and (d.evidence.readers >= 2 or not d.evidence.pooled  # type: ignore[union-attr]
+                                    if rec.two_readers else
+                                    not rec.agree or d.evidence.verdict(d.card.face)[1])  # type: ignore[union-attr]
                 found.append((d.card.face if ok else None, d.confidence, d.box, d.index, supported))  # type: ignore[union-attr]
             photos.append((ph.cards, found))
     finally:
@@ -394,7 +397,7 @@ def calibrate_real(folder: str | Path, recognizer: Recognizer | None = None, max
     lone-evidence threshold only with the gate on).  Returns the choice, its figures and the sweep."""
     rec = recognizer or Recognizer.stock()
     photos = calibration_reads(folder, rec, unstretch, progress)
-    res = sweep_thresholds(photos, max_wrong, LONE_SWEEP if rec.agree else (NEVER,))
+    res = sweep_thresholds(photos, max_wrong, LONE_SWEEP if rec.agree or rec.two_readers else (NEVER,))
     best = res["best"]
     return {"folder": str(folder), "side": "train", "photos": len(photos), "max_wrong": max_wrong,
             "agree": rec.agree, "corners_agree": rec.corners_agree, "two_readers": rec.two_readers,
@@ -411,10 +414,21 @@ def write_thresholds(res: dict[str, Any], path: Path | None = None) -> Path:
     from .recognizer import THRESHOLDS_FILE
 
     path = path or THRESHOLDS_FILE
+    if res.get("two_readers"):  # the opt-in mode's own thresholds, beside the default's (Recognizer.two_reader)
+        data = json.loads(path.read_text())
+        data["two_readers_mode"] = {k: res[k] for k in ("threshold", "index_threshold", "lone_threshold", "two_readers",
+                                                        "right_rate", "wrong_rate")} | {
+            "command": "python -m vision.bench calibrate DIR --two-readers --write"}
+        path.write_text(json.dumps(data, indent=1) + "\n")
+        return path
     keep = ("threshold", "index_threshold", "lone_threshold", "agree", "corners_agree", "two_readers", "rule",
             "max_wrong", "side", "photos", "right_rate", "wrong_rate")
     data = {k: res[k] for k in keep} | {"dataset": Path(res["folder"]).name,
                                         "command": "python -m vision.bench calibrate DIR --write"}
+    try:  # the opt-in mode's thresholds stay
+        data |= {k: v for k, v in json.loads(path.read_text()).items() if k == "two_readers_mode"}
+    except (OSError, ValueError):
+        pass
     path.write_text(json.dumps(data, indent=1) + "\n")
     return path
 

@@ -151,9 +151,9 @@ def test_corner_strip_holds_both_index_corners_turned_top_left() -> None:
     assert (strip[:, cw:-cw] == 240).all()  # the card's paper between them
 
 
-def _two_readers_on(face: str, index_reads: str | None):
+def _two_readers_on(face: str, index_reads: str | None, lone: float = 1.01):
     """A training deck's card read whole with the two-reader check; ``index_reads``: what the
-    corner-index reader is made to read on its corners (None: the reader as trained)."""
+    corner-index reader is made to read on its corners (None: the reader as trained, "": nothing)."""
     from unittest import mock
 
     from vision import recognizer as R
@@ -166,10 +166,10 @@ def _two_readers_on(face: str, index_reads: str | None):
     import cv2
 
     card = cv2.resize(deck_cards(decks[0])[face], (WARP_W, WARP_H), interpolation=cv2.INTER_AREA)
-    rec = R.Recognizer.stock(threshold=0.5, two_readers=True)
+    rec = R.Recognizer.stock(threshold=0.5, two_readers=True, lone_threshold=lone)
     if index_reads is None:
         return rec.read(card)
-    fake = [_read(index_reads, 0.9, (20, 30), (0, 10))]
+    fake = [_read(index_reads, 0.9, (20, 30), (0, 10))] if index_reads else []
     with mock.patch.object(R, "read_indices", return_value=fake):
         return rec.read(card)
 
@@ -185,6 +185,12 @@ def test_two_readers_name_a_card_read_whole_only_when_the_index_reader_names_it_
     assert rd.evidence is not None and rd.evidence.disputed
     rd = _two_readers_on("9h", "9d")  # another suit of the colour is another card too
     assert rd.card is None and rd.evidence is not None and rd.evidence.disputed
+    rd = _two_readers_on("9h", "9d", lone=0.0)  # a dispute vetoes at any confidence
+    assert rd.card is None
+    # the index reader reads nothing there: unconfirmed, the card is named only at lone_threshold
+    assert _two_readers_on("9h", "").card is None
+    rd = _two_readers_on("9h", "", lone=0.0)
+    assert rd.card is not None and rd.card.face == "9h" and rd.evidence is not None and rd.evidence.readers == 1
 
 
 def test_two_readers_name_an_index_read_alone_only_with_its_other_corner_or_the_other_reader() -> None:
@@ -202,3 +208,30 @@ def test_two_readers_name_an_index_read_alone_only_with_its_other_corner_or_the_
     rec.two_readers = False  # without the check the index reader's confidence alone decides
     with mock.patch.object(R, "read_indices", return_value=[one]):
         assert [d.card.face for d in rec.recognize(frame) if d.card] == ["9c"]
+
+
+def test_the_two_reader_mode_is_opt_in_at_its_own_calibrated_thresholds(tmp_path: Path) -> None:
+    import json
+
+    from vision.bench import write_thresholds
+    from vision.recognizer import THRESHOLDS_FILE, Recognizer, shipped_thresholds
+
+    shipped = shipped_thresholds()
+    mode = shipped["two_readers_mode"]
+    assert shipped["two_readers"] is False and mode["two_readers"] is True
+    assert not Recognizer.stock().two_readers
+    rec = Recognizer.two_reader()
+    assert rec.two_readers and (rec.threshold, rec.index_threshold, rec.lone_threshold) == (
+        mode["threshold"], mode["index_threshold"], mode["lone_threshold"])
+    # each calibration writes its own mode's thresholds and keeps the other's
+    path = tmp_path / "thresholds.json"
+    path.write_text(THRESHOLDS_FILE.read_text())
+    res = {"folder": "x/poker-cards-4", "threshold": 0.6, "index_threshold": 0.4, "lone_threshold": 0.9,
+           "two_readers": True, "right_rate": 0.5, "wrong_rate": 0.0}
+    write_thresholds(res, path)
+    data = json.loads(path.read_text())
+    assert data["threshold"] == shipped["threshold"] and data["two_readers_mode"]["threshold"] == 0.6
+    write_thresholds({**res, "two_readers": False, "agree": False, "corners_agree": False, "rule": "r",
+                      "max_wrong": 0.001, "side": "train", "photos": 1, "threshold": 0.7}, path)
+    data = json.loads(path.read_text())
+    assert data["threshold"] == 0.7 and data["two_readers_mode"]["threshold"] == 0.6
