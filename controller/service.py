@@ -51,6 +51,7 @@ from controller.rules.events import (
     Put,
     Report,
     SeatPlayer,
+    SetBroadcastDelay,
     SetButton,
     SetLevel,
     SetRotation,
@@ -150,6 +151,7 @@ class TableService:
     seq: int = 0
     last_hand_misdeal: bool = False
     dealer: str | None = None  # signed in (DealerSignIn): carried by every hand and ruling
+    broadcast_delay: float | str | None = None  # the last SetBroadcastDelay (None: the config's)
     _alert_count: int = 0
     _hand_first_seq: int = 0
     _hand_closed: bool = True
@@ -336,6 +338,10 @@ class TableService:
     def _apply_dealer_sign_in(self, ev: DealerSignIn, out: list[Output], at: float) -> None:
         self.dealer = ev.dealer
         out.append(Output(OutputKind.DEALER, {"dealer": ev.dealer, "badge": ev.badge, "source": ev.source}))
+
+    def _apply_set_broadcast_delay(self, ev: SetBroadcastDelay, out: list[Output], at: float) -> None:
+        self.broadcast_delay = ev.delay  # the publisher applies it (controller/app/publisher.py)
+        out.append(Output(OutputKind.TABLE, {"change": "broadcast_delay", "delay": ev.delay, "by": ev.source}))
 
     def _apply_new_hand(self, ev: NewHand, out: list[Output], at: float) -> None:
         # TDA 33-C: after a misdeal the redeal is an exact replay; the button does not move.
@@ -692,6 +698,7 @@ _HANDLERS: dict[type[Event], Callable[[TableService, Any, list[Output], float], 
     StartDraw: TableService._apply_start_draw,
     SetRotation: TableService._apply_set_rotation,
     Looked: TableService._apply_looked,
+    SetBroadcastDelay: TableService._apply_set_broadcast_delay,
 }
 
 

@@ -42,6 +42,8 @@ class Publisher:
     #: Seals the hole cards for the broadcast chain and commits to them (controller/app/sealer.py).
     sealer: Any = None
     _holding: bool = False  # a switch to the end-of-hand delay holds what was queued until the hand ends
+    #: What the producer may set live ([broadcast] min_delay, max_delay), shown on broadcast/delay.
+    delay_range: tuple[int, int] = (0, 600)
 
     def close(self) -> None:
         if self._equity is not None:
@@ -58,11 +60,20 @@ class Publisher:
 
     def set_delay(self, delay: float | str) -> None:
         """Change the broadcast delay mid-stream: what is held already leaves no sooner than the
-        new delay allows (a shorter one applies from the next message on), never lost."""
+        new delay allows, never lost; a shorter one applies to what is queued from now on, which
+        still leaves behind what was queued before it (the daemon's ``link.keep_order``)."""
         self.broadcast_delay = END_OF_HAND if delay in (END_OF_HAND, "hand_end") else float(delay)
         self._holding = self._holding or self.broadcast_delay == END_OF_HAND
         self.link.hold_back(self._prefix,
                             float("inf") if self.broadcast_delay == END_OF_HAND else float(self.broadcast_delay))
+
+    def publish_delay(self, seq: int = 0, by: str = "config", previous: float | str | None = None) -> None:
+        """``broadcast/delay``: the delay in force, retained and at once (it carries no card), so
+        the producer's page and the overlay know it (docs/mqtt.md)."""
+        self.link.publish(self.topics.broadcast("delay"), {
+            "schema": SCHEMA_VERSION, "seq": seq, "ts": round(self.clock(), 3), "delay": self.delay_label,
+            "previous": previous, "by": by, "min_delay": self.delay_range[0], "max_delay": self.delay_range[1]},
+            retain=True, seq=seq)
 
     # ------------------------------------------------------------------ outputs
     def publish(self, outputs: Iterable[Output], service: TableService, state: bool = True) -> None:
@@ -113,6 +124,10 @@ class Publisher:
                 self._end_broadcast(service, hand_id or 1, seq, now)
             if counted:
                 self._publish_stats(service, hand_id or 1, seq, now)
+        elif kind == OutputKind.TABLE and p.get("change") == "broadcast_delay":  # journaled: SetBroadcastDelay
+            previous = self.delay_label
+            self.set_delay(p["delay"])
+            self.publish_delay(seq, str(p.get("by") or "producer"), previous)
         elif kind == OutputKind.ALERT:
             self.link.publish(t.alert, p, seq=seq)
             ruling = event_payload("ruling", seq=seq, ts=now, hand_id=p.get("hand_id") or hand_id or 1, alert=p)
