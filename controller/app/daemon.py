@@ -292,14 +292,14 @@ class Daemon:
                                    on_event=self.floor_ack.record if self.floor_ack is not None else None,
                                    delay_range=(cfg.broadcast.min_delay, cfg.broadcast.max_delay))
         self.link.keep_order(self.topics.root + "/broadcast/")  # nothing on air before what was held before it
-        self.publisher.publish_delay(self.journal.last_seq, "journal" if self.service.broadcast_delay is not None
-                                     else "config")
         self.publisher.sealer = Sealer(self.link, self.topics, cfg.table.id, self.journal)
         published = self.journal.published_seq
         unsent = [o for o in replayed if o.seq > published]
         if unsent:
             log.info("republishing what the broker never acknowledged", extra={"outputs": len(unsent)})
         self.publisher.publish(unsent, self.service)
+        self.publisher.publish_delay(self.journal.last_seq, "journal" if self.service.broadcast_delay is not None
+                                     else "config")
         self.link.start()
         if self.floor_ack is not None:
             self.floor_ack.start()
