@@ -173,16 +173,20 @@ class TableService:
             seq = self.journal.append(event, at=now, source=source)
         return self.apply(event, seq=seq, at=now)
 
-    def replay(self, entries) -> list[Output]:
+    def replay(self, entries, each: Callable[[list[Output]], None] | None = None) -> list[Output]:
         """Rebuild state from journal entries (seq, at, event).  An entry this table cannot take
         (a journal written for a bigger table, another game...) raises :class:`JournalError`
-        naming its seq and the reason: never a traceback, never a half-applied guess."""
+        naming its seq and the reason: never a traceback, never a half-applied guess.  ``each``
+        sees each entry's outputs as the table stood right after it (the session statistics)."""
         from controller.journal import JournalError
 
         outputs: list[Output] = []
         for entry in entries:
             try:
-                outputs.extend(self.apply(entry.event, seq=entry.seq, at=entry.at))
+                outs = self.apply(entry.event, seq=entry.seq, at=entry.at)
+                if each is not None:
+                    each(outs)
+                outputs.extend(outs)
             except (TableError, GameError, ProfileError, SetupError, Rejected, ValueError, KeyError) as exc:
                 raise JournalError(
                     f"entry seq {entry.seq} ({entry.event.kind}) does not apply to this table "

@@ -40,7 +40,7 @@ from typing import Any
 from controller.app.config import CoreConfig
 from controller.app.floor_ack import FloorAck
 from controller.app.floor_orders import FloorOrders
-from controller.app.publisher import Publisher
+from controller.app.publisher import Publisher, count_published
 from controller.app.sdnotify import Notifier, watchdog_interval
 from controller.app.sealer import Sealer
 from controller.journal import Journal, JournalError, JournalFullError
@@ -74,6 +74,7 @@ from controller.rules.events import (
 from controller.rules.rotations import ROTATIONS, Rotation, RotationError, rotation_event
 from controller.rules.table import Table
 from controller.service import Output, OutputKind, Rejected, TableService
+from controller.session_stats import SessionStats
 from controller.sources import Source, SourceContext, SourceError, in_start_order, plugin_names
 
 log = logging.getLogger("controller.app.daemon")
@@ -263,7 +264,9 @@ class Daemon:
         sys.setswitchinterval(0.0005)
         self.journal = Journal(cfg.journal.path, sync=cfg.journal.sync)
         self.service = TableService(Table(**cfg.table_kwargs()), journal=self.journal, clock=self.clock)
-        replayed = self.service.replay(self.journal.entries())
+        stats = SessionStats()  # broadcast/stats goes on from the journal (count_published)
+        replayed = self.service.replay(self.journal.entries(), each=functools.partial(
+            count_published, stats, self.service, self.journal.published_seq))
         log.info("journal replayed", extra={"events": self.journal.last_seq, "hand_id": self.service.hand_id,
                                              "table_id": cfg.table.id})
         m = cfg.mqtt
@@ -290,7 +293,7 @@ class Daemon:
             log.info("in a room: resending what its floor reports missing", extra={"room": cfg.room.name})
         self.publisher = Publisher(self.link, self.topics, cfg.table.id, self._journaled_delay(), clock=self.clock,
                                    on_event=self.floor_ack.record if self.floor_ack is not None else None,
-                                   delay_range=(cfg.broadcast.min_delay, cfg.broadcast.max_delay))
+                                   delay_range=(cfg.broadcast.min_delay, cfg.broadcast.max_delay), stats=stats)
         self.link.keep_order(self.topics.root + "/broadcast/")  # nothing on air before what was held before it
         self.publisher.sealer = Sealer(self.link, self.topics, cfg.table.id, self.journal)
         published = self.journal.published_seq

@@ -236,5 +236,15 @@ class Publisher:
             self._clear_due = True  # sent by publish_state, after the final state it belongs to
 
 
+def count_published(stats: SessionStats, service: TableService, upto: int, outputs: list[Output]) -> None:
+    """Replaying the journal at start: the session statistics of what was published before (up to
+    the delivered cursor ``upto``), counted as :meth:`Publisher._one` counted them; what the broker
+    never had is counted as it is published again.  So a restart, even ``kill -9``, goes on from
+    the same numbers."""
+    for out in outputs:
+        if out.seq <= upto and out.kind in EVENT_OUTPUTS:
+            stats.observe(out.kind, out.payload, _names(service) if out.kind == OutputKind.HAND_START else {})
+
+
 def _names(service: TableService) -> dict[int, str | None]:
     return {int(k): p.get("name") for k, p in service.table.describe()["players"].items()}
