@@ -430,7 +430,8 @@ class WebSection(_Section):
     display: WebPageSection = Field(default_factory=lambda: WebPageSection(port=8080, user="console"))
     overlay: WebPageSection = Field(default_factory=lambda: WebPageSection(port=8081, user="overlay"))
     tracker: WebPageSection = Field(default_factory=lambda: WebPageSection(port=8082, user="console"))
-    # The producer's control page (web/producer/): shows and hides the overlay's graphics live.
+    # The producer's control page (web/producer/): shows and hides the overlay's graphics live, and
+    # changes the broadcast delay (within [broadcast] min_delay..max_delay).
     producer: WebPageSection = Field(default_factory=lambda: WebPageSection(enabled=False, port=8083, user="producer"))
 
     def pages(self) -> dict[str, WebPageSection]:

@@ -21,7 +21,7 @@ DEBIAN = REPO / "systemd" / "debian"
 BUILD = (REPO / "scripts" / "build-deb").read_text()
 INSTALL = (REPO / "systemd" / "INSTALL.md").read_text()
 ETC = "/etc/poker-table-controller"
-LOGINS = ("controller", "console", "display", "overlay")
+LOGINS = ("controller", "console", "display", "overlay", "producer")
 
 
 def _version() -> str:
@@ -60,7 +60,9 @@ def test_the_default_config_passes_check_config(tmp_path: Path) -> None:
 
 def test_postinst_makes_every_login_the_config_and_the_acl_name() -> None:
     postinst = (DEBIAN / "postinst").read_text()
-    assert "for user in controller console display overlay" in postinst
+    assert "for user in controller console display overlay producer; do" in postinst
+    assert 'grep -q "^$user:" "$PASSWD" && continue' in postinst  # an upgrade adds a missing login
+    assert "for user in controller console display overlay producer; do" in (DEBIAN / "postrm").read_text()
     acl = (REPO / "systemd" / "mosquitto" / "acl").read_text()
     config = (DEBIAN / "table.toml").read_text()
     for login in LOGINS:
