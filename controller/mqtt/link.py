@@ -107,6 +107,7 @@ class Message:
     seq: int = field(default=0, compare=False)
     properties: Any = field(default=None, compare=False)
     held_since: float = field(default=0.0, compare=False)  # when a delayed message was queued
+    due: float = field(default=0.0, compare=False)  # first due: a later change of delay never frees it sooner
 
 
 Request = tuple[str, bytes, str | None, bytes | None]  # name, payload, response topic, correlation data
@@ -167,7 +168,7 @@ class MqttLink:
         self._delayed: list[Message] = []
         self._inflight: dict[int, Message] = {}
         self._retained: dict[str, Message] = {}
-        self._in_order: tuple[str, ...] = ()  # keep_order's prefixes
+        self._in_order: dict[str, float] = {}  # keep_order's prefixes -> the latest release queued under each
         self._connected = False
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -416,7 +417,8 @@ class MqttLink:
             with self._lock:
                 ordered = next((p for p in self._in_order if topic.startswith(p)), None)
                 if ordered is not None:  # never before what was queued before it (keep_order)
-                    msg.release = max([msg.release, *(m.release for m in self._delayed if m.topic.startswith(ordered))])
+                    msg.release = self._in_order[ordered] = max(msg.release, self._in_order[ordered])
+                msg.due = msg.release
                 heapq.heappush(self._delayed, msg)
             self._notes.put(("wake", None))  # the outbox thread's next timeout may be sooner now
             return
@@ -510,7 +512,14 @@ class MqttLink:
         an earlier one's cards, so a shortened delay must not open them sooner than promised; a
         message held until :meth:`release_held` holds back every later one under ``prefix``)."""
         with self._lock:
-            self._in_order = (*self._in_order, prefix)
+            self._in_order[prefix] = 0.0
+            self._reorder()
+
+    def _reorder(self) -> None:
+        """The latest release under each ordered prefix, again (the lock is held; after
+        :meth:`hold_back` or :meth:`release_held` moved some)."""
+        for prefix in self._in_order:
+            self._in_order[prefix] = max((m.release for m in self._delayed if m.topic.startswith(prefix)), default=0.0)
 
     def hold_back(self, prefix: str, delay: float) -> int:
         """A longer broadcast delay, for what is already held: each delayed message under
@@ -523,22 +532,25 @@ class MqttLink:
                     m.release = m.held_since + delay
                     postponed += 1
             heapq.heapify(self._delayed)
+            self._reorder()
         self._notes.put(("wake", None))
         return postponed
 
     def release_held(self, prefix: str, delay: float = 0.0) -> int:
         """Messages under ``prefix`` held by :meth:`hold_back` (``math.inf``) leave ``delay`` after
-        they were queued, or now if that has passed (the end of the hand they waited for)."""
+        they were queued, or now if that has passed (the end of the hand they waited for), and
+        never before they were first due (a delay lengthened to the hand's end, then shortened)."""
         released = 0
         with self._lock:
             now = self.clock()
             last = 0.0  # in the order they were queued (keep_order): never before an earlier one
             for m in sorted((m for m in self._delayed if m.topic.startswith(prefix)), key=lambda m: m.order):
                 if m.release == math.inf:
-                    m.release = max(now, m.held_since + delay, last)
+                    m.release = max(now, m.held_since + delay, m.due if m.due != math.inf else 0.0, last)
                     released += 1
                 last = max(last, m.release)
             heapq.heapify(self._delayed)
+            self._reorder()
         self._notes.put(("wake", None))
         return released
 

@@ -176,6 +176,35 @@ def test_the_producer_shortens_and_lengthens_the_delay_mid_hand_and_the_session_
         producer.client.close()
 
 
+def test_the_outbox_keeps_the_broadcast_chain_in_order_through_every_change_of_delay() -> None:
+    """The link's own rule, on a clock the test turns (nothing is sent: the link is not started)."""
+    import math
+
+    from controller.mqtt.link import MqttLink, MqttSettings
+
+    now = [0.0]
+    link = MqttLink(MqttSettings(), "p/t/availability", clock=lambda: now[0])
+    link.keep_order("p/t/broadcast/")
+
+    def due(topic: str) -> float:
+        return next(m.release for m in sorted(link._delayed, key=lambda m: -m.order) if m.topic == topic)
+
+    link.publish("p/t/broadcast/key", b"1", delay=30)  # sealed under 30 s: due at 30
+    now[0] = 5.0
+    link.publish("p/t/broadcast/state", b"2", delay=1)  # shortened to 1 s: still behind the first
+    link.publish("p/t/event/card", b"3", delay=1)  # not under the ordered prefix
+    assert due("p/t/broadcast/state") == 30 and due("p/t/event/card") == 6
+    link.hold_back("p/t/broadcast/", math.inf)  # lengthened to the hand's end: all held, and what follows
+    link.publish("p/t/broadcast/equity", b"4", delay=1)
+    assert due("p/t/broadcast/key") == due("p/t/broadcast/equity") == math.inf
+    now[0] = 10.0  # the hand ends 10 s in, the delay back to 1 s: nothing before it was first due
+    link.release_held("p/t/broadcast/", 1.0)
+    assert [due(t) for t in ("p/t/broadcast/key", "p/t/broadcast/state", "p/t/broadcast/equity")] == [30, 30, 30]
+    now[0] = 40.0
+    link.publish("p/t/broadcast/hand_end", b"5", delay=1)  # the queue drained: the short delay applies
+    assert due("p/t/broadcast/hand_end") == 41
+
+
 def test_a_bad_delay_is_refused_with_its_reason_and_the_console_cannot_send_it(tmp_path, broker, passwords) -> None:
     producer = Producer(broker, passwords)
     console = Client(broker, "console", passwords["console"], name=f"console-{uuid.uuid4().hex[:6]}").connected()
