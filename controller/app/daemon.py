@@ -300,6 +300,7 @@ class Daemon:
         unsent = [o for o in replayed if o.seq > published]
         if unsent:
             log.info("republishing what the broker never acknowledged", extra={"outputs": len(unsent)})
+        self.publisher.republish_stats(self.service, published, unsent)
         self.publisher.publish(unsent, self.service)
         self.publisher.publish_delay(self.journal.last_seq, "journal" if self.service.broadcast_delay is not None
                                      else "config")

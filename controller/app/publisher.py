@@ -150,6 +150,17 @@ class Publisher:
         delay = 0.0 if self.broadcast_delay == END_OF_HAND else float(self.broadcast_delay)
         self.link.publish(self.topics.broadcast("stats"), msg, retain=True, delay=delay, seq=seq)
 
+    def republish_stats(self, service: TableService, seq: int, unsent: list[Output]) -> None:
+        """At start: the statistics rebuilt from the journal (:func:`count_published`), at once: they
+        count only hands whose own statistics the broker already had, so nothing in them is new.
+        Not while a hand's end waits in ``unsent`` (its newer statistics follow it)."""
+        if self.stats.hands and not any(o.kind == OutputKind.HAND_END for o in unsent):
+            in_play = service.engine is not None and not service.engine.over  # not counted yet
+            body = self.stats.payload(_names(service))
+            self.link.publish(self.topics.broadcast("stats"), {
+                "schema": SCHEMA_VERSION, "seq": seq, "ts": round(self.clock(), 3),
+                "hand_id": max(service.hand_id - in_play, 1), **body}, retain=True, seq=seq)
+
     def _event(self, topic: str, msg: dict[str, Any], seq: int) -> None:
         self.link.publish(topic, msg, seq=seq)
         if self.on_event is not None:

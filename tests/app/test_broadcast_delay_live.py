@@ -34,7 +34,7 @@ require_mosquitto()
 TABLE = "t1"
 T = Topics("poker", TABLE)
 DELAY, SHORT, LONG = 2, 1, 4  # seconds: the config's, the producer's shorter and longer ones
-TOL = 0.05
+TOL = 0.1  # two messages received by one reader on a loaded machine; an early key would be ~1 s early
 
 
 @pytest.fixture(scope="module")

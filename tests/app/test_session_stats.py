@@ -227,9 +227,13 @@ enabled = false
             before = stats()[-1]
             os.kill(proc.pid, signal.SIGKILL)
             proc.wait(10)
-            seen = online()
+            seen, published = online(), len(stats())
             proc = start()
             wait_until(lambda: online() > seen, timeout=20, what="the daemon back online")
+            # At start it publishes the statistics it rebuilt from the journal: the same as before.
+            wait_until(lambda: len(stats()) > published, timeout=15, what="the statistics after the restart")
+            again = stats()[-1]
+            assert (again["hands"], again["players"], again["seats"]) == (2, before["players"], before["seats"])
             # Hand 3 (button 2): a walk for the big blind, 4.
             hand([3, 4, 1, 2], ["As", "Ks", "Qh", "Jd", "Ts", "9h", "8d", "7s"],
                  [(1, "fold"), (2, "fold"), (3, "fold")])
