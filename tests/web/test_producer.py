@@ -149,9 +149,12 @@ def test_the_producer_login_reads_no_card_and_writes_only_graphics(web_broker, w
         wait_until(lambda: spy.on(f"poker/{table}/broadcast/graphics"), 5, "the producer's own topic")
         wait_until(lambda: watch.on(f"poker/{table}/broadcast/graphics"), 5, "graphics at the overlay's side")
         time.sleep(0.5)
-        # Through "#" too: only graphics (this table's, and another's retained), never a card or a state.
+        # Through "#" too: only graphics (this table's, and another's retained) and what carries no card
+        # (the delay in force, the answers to its own requests), never a card or a state.
         topics = {m.topic for m in spy.all()}
-        assert f"poker/{table}/broadcast/graphics" in topics and all(t.endswith("/broadcast/graphics") for t in topics)
+        assert f"poker/{table}/broadcast/graphics" in topics
+        assert all(t.endswith(("/broadcast/graphics", "/broadcast/delay")) or "/response/producer/" in t
+                   for t in topics), topics
         assert not any("holecards" in t or t.endswith("/state") or "equity" in t for t in topics), topics
         states = [json.loads(m.payload) for m in watch.on(f"poker/{table}/broadcast/state")]
         assert states and all(s["hand_id"] == 10 for s in states)  # the forged state never reached anyone
