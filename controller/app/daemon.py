@@ -504,7 +504,8 @@ class Daemon:
         held already never leaves sooner than the new delay allows, nothing held is dropped, and
         nothing leaves before what was queued before it (Publisher.set_delay, link.keep_order).
         The producer's request comes here too (``producer/broadcast_delay``).  Raises
-        :class:`Rejected` for a value out of ``[broadcast]``'s range (nothing changed)."""
+        :class:`Rejected` for a value out of ``[broadcast]``'s range (nothing changed).  Waits for
+        the owner thread: call it from any other thread."""
         refusal = self.config.broadcast.refusal(delay)
         if refusal is not None:
             raise Rejected(refusal)
