@@ -15,7 +15,7 @@ The wire format is specified in ``firmware_bridge/PROTOCOL.md``.
 import struct
 
 PROTOCOL_VERSION = 1
-FIRMWARE_VERSION = (1, 3, 0)
+FIRMWARE_VERSION = (1, 4, 0)
 
 # Message types, device -> host.
 T_HELLO = 0x01
@@ -83,12 +83,14 @@ def _make_crc_table():
     return table
 
 
-_CRC_TABLE = _make_crc_table()
+_CRC_TABLE = []  # built at the first use: the RP2040 never uses it (rp2fast's CRC), nor spends its boot on it
 
 
 def crc16(data, crc=0xFFFF):
     """CRC-16/CCITT-FALSE (poly 0x1021, init 0xFFFF, no reflection, no xorout)."""
     table = _CRC_TABLE
+    if not table:
+        table.extend(_make_crc_table())
     for b in data:
         crc = ((crc << 8) & 0xFFFF) ^ table[((crc >> 8) ^ b) & 0xFF]
     return crc
