@@ -208,6 +208,14 @@ def _sub(a, b):
     return a - b
 
 
+def all_in(keys, seen):
+    """Every key is in ``seen`` (without building a list)."""
+    for k in keys:
+        if k not in seen:
+            return False
+    return True
+
+
 class Device:
     """The protocol state machine of one microcontroller.
 
@@ -343,12 +351,15 @@ class Device:
             return  # an empty slot read empty: most reads (nothing to learn, nothing to send)
         seen = []
         for uid in uids:
-            uid = bytes(uid)
+            if type(uid) is not bytes:
+                uid = bytes(uid)
             if not uid or len(uid) > MAX_UID_LEN:
                 continue
             seen.append(uid)
-            if uid in tags:
-                tags[uid] = [now_ms, 0]
+            state = tags.get(uid)
+            if state is not None:  # seen again: its state updated in place (no garbage per read)
+                state[0] = now_ms
+                state[1] = 0
             elif self.confirm_ms and self.booted and not self._confirmed(antenna, uid, now_ms):
                 continue
             elif len(tags) >= MAX_TAGS_PER_ANTENNA:
@@ -367,8 +378,8 @@ class Device:
                 if uid not in seen:
                     del pending[uid]  # read once, then gone: a card skimming past, not an arrival
                     self.awaiting -= 1
-        if not self.booted:
-            return  # still settling: only learn
+        if not self.booted or len(seen) >= len(tags) and all_in(tags, seen):
+            return  # still settling: only learn; or every tag was read: none is missing
         for uid in sorted(tags):
             if uid in seen:
                 continue

@@ -27,14 +27,6 @@ _EMPTY = ()  # what an empty slot reads: shared, nothing allocated
 
 
 @micropython.viper
-def _select(sel: ptr32):  # noqa: F821 - viper types
-    sio = ptr32(0xD0000000)  # noqa: F821
-    sio[5] = sel[0]  # GPIO_OUT_SET (0x14)
-    sio[6] = sel[1]  # GPIO_OUT_CLR (0x18)
-    sio[6] = sel[2]
-
-
-@micropython.viper
 def reg(sel: ptr32, addr: int, value: int) -> int:  # noqa: F821
     """One two-byte access: ``addr`` then ``value``; returns the byte clocked in with ``value``."""
     sio = ptr32(0xD0000000)  # noqa: F821
@@ -242,6 +234,7 @@ def select_known(sel, bufo, frames, levels: int) -> int:
     return 1
 
 
+_FIFO = bytearray(65)  # every reader's FIFO transfers: one reader is read at a time
 _FRAMES = {}  # UID -> its SELECT frames (select_known), built once per card
 
 
@@ -280,9 +273,18 @@ class FastMFRC522(MFRC522):
     def _write_all(self, pairs):
         write_all(self._sel, self._encode(pairs), len(pairs))
 
-    def __init__(self, spi, cs, sel, **kw):
+    def __init__(self, sel, gain=0x50, settle_us=5000):
+        # Only what the viper paths use: no SPI object, chip-select object or per-reader buffers
+        # (the portable driver's four): every reader shares one FIFO buffer (one is read at a
+        # time), which keeps ~14 KiB of 28 readers off the heap the collector marks.
         self._sel = sel
-        super().__init__(spi, cs, **kw)
+        self.gain = gain
+        self.settle_us = settle_us
+        self.collisions = 0
+        self.on_us = None
+        self.read_ms = 0
+        self._tx_control = None
+        self._fifo = _FIFO
 
     def _write(self, reg_, value):
         reg(self._sel, (reg_ << 1) & 0x7E, value)

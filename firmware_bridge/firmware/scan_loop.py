@@ -239,7 +239,9 @@ class Scanner:
             if dev.awaiting:  # a new tag's confirming read, once it can confirm (CONFIRM_MS on)
                 due = dev.confirm_due(time.ticks_ms(), CONFIRM_LEAD_MS)
                 for a in due:  # before the expected antennas' turns: it is what reports a card
-                    if a not in busy and dev.enabled[a] and self._clear(a, busy):
+                    # Only the reader read next must be clear of it: a neighbour whose field is
+                    # merely warming is switched off for it and read soon after (see main()).
+                    if a not in busy and dev.enabled[a] and (not busy or abs(busy[0] - a) > ADJACENT):
                         self.urgent = True
                         return a
             if prio:  # strictly in turn: one blocked by a neighbour's field waits, the others too
@@ -295,12 +297,12 @@ def main():
     time.sleep_us(RESET_LOW_US)
     rst.value(1)
     started = time.ticks_ms()
-    cs_lines = chip_selects()
+    cs_lines = chip_selects()  # (every chip select high, the decoders' enables high)
     if FAST:
-        sels = selections(len(cs_lines))
-        readers = [rp2fast.FastMFRC522(spi, cs_lines[i], sels[i], gain=RX_GAIN) for i in range(len(cs_lines))]
+        readers = [rp2fast.FastMFRC522(sel, gain=RX_GAIN) for sel in selections(len(cs_lines))]
     else:
         readers = [MFRC522(spi, cs, gain=RX_GAIN) for cs in cs_lines]
+    cs_lines = None
     alive = []
     for r in readers:
         ok = r.init(reset=False)  # False while the reader does not answer yet
@@ -355,13 +357,27 @@ def main():
                 a = scanner.next(dev, warming)
                 if a is None:
                     break
+                urgent = scanner.urgent and warming
+                if urgent:
+                    # Its neighbours still warming (not the one read next) give way: their fields
+                    # go off before its goes on, and they are first in line again once it is read.
+                    i = len(warming) - 1
+                    while i > 0:
+                        b = warming[i]
+                        if abs(b - a) <= ADJACENT:
+                            warming.pop(i)
+                            if alive[b]:
+                                readers[b].field(False)
+                            if b not in scanner.deferred:
+                                scanner.deferred.insert(0, b)
+                        i -= 1
                 if alive[a]:
                     try:
                         readers[a].field(True)
                     except Exception as exc:
                         alive[a] = False
                         dev.reader_state(a, False, 0 if isinstance(exc, OSError) else 1)
-                if scanner.urgent and warming:
+                if urgent:
                     # A new tag's confirming read goes next after the one being read, not behind
                     # PIPELINE others (on a table full of cards, three ~5 ms presence checks): it
                     # waits out its own settle instead, once per new tag.  (Every priority read so
