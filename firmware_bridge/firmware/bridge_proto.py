@@ -70,6 +70,10 @@ DEFAULT_HEARTBEAT_MS = 500
 MAX_TAGS_PER_ANTENNA = 8
 LEAVE_MISSES = 3  # consecutive scans without a read, besides debounce_ms, before a tag has left
 RING_FRAMES = 128  # recent frames kept for REPLAY after the host missed some
+# The ring is kept in lists of RING_CHUNK frames: MicroPython's collector marks through a 64-deep
+# stack, and one list of 128 frames overflowed it at every collection once the ring was full (the
+# heap is then scanned again: a collection took 6.9 ms instead of 2.2 on the RP2040).
+RING_CHUNK = 16
 MAX_EXPECT = 16
 
 
@@ -265,15 +269,24 @@ class Device:
         self.awaiting = 0  # entries in pending, all antennas (the scan loop checks it, not 28 dicts)
         self.dead = [False] * antenna_count  # readers reported not responding
         self.expected = []  # antennas the host expects the next cards on (EXPECT)
-        self.ring = []  # [seq, frame]: the last RING_FRAMES frames, for REPLAY
+        self.ring = [[]]  # lists of (seq, frame): the last RING_FRAMES frames, for REPLAY
+        self._ring_len = 0
 
     # -- output ---------------------------------------------------------------
     def _send(self, mtype, body):
         frame = encode_frame(self.protocol_version, mtype, self.seq, body)
         ring = self.ring
-        ring.append((self.seq, frame))
-        if len(ring) > RING_FRAMES:
-            ring.pop(0)
+        last = ring[-1]
+        if len(last) >= RING_CHUNK:
+            last = []
+            ring.append(last)
+        last.append((self.seq, frame))
+        self._ring_len += 1
+        if self._ring_len > RING_FRAMES:
+            self._ring_len -= 1
+            ring[0].pop(0)
+            if not ring[0]:
+                ring.pop(0)
         self.seq = (self.seq + 1) & 0xFFFF
         self.frames_sent += 1
         self._write(frame)
@@ -490,14 +503,17 @@ class Device:
         """Send again, with their own sequence numbers, the frames from ``first`` on, then the ACK
         (so it marks the end): OK if the ring still held ``first``; NOT_READY if not, after the
         whole ring (a host that has no position, e.g. just started, learns the recent order)."""
+        ring = []
+        for chunk in self.ring:
+            ring.extend(chunk)
         start = 0
         found = False
-        for i in range(len(self.ring)):
-            if self.ring[i][0] == first:
+        for i in range(len(ring)):
+            if ring[i][0] == first:
                 start = i
                 found = True
                 break
-        frames = [frame for _, frame in self.ring[start:]]
+        frames = [frame for _, frame in ring[start:]]
         for frame in frames:
             self._write(frame)
         self._ack(cmd_seq, T_REPLAY, ACK_OK if found else ACK_NOT_READY)

@@ -21,6 +21,7 @@ from mfrc522 import _SEL, _SETUP, EXCHANGE_US, KNOWN_VERSIONS, MFRC522, ReaderDe
 
 _VERSIONS = bytes(KNOWN_VERSIONS)
 _EMPTY = ()  # what an empty slot reads: shared, nothing allocated
+_FIFO = bytearray(65)  # every reader's FIFO transfers: one reader is read at a time
 
 # One reader's selection, an array('I', 4): SIO bits to set (address ones), to clear (address
 # zeros), to clear last (its enable or chip select: goes low), to set when done (deselect).
@@ -234,24 +235,17 @@ def select_known(sel, bufo, frames, levels: int) -> int:
     return 1
 
 
-_FIFO = bytearray(65)  # every reader's FIFO transfers: one reader is read at a time
-_FRAMES = {}  # UID -> its SELECT frames (select_known), built once per card
-
-
 def _select_frames(uid):
-    f = _FRAMES.get(uid)
-    if f is None:
-        parts = _cascade(uid)
-        if parts is None:
-            return None
-        f = bytearray()
-        for level in range(len(parts)):
-            frame = bytes((_SEL[level], 0x70)) + parts[level]
-            f.extend(frame)
-            f.extend(crc_a(frame))
-        if len(_FRAMES) >= 128:  # a few decks' worth: bounded
-            _FRAMES.clear()
-        _FRAMES[uid] = f
+    """A UID's SELECT frames for select_known (SEL, NVB, the cascade level's 4 bytes and BCC,
+    CRC_A; 9 bytes a level), or None for a UID of no ISO length."""
+    parts = _cascade(uid)
+    if parts is None:
+        return None
+    f = bytearray()
+    for level in range(len(parts)):
+        frame = bytes((_SEL[level], 0x70)) + parts[level]
+        f.extend(frame)
+        f.extend(crc_a(frame))
     return f
 
 
@@ -285,6 +279,8 @@ class FastMFRC522(MFRC522):
         self.read_ms = 0
         self._tx_control = None
         self._fifo = _FIFO
+        self._known_uid = None
+        self._known_frames = None
 
     def _write(self, reg_, value):
         reg(self._sel, (reg_ << 1) & 0x7E, value)
@@ -353,7 +349,12 @@ class FastMFRC522(MFRC522):
 
     def _select(self, known=None):
         if known is not None:
-            frames = _select_frames(known)
+            # Built once per card a reader holds (its last one kept: one card a slot), not kept
+            # in one table-wide dict: a container of many objects costs every collection more.
+            if known != self._known_uid:
+                self._known_uid = known
+                self._known_frames = _select_frames(known)
+            frames = self._known_frames
             if frames is not None:
                 if select_known(self._sel, self._fifo, frames, len(frames) // 9):
                     return known, False
