@@ -197,7 +197,8 @@ def test_a_confirming_read_never_has_a_neighbours_field_on() -> None:
     for k in range(3000):  # every 0.2 ms through six arrivals and their confirming reads
         b.clock.at(int(1 * S) + 200 * k, check)
     for k, a in enumerate((4, 7, 10, 13, 16, 19)):
-        b.clock.at(int(1 * S) + 60_000 * k, lambda a=a, k=k: b.table.place(a, Tag(bytes((4, k, 0x5E, 0xED, k, 0xA0, 0x80)))))
+        uid = bytes((4, k, 0x5E, 0xED, k, 0xA0, 0x80))
+        b.clock.at(int(1 * S) + 60_000 * k, lambda a=a, uid=uid: b.table.place(a, Tag(uid)))
     b.run(int(1.7 * S))
     assert both_on == []
     arrivals = {m.antenna for m in of(b, p.TagArrive) if not isinstance(m, p.TagLeave)}
