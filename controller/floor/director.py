@@ -104,6 +104,10 @@ class Director:
             raise DirectorError(f"{op}: missing {exc.args[0]!r}") from None
         except TypeError as exc:
             raise DirectorError(f"{op}: {exc}") from None
+        for i, d in enumerate(decisions):
+            # the order's id: a table carries each out once however often it arrives (floor_orders.py);
+            # the request's time keeps ids apart should a room's log ever start again from seq 1
+            d.setdefault("id", f"{t:.6f}-{entry['seq']}-{i}")
         if not self._replaying:
             for d in decisions:
                 self._announce(d)

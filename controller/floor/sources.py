@@ -181,6 +181,9 @@ class NatsSettings:
     key: str | None = None
     replicas: int = 3
     base: str = "poker"
+    #: the nodes' MQTT listeners (host, port): the floor's orders go out there at QoS 1
+    #: (controller/floor/orders.py); none: on core NATS, which keeps nothing for a table away
+    mqtt: list[tuple[str, int]] = field(default_factory=list)
 
     def tls(self) -> ssl.SSLContext | None:
         if not self.ca:

@@ -1,0 +1,121 @@
+"""The floor's orders reach a tournament table exactly once, through restarts (issue 23).
+
+Real parts: Mosquitto with the shipped config and ACL, ``tablectl run`` as its own process (killed with
+``kill -9``), the floor service; in a room a nats-server (JetStream, its MQTT listener, the shipped node
+config and per-table users), PostgreSQL and the table's Mosquitto bridged by the shipped bridge config.
+
+* A departure ordered mid-hand is kept in the daemon's journal; the daemon killed before the hand
+  ends re-arms it on restart, the player gets up when the hand is over, and the floor confirms the
+  move (its room page shows the player seated at his new table).
+* In a room the bridge carries the orders at QoS 1: orders sent while the table's Mosquitto (the
+  bridge) is down, or while the daemon is down, are carried out once each when they come back, and
+  an order delivered again changes nothing (its id is a transaction the journal holds).
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import time
+import tomllib
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import paho.mqtt.client as mqtt
+
+from controller.mqtt.contract import Topics
+from tests.floor.room_util import DaemonProcess
+from tests.mqtt_util import new_passwords, shipped_broker, start_daemon, wait_until
+
+STRUCTURE = tomllib.loads((Path(__file__).resolve().parents[2] / "examples" / "tournament.toml").read_text())
+
+
+def _console(port: int, password: str) -> mqtt.Client:
+    c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=f"console-{secrets.token_hex(3)}",
+                    protocol=mqtt.MQTTv311)
+    c.username_pw_set("console", password)
+    c.connect("127.0.0.1", port)
+    c.loop_start()
+    return c
+
+
+def _request(console: mqtt.Client, table: str, name: str, body: dict[str, Any]) -> None:
+    console.publish(Topics("poker", table).request(name), json.dumps(body), qos=1).wait_for_publish(5)
+
+
+def test_a_departure_waiting_for_the_hand_survives_kill_9_and_the_room_page_confirms_the_move(tmp_path: Path) -> None:
+    from controller.floor.service import FloorService
+    from controller.rules.events import UnseatPlayer
+
+    passwords = new_passwords(("controller", "console", "floor"))
+    with shipped_broker(passwords, websockets=False) as broker:
+        t1 = DaemonProcess(tmp_path, "t1", broker.port, passwords["controller"],
+                           starting_stack=STRUCTURE["starting_stack"]).start()
+        t2 = start_daemon(tmp_path / "t2.sqlite", broker, passwords, table="t2", size=9, event="tournament",
+                          starting_stack=STRUCTURE["starting_stack"])
+        floor = FloorService(db=f"sqlite:///{tmp_path / 'floor.db'}", mqtt=(broker.host, broker.port),
+                             mqtt_user="floor", mqtt_password=passwords["floor"]).start()
+        console = _console(broker.port, passwords["console"])
+        try:
+            wait_until(lambda: floor.source.connected.is_set(), 10, "the floor online")
+            wait_until(lambda: bool(t1.rows("SELECT 1 FROM meta")), 20, "t1's daemon up")
+            assert t2.floor_orders is not None and t2.floor_orders.connected.wait(10)
+            time.sleep(1.0)  # t1's order subscriber: its session subscribed (a persistent one from here on)
+            d = floor.director
+            d.request("tournament.create", {"structure": STRUCTURE, "seed": 3})
+            for i in range(12):
+                d.request("tournament.register", {"name": f"p{i:02d}"})
+            d.request("tournament.start", {"tables": ["t1", "t2"]})
+            tour = d.tournament
+            wait_until(lambda: t1.seats() == tour.planned("t1"), 15, "t1 seated as drawn (TDA 6)")
+            wait_until(lambda: {s: p.name for s, p in t2.service.table.players.items()} == tour.planned("t2"), 10,
+                       "t2 seated as drawn")
+            # a hand at t1
+            _request(console, "t1", "new_hand", {})
+            wait_until(lambda: bool(t1.rows("SELECT 1 FROM events WHERE kind = 'new_hand'")), 10, "t1's hand")
+            # two players out at t2 (its dealer lets them go): 6 against 4, t1 gives one (RRoP s15 14)
+            gone = dict(sorted(tour.planned("t2").items())[:2])
+            for seat in gone:
+                t2.submit(UnseatPlayer(seat))
+            decided = d.request("tournament.bust", {"hand": [{"table": "t2", "players": {
+                n: 100 * s for s, n in gone.items()}}]})
+            move = next(x for x in decided if x["kind"] == "move")
+            mover, from_seat = move["player"], move["from_seat"]
+            assert move["from_table"] == "t1"
+            # t1 keeps the order in its journal (he plays his hand out), then dies
+            wait_until(lambda: [r[0] for r in t1.rows("SELECT id FROM floor_orders")] == [move["id"]], 10,
+                       "the departure kept in t1's journal")
+            t1.kill9()
+            assert t1.seats().get(from_seat) == mover
+            t1.start()  # replays its journal: the hand is still in progress, the departure is re-armed
+            wait_until(lambda: t1.rows("SELECT COUNT(*) FROM events")[0][0] > 0 and _log_says(t1, "re-armed"), 20,
+                       "t1 back, its orders re-armed")
+            assert t1.seats().get(from_seat) == mover  # not before the hand is over
+            _request(console, "t1", "misdeal", {"reason": "called_misdeal"})  # the hand ends
+            wait_until(lambda: from_seat not in t1.seats(), 15, "the player gets up at t1")
+            wait_until(lambda: tour.players[mover].moving_to is None, 15, "the floor's confirmation")
+            assert tour.players[mover].table == "t2"
+            assert t2.service.table.players[tour.players[mover].seat].name == mover
+            # once: one unseat, under the order's id; nothing left waiting
+            unseats = t1.rows("SELECT e.data FROM events e JOIN transactions t ON t.seq = e.seq WHERE t.tx = ?",
+                              (move["id"],))
+            assert [json.loads(r[0]) for r in unseats] == [{"kind": "unseat_player", "seat": from_seat}]
+            assert t1.rows("SELECT COUNT(*) FROM events WHERE kind = 'unseat_player'")[0][0] == 1
+            assert t1.rows("SELECT COUNT(*) FROM floor_orders")[0][0] == 0
+            # the room page's API shows the move confirmed
+            with urllib.request.urlopen(floor.server.url + "/api/room", timeout=5) as r:
+                room = json.load(r)
+            assert any(x["kind"] == "seated" and x["player"] == mover and x["table"] == "t2"
+                       for x in room["decisions"])
+            assert mover in room["tournament"]["tables"]["t2"]["seats"].values()
+        finally:
+            console.disconnect()
+            console.loop_stop()
+            floor.stop()
+            t2.stop()
+            t1.stop()
+
+
+def _log_says(daemon: DaemonProcess, words: str) -> bool:
+    return words in daemon.log.read_text(errors="replace")
