@@ -117,5 +117,88 @@ def test_a_departure_waiting_for_the_hand_survives_kill_9_and_the_room_page_conf
             t1.stop()
 
 
+def _listening(port: int) -> bool:
+    import socket
+
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+            return True
+    except OSError:
+        return False
+
+
 def _log_says(daemon: DaemonProcess, words: str) -> bool:
     return words in daemon.log.read_text(errors="replace")
+
+
+def test_the_bridge_carries_orders_at_qos_1_once_each_through_a_bridge_and_a_daemon_down(tmp_path: Path) -> None:
+    import threading
+
+    from controller.floor.orders import RoomOrders
+    from controller.floor.rig import ACL, CONF
+    from controller.floor.room import NatsCluster, Postgres, table_broker
+    from controller.floor.service import FloorService
+    from controller.floor.sources import NatsSettings
+    from tests.floor.test_room_nats import _needs_room
+
+    _needs_room()
+    room_password = secrets.token_urlsafe(9)
+    users = new_passwords(("controller", "console"))
+    pg = Postgres().start()
+    cluster = NatsCluster({"t1": room_password}, size=1).start()
+    broker = floor = t1 = None
+    try:
+        assert cluster.pki is not None
+        broker = table_broker("t1", users, ACL, cluster, room_password=room_password, config_template=CONF)
+        t1 = DaemonProcess(tmp_path, "t1", broker.port, users["controller"],
+                           starting_stack=STRUCTURE["starting_stack"]).start()
+        floor = FloorService(db=pg.url, nats=NatsSettings(
+            servers=cluster.servers, user="floor", password=cluster.floor_password, ca=str(cluster.pki.ca),
+            replicas=1, mqtt=cluster.mqtt_addresses)).start()
+        assert isinstance(floor.orders, RoomOrders)
+        wait_until(lambda: floor.source.connected.is_set() and floor.orders.connected.is_set(), 20, "the floor")
+        wait_until(lambda: bool(t1.rows("SELECT 1 FROM meta")), 20, "t1's daemon up")
+        time.sleep(1.0)  # its order subscriber's persistent session subscribed
+        d = floor.director
+        d.request("tournament.create", {"structure": STRUCTURE, "seed": 8})
+        for i in range(6):
+            d.request("tournament.register", {"name": f"p{i:02d}"})
+        d.request("tournament.start", {"tables": ["t1"]})
+        tour = d.tournament
+        wait_until(lambda: t1.seats() == tour.planned("t1"), 20, "t1 seated as drawn, through NATS and the bridge")
+
+        # the table's Mosquitto (and with it the bridge) down: a late entry's seat waits in JetStream
+        down = threading.Thread(target=broker.restart, kwargs={"down_for": 2.0})
+        down.start()
+        wait_until(lambda: not _listening(broker.port), 10, "the table's Mosquitto down")
+        (late,) = [x for x in d.request("tournament.late_entry", {"name": "p06"}) if x["kind"] == "seat"]
+        down.join()
+        wait_until(lambda: t1.seats().get(late["seat"]) == "p06", 20, "the late entry seated once the bridge is back")
+
+        # the daemon down: the next order waits on the table's Mosquitto for its persistent session
+        t1.kill9()
+        (later,) = [x for x in d.request("tournament.late_entry", {"name": "p07"}) if x["kind"] == "seat"]
+        time.sleep(1.0)  # through the bridge to the table's Mosquitto, where nobody takes it yet
+        t1.start()
+        wait_until(lambda: t1.seats().get(later["seat"]) == "p07", 20, "the second late entry seated after restart")
+
+        # an order delivered again (a redelivery after a lost acknowledgement) changes nothing
+        floor.orders.publish("floor/room/table/t1", json.dumps(later).encode())
+        wait_until(lambda: _log_says(t1, "carried out already"), 10, "the copy recognised")
+        for order in (late, later):
+            seq = t1.rows("SELECT seq FROM transactions WHERE tx = ?", (order["id"],))
+            assert len(seq) == 1
+            (data,) = t1.rows("SELECT data FROM events WHERE seq = ?", (seq[0][0],))
+            assert json.loads(data[0])["name"] == order["player"]
+        assert t1.rows("SELECT COUNT(*) FROM events WHERE kind = 'seat_player'")[0][0] == 8
+        assert t1.seats() == tour.planned("t1") and len(tour.planned("t1")) == 8
+        assert t1.rows("SELECT COUNT(*) FROM floor_orders")[0][0] == 0
+    finally:
+        if t1 is not None:
+            t1.stop()
+        if floor is not None:
+            floor.stop()
+        if broker is not None:
+            broker.stop()
+        cluster.stop()
+        pg.stop()
