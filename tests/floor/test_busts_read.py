@@ -182,3 +182,36 @@ def test_the_director_reads_busts_from_hand_ends_once_and_after_a_restart(tmp_pa
     again.observe(_msg("t1", "event/hand_end", end))  # redelivered to the restarted floor
     assert len([e for e in again.store.room_log("room") if e["op"] == "tournament.hand_end"]) == 1
     again.store.close()
+
+
+def test_a_hand_end_stored_before_the_floor_stopped_is_still_read_on_its_redelivery(tmp_path: Path) -> None:
+    """The floor stored a hand's end and stopped before its director journaled it (the broker or JetStream
+    redelivers what was not acknowledged): the redelivery finds the rows already stored, and the
+    director still reads the hand, once."""
+    import json
+
+    from controller.floor.sources import Ingestor
+
+    db = f"sqlite:///{tmp_path / 'floor.db'}"
+    structure = {"name": "t", "levels": [{"small_blind": 100, "big_blind": 200, "minutes": 20}],
+                 "denominations": [25, 100], "starting_stack": 1000}
+    director = Director(Store.open(db), now=lambda: 1000.0)
+    director.request("tournament.create", {"structure": structure, "seed": 4})
+    for i in range(6):
+        director.request("tournament.register", {"name": f"p{i:02d}"})
+    director.request("tournament.start", {"tables": ["t1"]})
+    seats = director.tournament.present("t1")
+    victim = min(seats)
+    end = {"schema": 1, "seq": 30, "ts": 5.0, "hand_id": 2, "kind": "hand_end", "result": "showdown",
+           "winners": [], "shown": None, "started": {str(s): 1000 for s in seats},
+           "stacks": {str(s): 0 if s == victim else 1000 + 1000 // (len(seats) - 1) for s in seats}}
+    message = ("poker/t1/event/hand_end", json.dumps(end).encode())
+    Ingestor(Store.open(db)).handle([message])  # stored; the floor stops before acting on it
+    director.store.close()
+    again = Director(Store.open(db), now=lambda: 1000.0).restore()
+    ingest = Ingestor(Store.open(db))
+    ingest.observers.append(again.observe)
+    assert ingest.handle([message]) == 0  # nothing new to store ...
+    assert not again.tournament.players[seats[victim]].active  # ... and the bust is read
+    ingest.handle([message])
+    assert len([e for e in again.store.room_log("room") if e["op"] == "tournament.hand_end"]) == 1
