@@ -171,7 +171,7 @@ class Director:
             "positions": lambda: tour.positions(body["table"], int(body["button"]),
                                                 body.get("small_blind"), int(body["big_blind"]), body.get("hand_id")),
             "hand_end": lambda: tour.hand_end(body["table"], int(body["hand_id"]), dict(body["started"]),
-                                              dict(body["stacks"])),
+                                              dict(body["stacks"]), body.get("names")),
             "confirm_move": lambda: tour.confirm_move(str(body["name"])),
             "break_cards": lambda: tour.break_cards(body["table"], dict(body["cards"])),
             "departed": lambda: self._departed(tour, body),
@@ -340,15 +340,17 @@ class Director:
         or a void is no hand played; a hand whose pot could not be awarded says no stacks. The ingestor
         hands this every delivery of a hand's end (a first one may have been stored just before the
         floor stopped): one already read is not journaled again."""
-        started, stacks, hand_id = p.get("started"), p.get("stacks"), p.get("hand_id")
+        started, stacks, hand_id, names = p.get("started"), p.get("stacks"), p.get("hand_id"), p.get("names")
         if p.get("result") in ("misdeal", "void") or not isinstance(hand_id, int) \
                 or not isinstance(started, dict) or not isinstance(stacks, dict):
             return
         if (str(table), hand_id) in tour.hands_read:
             return
+        body = {"table": table, "hand_id": hand_id, "started": started, "stacks": stacks}
+        if isinstance(names, dict):
+            body["names"] = names
         try:
-            self.request("tournament.hand_end", {"table": table, "hand_id": hand_id, "started": started,
-                                                 "stacks": stacks})
+            self.request("tournament.hand_end", body)
         except PokerTableError as exc:  # journaled and refused (a seat the floor has no player in...)
             log.warning("table %s hand %s: %s", table, hand_id, exc)
 

@@ -107,7 +107,7 @@ class Tournament:
         #: hand-for-hand: each table's first hand of the hand-for-hand play (the hand in progress when
         #: it was called completes first), and the hands read, in order, not yet in a completed round
         self.h4h_from: dict[TableId, int] = {}
-        self.h4h_pending: dict[TableId, list[dict[str, int]]] = {}
+        self.h4h_pending: dict[TableId, list[dict[str, Any]]] = {}
         self.decisions: list[Decision] = []
         self.events: list[dict[str, Any]] = [{"op": "create", "seed": seed, "draw": draw}]
 
@@ -282,11 +282,14 @@ class Tournament:
         began with more chips finishes higher.
         """
         if journal:
-            self.events.append({"op": "bust", "hand": [{"table": r["table"], "players": dict(r["players"])}
+            self.events.append({"op": "bust", "hand": [{"table": r["table"], "players": dict(r["players"]),
+                                                        **({"seats": dict(r["seats"])} if r.get("seats") else {})}
                                                        for r in hand]})
         left = len(self.active())
         out: list[Decision] = []
         busted = [(name, r["table"], chips) for r in hand for name, chips in r["players"].items()]
+        # where each was when he went out (the seat the table read him in, when it says)
+        where = {name: (r["table"], (r.get("seats") or {}).get(name)) for r in hand for name in r["players"]}
         if len(busted) >= left:
             raise SeatingError("a hand cannot bust every player left")
         for name, _t, _c in busted:
@@ -304,17 +307,23 @@ class Tournament:
                 if len(hand) > 1:
                     cites += ("Highland Hand-for-Hand",)
                 # RRoP s15 20: he leaves his seat at once (his table lets him go once the hand is over)
+                table, seat = where[name]
+                if seat is None:
+                    seat = p.seat if p.table == table else None
                 out.append(self._decide("bust", f"{name} finishes {place}" + (" (tied)" if p.tied else ""),
                                         (*cites, "RRoP s15 20"), player=name, place=place, tied=p.tied,
-                                        table=p.table, seat=p.seat))
+                                        table=table, seat=seat))
             place += len(same)
         out += self.rebalance()
         return out
 
     def hand_end(self, table: TableId, hand_id: int, started: Mapping[str, int],
-                 stacks: Mapping[str, int]) -> list[Decision]:
+                 stacks: Mapping[str, int], names: Mapping[str, str] | None = None) -> list[Decision]:
         """A table's hand is over: ``started`` and ``stacks`` are each dealt-in seat's chips when it began
-        and once the pot was pushed, as the table published them (its ``event/hand_end``).
+        and once the pot was pushed, and ``names`` who sat in each, as the table published them (its
+        ``event/hand_end``). Without names, the seats are read as the floor has them (a redraw's players
+        are in their new seats at once for the floor, but still at their old ones for the table until
+        they leave: the table's names are the ones to trust).
 
         A seat that began with chips and ended with none is out. The players out in one hand at one
         table finish by their chips when the hand began (RRoP s15 35: "the player starting the hand with
@@ -326,7 +335,7 @@ class Tournament:
         table's journal replayed) changes nothing the second time.
         """
         self.events.append({"op": "hand_end", "table": table, "hand_id": hand_id, "started": dict(started),
-                            "stacks": dict(stacks)})
+                            "stacks": dict(stacks), "names": dict(names) if names is not None else None})
         key = (str(table), int(hand_id))
         if table not in self.tables:
             raise SeatingError(f"table {table} is not in this tournament")
@@ -334,28 +343,29 @@ class Tournament:
             return []
         self.hands_read.add(key)
         self.started[table] = max(int(hand_id), self.started.get(table, 0))
-        seats = self.present(table)
-        out = {seats[int(s)]: int(started[s]) for s, left in stacks.items()
-               if left == 0 and int(started.get(s, 0)) > 0 and int(s) in seats}
+        seats = {int(s): n for s, n in names.items()} if names is not None else self.present(table)
+        gone = {int(s) for s, left in stacks.items() if left == 0 and int(started.get(s, 0)) > 0}
+        at = {seats[s]: s for s in gone if s in seats and seats[s] in self.players and self.players[seats[s]].active}
+        report = {"table": table, "players": {n: int(started[str(s)]) for n, s in at.items()}, "seats": at}
         if self.hand_for_hand and int(hand_id) >= self.h4h_from.get(table, 0):
-            self.h4h_pending.setdefault(table, []).append(out)
+            self.h4h_pending.setdefault(table, []).append(report)
             return self._hand_for_hand_rounds()
-        return self.bust([{"table": table, "players": out}], journal=False) if out else []
+        return self.bust([report], journal=False) if at else []
 
     def _hand_for_hand_rounds(self) -> list[Decision]:
         """Every round of hand-for-hand that each table in play has finished: its busts, placed together."""
         decisions: list[Decision] = []
         while self.hand_for_hand and all(self.h4h_pending.get(t.number) for t in self.open_tables()):
-            hand = [{"table": t.number, "players": self.h4h_pending[t.number].pop(0)} for t in self.open_tables()]
+            hand = [self.h4h_pending[t.number].pop(0) for t in self.open_tables()]
             hand = [r for r in hand if r["players"]]
             if hand:
                 decisions += self.bust(hand, journal=False)
         if not self.hand_for_hand:  # the money is reached: hands read meanwhile count one by one
-            for table, reports in sorted(self.h4h_pending.items(), key=lambda kv: str(kv[0])):
-                for players in reports:
-                    live = {n: c for n, c in players.items() if self.players[n].active}
+            for _table, reports in sorted(self.h4h_pending.items(), key=lambda kv: str(kv[0])):
+                for r in reports:
+                    live = {n: c for n, c in r["players"].items() if self.players[n].active}
                     if live:
-                        decisions += self.bust([{"table": table, "players": live}], journal=False)
+                        decisions += self.bust([dict(r, players=live)], journal=False)
             self.h4h_pending.clear()
         return decisions
 
@@ -535,7 +545,7 @@ class Tournament:
             "late_entry": lambda e: tour.late_entry(e["name"]),
             "positions": lambda e: tour.positions(e["table"], e["button"], e["small_blind"], e["big_blind"],
                                                   e.get("hand_id")),
-            "hand_end": lambda e: tour.hand_end(e["table"], e["hand_id"], e["started"], e["stacks"]),
+            "hand_end": lambda e: tour.hand_end(e["table"], e["hand_id"], e["started"], e["stacks"], e.get("names")),
             "confirm_move": lambda e: tour.confirm_move(e["name"]),
             "bust": lambda e: tour.bust(e["hand"]),
             "break_cards": lambda e: tour.break_cards(e["table"], e["cards"]),
