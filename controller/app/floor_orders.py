@@ -19,7 +19,15 @@ orders into the table's own journaled events, with no console typing:
   once his new seat is free (a swap at one table waits for the other player to get up);
 
 * ``ruling`` ``dead_hand`` at this table (TDA 26: the clock the floor ran out on a player): the table
-  journals the report ``clock_expired`` and its engine rules the hand dead, citing the rule.
+  journals the report ``clock_expired`` and its engine rules the hand dead, citing the rule;
+* ``bust`` at this table (RRoP s15 20: the floor read from the table's hand end that he is out): he
+  gets up once no hand is in progress.
+
+An order that waits (a departure until the hand is over, an arrival until the seat is free) is kept in
+the daemon's journal before the broker is told it arrived, and re-armed when the daemon starts again
+(``kill -9`` mid-hand included); the event that carries an order out is journaled with the order's
+``id`` as its transaction, so an order delivered twice (QoS 1 through the room's bridge, a restart) is
+carried out once.
 
 Everything else (levels, halts, breaks, the clock's count) only reaches the dealer's display, which reads
 the same topic. A refused order (the seat taken, the player not at the seat named) is logged and changes nothing.
@@ -106,8 +114,9 @@ class FloorOrders:
         out = kind == "bust" and str(order.get("table")) == me and isinstance(seat, int)
         if leaves or out:
             self._keep(order)
+            where: int = order["from_seat"] if leaves else seat  # type: ignore[assignment]  # checked above
             with self._lock:
-                self.departures[name] = (order["from_seat"] if leaves else seat, oid)
+                self.departures[name] = (where, oid)
             self.let_go()
         if kind == "arrive" and str(order.get("table")) == me and isinstance(seat, int):
             stack = order.get("stack")

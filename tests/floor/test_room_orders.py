@@ -59,7 +59,7 @@ def test_a_departure_waiting_for_the_hand_survives_kill_9_and_the_room_page_conf
         console = _console(broker.port, passwords["console"])
         try:
             wait_until(lambda: floor.source.connected.is_set(), 10, "the floor online")
-            wait_until(lambda: bool(t1.rows("SELECT 1 FROM meta")), 20, "t1's daemon up")
+            wait_until(lambda: bool(t1.rows("SELECT 1 FROM meta")), 45, "t1's daemon up")
             assert t2.floor_orders is not None and t2.floor_orders.connected.wait(10)
             time.sleep(1.0)  # t1's order subscriber: its session subscribed (a persistent one from here on)
             d = floor.director
@@ -89,7 +89,7 @@ def test_a_departure_waiting_for_the_hand_survives_kill_9_and_the_room_page_conf
             t1.kill9()
             assert t1.seats().get(from_seat) == mover
             t1.start()  # replays its journal: the hand is still in progress, the departure is re-armed
-            wait_until(lambda: t1.rows("SELECT COUNT(*) FROM events")[0][0] > 0 and _log_says(t1, "re-armed"), 20,
+            wait_until(lambda: t1.rows("SELECT COUNT(*) FROM events")[0][0] > 0 and _log_says(t1, "re-armed"), 45,
                        "t1 back, its orders re-armed")
             assert t1.seats().get(from_seat) == mover  # not before the hand is over
             _request(console, "t1", "misdeal", {"reason": "called_misdeal"})  # the hand ends
@@ -157,7 +157,7 @@ def test_the_bridge_carries_orders_at_qos_1_once_each_through_a_bridge_and_a_dae
             replicas=1, mqtt=cluster.mqtt_addresses)).start()
         assert isinstance(floor.orders, RoomOrders)
         wait_until(lambda: floor.source.connected.is_set() and floor.orders.connected.is_set(), 20, "the floor")
-        wait_until(lambda: bool(t1.rows("SELECT 1 FROM meta")), 20, "t1's daemon up")
+        wait_until(lambda: bool(t1.rows("SELECT 1 FROM meta")), 45, "t1's daemon up")
         time.sleep(1.0)  # its order subscriber's persistent session subscribed
         d = floor.director
         d.request("tournament.create", {"structure": STRUCTURE, "seed": 8})
@@ -180,7 +180,7 @@ def test_the_bridge_carries_orders_at_qos_1_once_each_through_a_bridge_and_a_dae
         (later,) = [x for x in d.request("tournament.late_entry", {"name": "p07"}) if x["kind"] == "seat"]
         time.sleep(1.0)  # through the bridge to the table's Mosquitto, where nobody takes it yet
         t1.start()
-        wait_until(lambda: t1.seats().get(later["seat"]) == "p07", 20, "the second late entry seated after restart")
+        wait_until(lambda: t1.seats().get(later["seat"]) == "p07", 45, "the second late entry seated after restart")
 
         # an order delivered again (a redelivery after a lost acknowledgement) changes nothing
         floor.orders.publish("floor/room/table/t1", json.dumps(later).encode())
