@@ -20,8 +20,9 @@ orders into the table's own journaled events, with no console typing:
 
 * ``ruling`` ``dead_hand`` at this table (TDA 26: the clock the floor ran out on a player): the table
   journals the report ``clock_expired`` and its engine rules the hand dead, citing the rule;
-* ``bust`` at this table (RRoP s15 20: the floor read from the table's hand end that he is out): he
-  gets up once no hand is in progress.
+* ``bust`` at this table, or naming it as the table he was sent to (RRoP s15 20: the floor read from a
+  table's hand end that he is out): he gets up once no hand is in progress, and an arrival of his
+  not yet seated is called off.
 
 An order that waits (a departure until the hand is over, an arrival until the seat is free) is kept in
 the daemon's journal before the broker is told it arrived, and re-armed when the daemon starts again
@@ -110,13 +111,13 @@ class FloorOrders:
             return
         leaves = kind in ("move", "seat") and str(order.get("from_table")) == me \
             and isinstance(order.get("from_seat"), int)
-        # RRoP s15 20: a player out leaves his seat (between hands: the table lets him go)
-        out = kind == "bust" and str(order.get("table")) == me and isinstance(seat, int)
-        if leaves or out:
+        if kind == "bust" and me in (str(order.get("table")), str(order.get("to_table"))):
+            self._bust(name, order, oid)
+            return
+        if leaves:
             self._keep(order)
-            where: int = order["from_seat"] if leaves else seat  # type: ignore[assignment]  # checked above
             with self._lock:
-                self.departures[name] = (where, oid)
+                self.departures[name] = (order["from_seat"], oid)
             self.let_go()
         if kind == "arrive" and str(order.get("table")) == me and isinstance(seat, int):
             stack = order.get("stack")
@@ -129,6 +130,22 @@ class FloorOrders:
             if seat not in players and name not in players.values():
                 self._keep(order)
                 self._post(SeatPlayer(seat, name), order)
+
+    def _bust(self, name: str, order: dict[str, Any], oid: str | None) -> None:
+        """RRoP s15 20: a player out leaves his seat (once the hand is over), wherever he sits at this table
+        (he may have come here since he went out: a redraw's seat); one on his way here stays away."""
+        with self._lock:
+            coming = self.arrivals.pop(name, None)
+        if coming is not None:
+            self._drop(coming[2].get("id") if isinstance(coming[2].get("id"), str) else None)
+        seat = next((s for s, n in self._players().items() if n == name), None)
+        if seat is None:
+            self._drop(oid)
+            return
+        self._keep(order)
+        with self._lock:
+            self.departures[name] = (seat, oid)
+        self.let_go()
 
     def rearm(self) -> int:
         """The orders the journal kept from before a restart wait again (their events not yet journaled)."""

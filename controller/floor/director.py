@@ -115,10 +115,13 @@ class Director:
 
     def _announce(self, decision: dict[str, Any]) -> None:
         self.publish(f"floor/room/{decision['kind']}", decision)
-        # A move goes to both tables: the giving table lets the player go, the receiving table seats him.
-        for key in ("table", "from_table"):
+        # A move goes to both tables: the giving table lets the player go, the receiving table seats him;
+        # a bust to the table he went out at and the one he was sent to, should he have left for it.
+        sent: list[Any] = []
+        for key in ("table", "from_table", "to_table"):
             table = decision.get(key)
-            if table is not None and (key == "table" or table != decision.get("table")):
+            if table is not None and table not in sent:
+                sent.append(table)
                 self.publish(f"floor/room/table/{table}", decision)
 
     def tick(self, t: float | None = None) -> list[dict[str, Any]]:

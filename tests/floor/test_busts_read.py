@@ -215,3 +215,25 @@ def test_a_hand_end_stored_before_the_floor_stopped_is_still_read_on_its_redeliv
     assert not again.tournament.players[seats[victim]].active  # ... and the bust is read
     ingest.handle([message])
     assert len([e for e in again.store.room_log("room") if e["op"] == "tournament.hand_end"]) == 1
+
+
+def test_a_player_out_at_the_table_a_redraw_is_taking_him_from_is_read_by_the_tables_names() -> None:
+    """RRoP s15 17: a redraw seats everyone again at once for the floor, while at the tables each plays
+    on in his old seat until he leaves. The table's hand end names who sat where, so the bust is his;
+    the order to leave goes to the table he went out at and to the one he was sent to."""
+    t = _tournament(19, 3)
+    old = {n: (table, s) for table in (1, 2, 3) for s, n in t.present(table).items()}
+    victim = t.present(3)[min(t.present(3))]
+    out = t.hand_end(3, 1, *_hand(t, 3, {victim: 1000}, 1))
+    assert [d.kind for d in out][:2] == ["bust", "redraw"]  # 18 left: two tables, drawn again
+    moved = next(n for n, p in t.players.items() if p.active and p.table != old[n][0])
+    table, seat = old[moved]
+    names = {str(s): n for n, (tb, s) in old.items() if tb == table and n != victim}
+    started = {s: 1000 for s in names}
+    stacks = dict(started, **{str(seat): 0})
+    stacks[next(s for s in names if s != str(seat))] = 2000
+    (bust,) = [d for d in t.hand_end(table, 2, started, stacks, names) if d.kind == "bust"]
+    assert bust.data["player"] == moved and (bust.data["table"], bust.data["seat"]) == (table, seat)
+    assert bust.data["to_table"] == t.players[moved].table != table
+    # the floor's own seats would have named whoever the redraw put in that seat instead
+    assert t.present(table).get(seat) != moved

@@ -302,6 +302,8 @@ class Tournament:
             same = sorted(n for n in rank if rank[n] == r)
             for name in same:
                 p = self.players[name]
+                # where the floor has sent him, should he have left the table he went out at meanwhile
+                bound = p.moving_to[0] if p.moving_to else p.table
                 p.place, p.tied, p.moving_to = place, len(same) > 1, None
                 cites: tuple[str, ...] = ("RRoP s15 35",) if len(busted) > 1 else ()
                 if len(hand) > 1:
@@ -310,9 +312,10 @@ class Tournament:
                 table, seat = where[name]
                 if seat is None:
                     seat = p.seat if p.table == table else None
+                sent = {"to_table": bound} if bound is not None and bound != table else {}
                 out.append(self._decide("bust", f"{name} finishes {place}" + (" (tied)" if p.tied else ""),
                                         (*cites, "RRoP s15 20"), player=name, place=place, tied=p.tied,
-                                        table=table, seat=seat))
+                                        table=table, seat=seat, **sent))
             place += len(same)
         out += self.rebalance()
         return out
