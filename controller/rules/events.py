@@ -427,6 +427,17 @@ class ConfirmDeals(Event):
         return tuple(out)
 
 
+@dataclass(frozen=True, slots=True)
+class SetBroadcastDelay(Event):
+    """The broadcast delay changes (the producer's request, docs/mqtt.md): seconds, or
+    ``"end_of_hand"``.  Journaled so a replay or a restart keeps the delay in force; it changes
+    nothing at the table itself."""
+
+    kind: ClassVar[str] = "set_broadcast_delay"
+    delay: float | str
+    source: str = "producer"
+
+
 EVENT_TYPES: dict[str, type[Event]] = {
     cls.kind: cls
     for cls in (
@@ -434,6 +445,7 @@ EVENT_TYPES: dict[str, type[Event]] = {
         SetStack, SetLevel,
         SeatPlayer, UnseatPlayer, SetButton, ChangeGame, NewHand, CallMisdeal, Acknowledge, DealerSignIn, ShufflerFault,
         UnknownTagRead, CameraReport, CallClock, SitOut, SitIn, StartDraw, SetRotation, Looked, ConfirmDeals,
+        SetBroadcastDelay,
     )
 }
 
@@ -510,6 +522,9 @@ def validate_event(event: Event) -> None:
                 raise EventError(f"{event.kind}.{name} must be a seat number >= 1, got {seat!r}")
     if isinstance(event, BoardCards | Stub) and not event.cards:
         raise EventError(f"{event.kind} needs at least one card")
+    if isinstance(event, SetBroadcastDelay) and event.delay != "end_of_hand" and (
+            isinstance(event.delay, bool) or not isinstance(event.delay, int | float) or not 0 <= event.delay < 1e9):
+        raise EventError(f"set_broadcast_delay.delay must be seconds >= 0 or 'end_of_hand', got {event.delay!r}")
 
 
 __all__ = [
@@ -525,6 +540,7 @@ __all__ = [
     "Burn",
     "ConfirmDeals",
     "Deal",
+    "SetBroadcastDelay",
     "Discard",
     "EndHand",
     "Event",
