@@ -44,6 +44,7 @@ class RoomOrders:
                                 cert_reqs=ssl.CERT_REQUIRED)
         self.client.on_connect = self._on_connect
         self.client.on_disconnect = self._on_disconnect
+        self.client.on_connect_fail = self._on_connect_fail
         self.client.reconnect_delay_set(0.2, 5)  # type: ignore[arg-type]  # paho takes float seconds
 
     def _on_connect(self, client: Any, userdata: Any, flags: Any, reason: Any, properties: Any = None) -> None:
@@ -61,6 +62,11 @@ class RoomOrders:
             client.host, client.port = host, port
         except RuntimeError:  # still closing: paho retries the same node, then this runs again
             pass
+
+    def _on_connect_fail(self, client: Any, *args: Any) -> None:
+        """A node down when (re)connecting: the next attempt goes to the next node's listener."""
+        self._next = (self._next + 1) % len(self.addresses)
+        client.connect_async(*self.addresses[self._next], keepalive=10)
 
     def start(self) -> RoomOrders:
         host, port = self.addresses[0]

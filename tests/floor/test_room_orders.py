@@ -202,3 +202,23 @@ def test_the_bridge_carries_orders_at_qos_1_once_each_through_a_bridge_and_a_dae
             broker.stop()
         cluster.stop()
         pg.stop()
+
+
+def test_the_floors_orders_client_takes_the_next_node_when_one_is_down() -> None:
+    from controller.floor.orders import RoomOrders
+    from controller.floor.room import NatsCluster
+    from controller.floor.sources import NatsSettings
+    from controller.mqtt.broker import free_port
+    from tests.floor.test_room_nats import _needs_room
+
+    _needs_room()
+    with NatsCluster({"t1": secrets.token_urlsafe(9)}, size=1) as cluster:
+        assert cluster.pki is not None
+        down = ("127.0.0.1", free_port())  # a node whose listener refuses: the first in the list
+        orders = RoomOrders(NatsSettings(servers=cluster.servers, user="floor", password=cluster.floor_password,
+                                         ca=str(cluster.pki.ca), replicas=1,
+                                         mqtt=[down, cluster.mqtt_addresses[0]])).start()
+        try:
+            assert orders.connected.wait(15)
+        finally:
+            orders.stop()
