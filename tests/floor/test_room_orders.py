@@ -222,3 +222,53 @@ def test_the_floors_orders_client_takes_the_next_node_when_one_is_down() -> None
             assert orders.connected.wait(15)
         finally:
             orders.stop()
+
+
+def test_a_tables_login_reads_no_other_tables_orders_through_the_qos_1_delivery_subjects() -> None:
+    """A table's NATS user may read ``$MQTT.sub.>`` (where NATS delivers its bridge's QoS 1 subscription),
+    but its MQTT login still subscribes to nothing but its own topics: another table's order stays
+    that table's."""
+    import ssl
+
+    from controller.floor.room import NatsCluster
+    from tests.floor.test_room_nats import _needs_room
+
+    _needs_room()
+    passwords = {"t1": secrets.token_urlsafe(9), "t2": secrets.token_urlsafe(9)}
+    with NatsCluster(passwords, size=1) as cluster:
+        assert cluster.pki is not None
+        host, port = cluster.mqtt_addresses[0]
+        got: dict[str, list[Any]] = {"t1": [], "t2": []}
+        granted: list[list[int]] = []
+        clients = []
+
+        def client(user: str, password: str, clean: bool = True) -> mqtt.Client:
+            c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=f"{user}-{secrets.token_hex(3)}",
+                            clean_session=clean, protocol=mqtt.MQTTv311)
+            c.username_pw_set(user, password)
+            c.tls_set(ca_certs=str(cluster.pki.ca), cert_reqs=ssl.CERT_REQUIRED)
+            c.connect(host, port)
+            c.loop_start()
+            clients.append(c)
+            return c
+
+        try:
+            t2 = client("table-t2", passwords["t2"], clean=False)
+            t2.on_message = lambda c, u, m: got["t2"].append(m.payload)
+            t2.subscribe("floor/room/table/t2", 1)
+            t1 = client("table-t1", passwords["t1"])
+            t1.on_message = lambda c, u, m: got["t1"].append((m.topic, m.payload))
+            t1.on_subscribe = lambda c, u, mid, rcs, p=None: granted.append([rc.value for rc in rcs])
+            for topic in ("$MQTT/sub/#", "floor/room/table/t2", "#"):
+                t1.subscribe(topic, 1)
+            wait_until(lambda: len(granted) == 3, 10, "t1's subscriptions answered")
+            assert all(rc >= 0x80 for codes in granted for rc in codes), granted  # each refused
+            floor = client("floor", cluster.floor_password)
+            floor.publish("floor/room/table/t2", b'{"kind": "seat"}', qos=1).wait_for_publish(5)
+            wait_until(lambda: got["t2"] == [b'{"kind": "seat"}'], 10, "t2's order")
+            time.sleep(0.5)
+            assert got["t1"] == []
+        finally:
+            for c in clients:
+                c.disconnect()
+                c.loop_stop()
