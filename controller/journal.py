@@ -25,6 +25,10 @@ Tables:
   broadcast's salts and keys derive from (controller/mqtt/sealed.py): a restart seals, commits
   and reveals a hand with the same salts as before it.  A table created when this journal was
   already in use is simply added (``CREATE TABLE IF NOT EXISTS``).
+* ``floor_orders`` -- a tournament table's orders from the floor it has taken and not yet
+  carried out (a player to let go when the hand in progress is over, one to seat when his seat is
+  free): a restarted daemon re-arms them (controller/app/floor_orders.py).  The event that carries
+  one out is journaled with the order's id as its transaction.
 * ``meta``    -- the schema version and the MQTT outbox cursor ``published_seq``.
 
 A row that does not decode is never skipped: :class:`JournalError` names its seq.
@@ -89,6 +93,11 @@ CREATE TABLE IF NOT EXISTS hands (
     first_seq INTEGER NOT NULL,
     last_seq  INTEGER NOT NULL,
     outcome   TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS floor_orders (
+    id       TEXT PRIMARY KEY,
+    received REAL NOT NULL,
+    body     TEXT NOT NULL
 );
 CREATE TABLE IF NOT EXISTS broadcast_secrets (
     deal    INTEGER PRIMARY KEY,
@@ -309,6 +318,35 @@ class Journal:
             self._check_open()
             row = self._db.execute("SELECT seq FROM transactions WHERE tx = ?", (str(transaction),)).fetchone()
         return int(row[0]) if row else None
+
+    # ------------------------------------------------------------------ the floor's orders
+    def keep_order(self, order_id: str, body: dict[str, Any], at: float) -> None:
+        """An order from the floor the table has taken: durable when this returns (kept once)."""
+        with self._lock:
+            self._check_open()
+            try:
+                with self._transaction():
+                    self._db.execute("INSERT OR IGNORE INTO floor_orders (id, received, body) VALUES (?, ?, ?)",
+                                     (str(order_id), float(at), json.dumps(body, sort_keys=True)))
+            except sqlite3.Error as exc:
+                raise _append_error(self.path, exc) from exc
+
+    def drop_order(self, order_id: str) -> None:
+        """The order is carried out (its event journaled) or no longer applies."""
+        with self._lock:
+            self._check_open()
+            try:
+                with self._transaction():
+                    self._db.execute("DELETE FROM floor_orders WHERE id = ?", (str(order_id),))
+            except sqlite3.Error as exc:
+                raise _append_error(self.path, exc) from exc
+
+    def kept_orders(self) -> list[dict[str, Any]]:
+        """The orders taken and not yet carried out, in the order they came."""
+        with self._lock:
+            self._check_open()
+            rows = self._db.execute("SELECT body FROM floor_orders ORDER BY received, rowid").fetchall()
+        return [json.loads(r[0]) for r in rows]
 
     @property
     def last_seq(self) -> int:

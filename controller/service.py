@@ -272,17 +272,26 @@ class TableService:
         out.append(Output(OutputKind.TABLE, {"change": "level", "next": number}))
 
     def _chips_result(self, engine: HandEngine) -> dict[str, Any]:
-        """``payouts`` and ``pots`` of hand_end; the stacks carry into the next hand."""
+        """``payouts`` and ``pots`` of hand_end; the stacks carry into the next hand.
+
+        ``started`` and ``stacks`` (each dealt-in seat's chips when the hand began and once it is
+        pushed; ``stacks`` null when nothing could be awarded) and ``names`` (who sat in each) are how a
+        tournament's floor reads its busts from the table itself: who ended with nothing, and who
+        began the hand with more."""
         if engine.chips is None:
             return {}
+        started = {str(s): c for s, c in engine.chips.start.items()}
+        names = {str(s): self.table.players[s].name for s in engine.chips.start if s in self.table.players}
         payouts = engine.settle()
         if payouts is None:
             # Nothing was awarded (a misdeal, a void, or hands not known): chips behind stay, and
             # the pot is the floor's to settle with request/stack.
-            if engine.phase is Phase.DEAD:
+            dead = engine.phase is Phase.DEAD
+            if dead:
                 self.table.carry_stacks(engine.chips.start)  # misdeal or void: every chip goes back
             return {"payouts": None, "pots": [{"amount": p.amount, "eligible": list(p.eligible), "winners": []}
-                                              for p in engine.chips.pots()]}
+                                              for p in engine.chips.pots()],
+                    "started": started, "stacks": dict(started) if dead else None, "names": names}
         final = engine.chips.final_stacks() or {}
         self.table.carry_stacks(final)
         seat, excess = engine.chips.uncalled()
@@ -290,7 +299,8 @@ class TableService:
         # it is no winnings, so ``returned`` names it apart.
         returned = {"seat": seat, "amount": excess} if seat is not None and excess else None
         return {"payouts": {str(s): c for s, c in payouts.items() if c}, "pots": engine.chips.awarded,
-                "returned": returned}
+                "returned": returned, "started": started, "stacks": {str(s): c for s, c in final.items()},
+                "names": names}
 
     def _try(self, change: Callable[[Table], object]) -> None:
         probe = _copy_table(self.table)

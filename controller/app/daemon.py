@@ -398,6 +398,14 @@ class Daemon:
         """Hardware threads: hand an event to the owner and return at once."""
         self.inbox.put(_Item(event, source, None, time.monotonic()))
 
+    def post_once(self, event: Event, source: str, transaction: str) -> Future:
+        """Hand an event to the owner with a transaction id (a floor's order it carries out): journaled
+        with the id and applied once, however often it is posted; the future holds the outputs, a
+        duplicate's seq, or the refusal."""
+        fut: Future = Future()
+        self.inbox.put(_Item(event, source, fut, time.monotonic(), transaction, request=True))
+        return fut
+
     def apply_now(self, event: Event, source: str = "") -> None:
         """Apply on the caller's thread, under the owner lock (the RFID pipeline: a card is
         journaled, applied and published before the serial thread reads the next frame)."""

@@ -188,6 +188,7 @@ class FloorProcess:
         pw.write_text(cluster.floor_password)
         self.args = [sys.executable, "-m", "controller.cli", "floor", "--nats", ",".join(cluster.servers),
                      "--nats-user", "floor", "--nats-password-file", str(pw), "--ca", str(cluster.pki.ca),
+                     "--nats-mqtt", ",".join(f"{h}:{p}" for h, p in cluster.mqtt_addresses),
                      "--db", db, "--http-port", str(self.http_port)]
         self.log = folder / "floor.log"
         self.proc: subprocess.Popen | None = None

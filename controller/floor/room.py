@@ -88,7 +88,7 @@ def users_conf(tables: dict[str, str], floor_password: str, base: str = "poker")
                      f'publish: {{allow: ["{b}.{table_id}.>"], '
                      f'deny: ["{b}.{table_id}.floor.>", "{b}.{table_id}.request.>"]}}, '
                      f'subscribe: {{allow: ["{b}.{table_id}.floor.stored", "floor.room.level", '
-                     f'"floor.room.table.{table_id}", "{b}.{table_id}.request.level"]}}}}, '
+                     f'"floor.room.table.{table_id}", "{b}.{table_id}.request.level", "$MQTT.sub.>"]}}}}, '
                      f'allowed_connection_types: ["MQTT"]}}')
     return "authorization {\n  users: [\n    " + "\n    ".join(users) + "\n  ]\n}\n"
 
