@@ -388,6 +388,8 @@ def main():
             if not warming:
                 time.sleep_ms(5)
                 continue
+            if dev.awaiting and len(warming) > 1:
+                _confirm_first(dev, warming)
             antenna = warming.pop(0)
             if dev.enabled[antenna] and alive[antenna]:
                 tags = dev.present[antenna]
@@ -448,6 +450,23 @@ def main():
             if errors >= 20:  # failing every time: a clean restart is the better chance
                 raise exc
             time.sleep_ms(10)
+
+
+def _confirm_first(dev, warming):
+    """A new tag's antenna already warming (an expected antenna, picked again on a priority turn
+    before its tag could confirm) is read as soon as the tag can confirm, not behind the fields
+    ahead of it: on a table of cards those are presence checks of ~4 ms each, and the confirming
+    read came ~27 ms after the first instead of 20.  Only the order of the fields already on
+    changes (no field goes on), so no two neighbours are on together; its read still waits out
+    the rest of its field's settle, and its read's time (its REQA) comes after now, so at least
+    CONFIRM_MS after the first."""
+    now = time.ticks_ms()
+    pending = dev.pending
+    for i in range(1, len(warming)):
+        for first in pending[warming[i]].values():
+            if time.ticks_diff(now, first) >= CONFIRM_MS:
+                warming.insert(0, warming.pop(i))
+                return
 
 
 def _reboot(out, wdt):
