@@ -16,17 +16,7 @@ from controller.rules.events import Acknowledge, Act, BoardCards, CallMisdeal, D
 from controller.rules.table import Table
 from controller.service import TableService
 from controller.session_stats import SessionStats
-
-
-class Link:
-    def __init__(self) -> None:
-        self.sent: list[tuple[str, object, dict]] = []
-
-    def publish(self, topic, payload, **kw) -> None:
-        self.sent.append((topic, payload, kw))
-
-    def on(self, suffix: str) -> list:
-        return [(p, kw) for t, p, kw in self.sent if t.endswith(suffix)]
+from tests.fakes import PublishLog as Link
 
 
 def _deal(pub: Publisher, svc: TableService, cards: dict[int, list[str]]) -> None:

@@ -17,6 +17,7 @@ own result:
 from __future__ import annotations
 
 import random
+from contextlib import contextmanager
 from typing import Any
 
 from controller.app.daemon import STATE_DEBOUNCE
@@ -97,11 +98,20 @@ def _display_numbers(page) -> dict[str, Any]:
     })""")
 
 
-def _pages(web_browser, web_server, web_passwords, table: str):
+@contextmanager
+def _watched(web_browser, web_server, web_feed, web_passwords, table: str, hand: dict[str, Any]):
+    """The hand's players seated on a feed published as the daemon does, and the overlay and the
+    dealer's console open on it (closed after): the feed, the two pages and their errors."""
+    f = web_feed(table, size=10, broadcast_delay=DELAY, debounce=STATE_DEBOUNCE)
+    f.seat(_names(hand))
     overlay, o_err = open_page(web_browser, web_server.page_url("overlay", table=table))
     url = web_server.page_url("display", table=table) + f"&user=console&pass={web_passwords['console']}"
     display, d_err = open_page(web_browser, url, (800, 480))
-    return overlay, display, o_err + d_err
+    try:
+        yield f, overlay, display, o_err + d_err
+    finally:
+        overlay.close()
+        display.close()
 
 
 def _settled(overlay, display, feed, hand_id: int, phase: str) -> None:
@@ -114,10 +124,8 @@ def _settled(overlay, display, feed, hand_id: int, phase: str) -> None:
 def test_a_pot_won_without_a_showdown(web_browser, web_server, web_feed, web_passwords):
     needs_browser()
     hand = _find("uncalled")
-    f = web_feed("amt1", size=10, broadcast_delay=DELAY, debounce=STATE_DEBOUNCE)
-    f.seat(_names(hand))
-    overlay, display, errors = _pages(web_browser, web_server, web_passwords, "amt1")
-    try:
+    with _watched(web_browser, web_server, web_feed, web_passwords,
+                  "amt1", hand) as (f, overlay, display, errors):
         play_scenario(f, hand)
         engine = f.service.engine
         assert engine is not None and engine.phase.value == "done"
@@ -149,18 +157,13 @@ def test_a_pot_won_without_a_showdown(web_browser, web_server, web_feed, web_pas
         overlay.wait_for_timeout(int(DELAY * 1000) + 300)
         assert _overlay_numbers(overlay)["winners"][0]["text"].startswith(f"Player {winner} wins")
         assert not errors, errors
-    finally:
-        overlay.close()
-        display.close()
 
 
 def test_a_misdeal_shows_no_pot_and_every_stack_back(web_browser, web_server, web_feed, web_passwords):
     needs_browser()
     hand = _find("split")  # any hand: it is stopped by a misdeal after the first cards
-    f = web_feed("amt2", size=10, broadcast_delay=DELAY, debounce=STATE_DEBOUNCE)
-    f.seat(_names(hand))
-    overlay, display, errors = _pages(web_browser, web_server, web_passwords, "amt2")
-    try:
+    with _watched(web_browser, web_server, web_feed, web_passwords,
+                  "amt2", hand) as (f, overlay, display, errors):
         scenario = play_scenario(f, hand, upto=3)
         assert all(isinstance(e, Deal) for e in scenario.events[:3])
         start = {str(s): str(c) for s, c in f.service.engine.chips.start.items()}
@@ -182,18 +185,13 @@ def test_a_misdeal_shows_no_pot_and_every_stack_back(web_browser, web_server, we
         assert set(d["bets"]) == {"0"}
         assert "Misdeal" in d["result"]
         assert not errors, errors
-    finally:
-        overlay.close()
-        display.close()
 
 
 def test_a_split_pot_shows_each_half(web_browser, web_server, web_feed, web_passwords):
     needs_browser()
     hand = _find("split")
-    f = web_feed("amt3", size=10, broadcast_delay=DELAY, debounce=STATE_DEBOUNCE)
-    f.seat(_names(hand))
-    overlay, display, errors = _pages(web_browser, web_server, web_passwords, "amt3")
-    try:
+    with _watched(web_browser, web_server, web_feed, web_passwords,
+                  "amt3", hand) as (f, overlay, display, errors):
         play_scenario(f, hand)
         engine = f.service.engine
         paid = engine.chips.contributions()
@@ -213,6 +211,3 @@ def test_a_split_pot_shows_each_half(web_browser, web_server, web_feed, web_pass
             assert f"wins {amount:,}" in d["result"], d["result"]
         assert d["pot"] == str(pot)
         assert not errors, errors
-    finally:
-        overlay.close()
-        display.close()
