@@ -232,6 +232,22 @@ def play_scenario(feed: TableFeed, hand: dict[str, Any], *, upto: int | None = N
     return scenario
 
 
+def submit_hand(svc: TableService, scenario: Scenario, *, skip_rejected: bool = False,
+                until: Callable[[], bool] | None = None) -> list[Output]:
+    """A scenario's hand through a service: its StartHand, then its events until one is rejected
+    (or past the rejected ones, ``skip_rejected``) or ``until()`` holds; every output, in order."""
+    outputs = list(svc.submit(StartHand(scenario.setup)))
+    for event in scenario.events:
+        try:
+            outputs += svc.submit(event)
+        except Rejected:
+            if not skip_rejected:
+                break
+        if until is not None and until():
+            break
+    return outputs
+
+
 def showdown_holdem(seed_from: int = 1, tries: int = 400) -> dict[str, Any]:
     """A legal hold'em hand that reaches a showdown with a full board (for the overlay)."""
     from controller.sim import dealer as dealer_sim
@@ -242,12 +258,7 @@ def showdown_holdem(seed_from: int = 1, tries: int = 400) -> dict[str, Any]:
         if len(scenario.setup.seats) > 6:
             continue
         svc = TableService(Table(size=scenario.setup.table_size))
-        svc.submit(StartHand(scenario.setup))
-        for event in scenario.events:
-            try:
-                svc.submit(event)
-            except Rejected:
-                break
+        submit_hand(svc, scenario)
         engine = svc.engine
         if engine is not None and engine.showdown() is not None and len(engine.board) == 5 and len(engine.active) >= 2:
             return hand
@@ -357,4 +368,5 @@ __all__ = ["TIMEOUT_MS", "needs_browser", "open_page", "web_passwords", "web_bro
            "web_feed",
            "ACL", "ARTIFACTS", "CHROMIUM", "CHROMIUM_ARGS", "CONF", "REPO", "ROLES", "WEB", "Recorder", "TableFeed",
            "browse", "browser_missing", "card_tokens", "json_of", "launch_browser", "new_passwords", "play_scenario",
-           "rig_parts", "save_screenshot", "showdown_holdem", "start_broker", "wait_until", "watch_console"]
+           "rig_parts", "save_screenshot", "showdown_holdem", "start_broker", "submit_hand", "wait_until",
+           "watch_console"]

@@ -139,16 +139,14 @@ def request_event(name: str, fields: dict[str, Any], rotations: Mapping[str, Rot
     if name == "set_button":
         return SetButton(int(fields["seat"]))
     if name == "seat":
-        stack = fields.get("stack")
         return SeatPlayer(int(fields["seat"]), str(fields["name"]), bool(fields.get("post", False)),
-                          int(stack) if stack is not None else None)
+                          _int_or_none(fields.get("stack")))
     if name == "put":
         declare = fields.get("declare")
         to = None
         if isinstance(declare, dict):
             ((declare, to),) = declare.items()
-        return Put(int(fields["seat"]), tuple(int(c) for c in fields["chips"]), declare,
-                   int(to) if to is not None else None)
+        return Put(int(fields["seat"]), tuple(int(c) for c in fields["chips"]), declare, _int_or_none(to))
     if name == "stack":
         return SetStack(int(fields["seat"]), fields.get("stack"), fields.get("add"))
     if name == "level":
@@ -156,9 +154,8 @@ def request_event(name: str, fields: dict[str, Any], rotations: Mapping[str, Rot
     if name == "unseat":
         return UnseatPlayer(int(fields["seat"]))
     if name == "action":
-        amount = fields.get("amount")
         return Act(int(fields["seat"]), str(fields["action"]), bool(fields.get("all_in", False)),
-                   int(amount) if amount is not None else None)
+                   _int_or_none(fields.get("amount")))
     if name == "acknowledge":
         return Acknowledge(fields.get("alert"))
     if name == "misdeal":
@@ -173,6 +170,11 @@ def request_event(name: str, fields: dict[str, Any], rotations: Mapping[str, Rot
     if name == "change_game":
         return ChangeGame(str(fields["game"]), fields.get("rules"), fields.get("structure"), fields.get("event"))
     raise RequestError(f"unknown request {name!r}")
+
+
+def _int_or_none(value: Any) -> int | None:
+    """An optional whole-number field of a request (a stack, an amount), absent as None."""
+    return int(value) if value is not None else None
 
 
 def _table_side_event(name: str, fields: dict[str, Any], rotations: Mapping[str, Rotation] | None) -> Event | None:

@@ -349,12 +349,18 @@ def omaha_eight(table_id: str) -> tuple[dict[str, Any], dict[str, Any]]:
     return state, holecards
 
 
-def test_overlay_fits_eight_omaha_players(web_browser, web_server, web_broker, web_passwords):
-    needs_browser()
-    tb = Table(web_broker, web_passwords, "om8")
-    state, hole = omaha_eight("om8")
+def omaha_eight_on_air(broker, passwords, table_id: str) -> Table:
+    """The controller's side with :func:`omaha_eight` on the broadcast topics (state, hole cards)."""
+    tb = Table(broker, passwords, table_id)
+    state, hole = omaha_eight(table_id)
     tb.state(state, topic=tb.t.broadcast("state"))
     tb.publish(tb.t.broadcast("holecards"), hole, retain=True)
+    return tb
+
+
+def test_overlay_fits_eight_omaha_players(web_browser, web_server, web_broker, web_passwords):
+    needs_browser()
+    tb = omaha_eight_on_air(web_broker, web_passwords, "om8")
     with page_on(tb, web_browser, web_server.page_url("overlay", table="om8")) as (page, errors):
         page.wait_for_function("() => document.querySelectorAll('.player .card.face').length === 32",
                                timeout=TIMEOUT_MS)
@@ -375,10 +381,7 @@ def test_overlay_fits_eight_omaha_players(web_browser, web_server, web_broker, w
 
 def test_overlay_parts_can_be_hidden(web_browser, web_server, web_broker, web_passwords):
     needs_browser()
-    tb = Table(web_broker, web_passwords, "ohide")
-    state, hole = omaha_eight("ohide")
-    tb.state(state, topic=tb.t.broadcast("state"))
-    tb.publish(tb.t.broadcast("holecards"), hole, retain=True)
+    tb = omaha_eight_on_air(web_broker, web_passwords, "ohide")
     try:
         page, errors = open_page(web_browser, web_server.page_url("overlay", table="ohide", hide="stacks,bets,pot"))
         page.wait_for_selector(".player .card.face", timeout=TIMEOUT_MS)
