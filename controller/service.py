@@ -51,6 +51,7 @@ from controller.rules.events import (
     Put,
     Report,
     SeatPlayer,
+    SetBroadcastDelay,
     SetButton,
     SetLevel,
     SetRotation,
@@ -150,6 +151,7 @@ class TableService:
     seq: int = 0
     last_hand_misdeal: bool = False
     dealer: str | None = None  # signed in (DealerSignIn): carried by every hand and ruling
+    broadcast_delay: float | str | None = None  # the last SetBroadcastDelay (None: the config's)
     _alert_count: int = 0
     _hand_first_seq: int = 0
     _hand_closed: bool = True
@@ -171,16 +173,20 @@ class TableService:
             seq = self.journal.append(event, at=now, source=source)
         return self.apply(event, seq=seq, at=now)
 
-    def replay(self, entries) -> list[Output]:
+    def replay(self, entries, each: Callable[[list[Output]], None] | None = None) -> list[Output]:
         """Rebuild state from journal entries (seq, at, event).  An entry this table cannot take
         (a journal written for a bigger table, another game...) raises :class:`JournalError`
-        naming its seq and the reason: never a traceback, never a half-applied guess."""
+        naming its seq and the reason: never a traceback, never a half-applied guess.  ``each``
+        sees each entry's outputs as the table stood right after it (the session statistics)."""
         from controller.journal import JournalError
 
         outputs: list[Output] = []
         for entry in entries:
             try:
-                outputs.extend(self.apply(entry.event, seq=entry.seq, at=entry.at))
+                outs = self.apply(entry.event, seq=entry.seq, at=entry.at)
+                if each is not None:
+                    each(outs)
+                outputs.extend(outs)
             except (TableError, GameError, ProfileError, SetupError, Rejected, ValueError, KeyError) as exc:
                 raise JournalError(
                     f"entry seq {entry.seq} ({entry.event.kind}) does not apply to this table "
@@ -336,6 +342,10 @@ class TableService:
     def _apply_dealer_sign_in(self, ev: DealerSignIn, out: list[Output], at: float) -> None:
         self.dealer = ev.dealer
         out.append(Output(OutputKind.DEALER, {"dealer": ev.dealer, "badge": ev.badge, "source": ev.source}))
+
+    def _apply_set_broadcast_delay(self, ev: SetBroadcastDelay, out: list[Output], at: float) -> None:
+        self.broadcast_delay = ev.delay  # the publisher applies it (controller/app/publisher.py)
+        out.append(Output(OutputKind.TABLE, {"change": "broadcast_delay", "delay": ev.delay, "by": ev.source}))
 
     def _apply_new_hand(self, ev: NewHand, out: list[Output], at: float) -> None:
         # TDA 33-C: after a misdeal the redeal is an exact replay; the button does not move.
@@ -692,6 +702,7 @@ _HANDLERS: dict[type[Event], Callable[[TableService, Any, list[Output], float], 
     StartDraw: TableService._apply_start_draw,
     SetRotation: TableService._apply_set_rotation,
     Looked: TableService._apply_looked,
+    SetBroadcastDelay: TableService._apply_set_broadcast_delay,
 }
 
 

@@ -40,7 +40,7 @@ from typing import Any
 from controller.app.config import CoreConfig
 from controller.app.floor_ack import FloorAck
 from controller.app.floor_orders import FloorOrders
-from controller.app.publisher import Publisher
+from controller.app.publisher import Publisher, count_published
 from controller.app.sdnotify import Notifier, watchdog_interval
 from controller.app.sealer import Sealer
 from controller.journal import Journal, JournalError, JournalFullError
@@ -62,6 +62,7 @@ from controller.rules.events import (
     NewHand,
     Put,
     SeatPlayer,
+    SetBroadcastDelay,
     SetButton,
     SetLevel,
     SetStack,
@@ -73,6 +74,7 @@ from controller.rules.events import (
 from controller.rules.rotations import ROTATIONS, Rotation, RotationError, rotation_event
 from controller.rules.table import Table
 from controller.service import Output, OutputKind, Rejected, TableService
+from controller.session_stats import SessionStats
 from controller.sources import Source, SourceContext, SourceError, in_start_order, plugin_names
 
 log = logging.getLogger("controller.app.daemon")
@@ -159,6 +161,7 @@ _REQUEST_EVENTS: dict[str, Callable[[dict[str, Any]], Event]] = {
     "clock": lambda f: CallClock(int(f["seat"])),
     "confirm": lambda f: ConfirmDeals(tuple(str(c["to"]) for c in f["cards"]),
                                       tuple(Card.parse(c["card"]) for c in f["cards"])),
+    "producer/broadcast_delay": lambda f: SetBroadcastDelay(f["delay"], source="producer"),  # docs/mqtt.md
     "change_game": lambda f: ChangeGame(str(f["game"]), f.get("rules"), f.get("structure"), f.get("event")),
     # Issue 22's requests: sitting out and in, the draw for the button, "looked" (and a rotation, below).
     "sit_out": lambda f: SitOut(int(f["seat"])),
@@ -249,7 +252,9 @@ class Daemon:
         sys.setswitchinterval(0.0005)
         self.journal = Journal(cfg.journal.path, sync=cfg.journal.sync)
         self.service = TableService(Table(**cfg.table_kwargs()), journal=self.journal, clock=self.clock)
-        replayed = self.service.replay(self.journal.entries())
+        stats = SessionStats()  # broadcast/stats goes on from the journal (count_published)
+        replayed = self.service.replay(self.journal.entries(), each=functools.partial(
+            count_published, stats, self.service, self.journal.published_seq))
         log.info("journal replayed", extra={"events": self.journal.last_seq, "hand_id": self.service.hand_id,
                                              "table_id": cfg.table.id})
         m = cfg.mqtt
@@ -264,22 +269,29 @@ class Daemon:
             keyfile=str(tls.keyfile) if tls and tls.keyfile else None,
             persistent=True,  # console requests sent while the daemon is down wait on the broker
         )
-        self.link = MqttLink(settings, self.topics.availability, request_filter=self.topics.requests,
+        self.link = MqttLink(settings, self.topics.availability,
+                             request_filter=(self.topics.requests, self.topics.producer_requests),
                              on_request=self._on_request, on_delivered=self._delivered, manual_ack=True,
                              on_refused=self._refuse_request)
+        self.link.request_name = self._request_name
         # In a room, the floor reports what it stored (floor/<table>/stored, bridged in); what it lacks
         # is resent.  A table in no room runs none of it.
         if cfg.room is not None:
             self.floor_ack = FloorAck(self.link, settings, self.topics.root, grace=cfg.room.resend_grace)
             log.info("in a room: resending what its floor reports missing", extra={"room": cfg.room.name})
-        self.publisher = Publisher(self.link, self.topics, cfg.table.id, cfg.broadcast.delay, clock=self.clock,
-                                   on_event=self.floor_ack.record if self.floor_ack is not None else None)
+        self.publisher = Publisher(self.link, self.topics, cfg.table.id, self._journaled_delay(), clock=self.clock,
+                                   on_event=self.floor_ack.record if self.floor_ack is not None else None,
+                                   delay_range=(cfg.broadcast.min_delay, cfg.broadcast.max_delay), stats=stats)
+        self.link.keep_order(self.topics.root + "/broadcast/")  # nothing on air before what was held before it
         self.publisher.sealer = Sealer(self.link, self.topics, cfg.table.id, self.journal)
         published = self.journal.published_seq
         unsent = [o for o in replayed if o.seq > published]
         if unsent:
             log.info("republishing what the broker never acknowledged", extra={"outputs": len(unsent)})
+        self.publisher.republish_stats(self.service, published, unsent)
         self.publisher.publish(unsent, self.service)
+        self.publisher.publish_delay(self.journal.last_seq, "journal" if self.service.broadcast_delay is not None
+                                     else "config")
         self.link.start()
         if self.floor_ack is not None:
             self.floor_ack.start()
@@ -475,12 +487,37 @@ class Daemon:
             item.future.set_result(outputs)
         return True
 
-    def set_broadcast_delay(self, delay: float | str) -> None:
-        """Change the broadcast delay while the table runs: what is held already never leaves
-        sooner than the new delay allows, and nothing held is dropped (Publisher.set_delay)."""
-        assert self.publisher is not None
-        with self.owner_lock:
-            self.publisher.set_delay(delay)
+    def set_broadcast_delay(self, delay: float | str, by: str = "daemon") -> None:
+        """Change the broadcast delay while the table runs, journaled (a restart keeps it): what is
+        held already never leaves sooner than the new delay allows, nothing held is dropped, and
+        nothing leaves before what was queued before it (Publisher.set_delay, link.keep_order).
+        The producer's request comes here too (``producer/broadcast_delay``).  Raises
+        :class:`Rejected` for a value out of ``[broadcast]``'s range (nothing changed).  Waits for
+        the owner thread: call it from any other thread."""
+        refusal = self.config.broadcast.refusal(delay)
+        if refusal is not None:
+            raise Rejected(refusal)
+        self.submit(SetBroadcastDelay("end_of_hand" if delay in ("end_of_hand", "hand_end") else delay, source=by))
+
+    def _journaled_delay(self) -> float | str:
+        """The delay in force at start: the journal's last change, if the config still allows it."""
+        assert self.service is not None
+        delay = self.service.broadcast_delay
+        if delay is None:
+            return self.config.broadcast.delay
+        refusal = self.config.broadcast.refusal(delay)
+        if refusal is not None:
+            log.warning("the journaled broadcast delay is refused now (%s): the config's %s applies", refusal,
+                        self.config.broadcast.delay)
+            return self.config.broadcast.delay
+        return delay
+
+    def _request_name(self, topic: str) -> str:
+        """``seat`` for ``<root>/request/seat``, ``producer/broadcast_delay`` for the producer's
+        topic: a console's ``request/broadcast_delay`` is an unknown request, never the producer's."""
+        root = self.topics.root + "/"
+        rel = topic[len(root):] if topic.startswith(root) else topic
+        return rel[len("request/"):] if rel.startswith("request/") else rel
 
     # ------------------------------------------------------------------ a journal that cannot be written
     def _journal_failed(self, item: _Item, exc: JournalError, front: bool) -> None:
@@ -642,6 +679,9 @@ class Daemon:
         try:
             fields = parse_request(name, payload)
             event = request_event(name, fields, self.service.table.rotations if self.service is not None else None)
+            refusal = self.config.broadcast.refusal(event.delay) if isinstance(event, SetBroadcastDelay) else None
+            if refusal is not None:
+                raise RequestError(f"{name}: {refusal}; the delay is unchanged", transaction)
         except RequestError as exc:
             self._finish(reply, response_payload(exc.transaction or transaction, False, str(exc)))
             return

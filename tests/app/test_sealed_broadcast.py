@@ -25,7 +25,7 @@ require_mosquitto()
 
 TABLE = "t1"
 T = Topics("poker", TABLE)
-DELAY = 1
+DELAY = 2  # the switch below is journaled (a disk flush) before it applies: room for a loaded machine
 
 
 class Reader:
@@ -73,12 +73,12 @@ def test_a_whole_session_verifies_from_the_public_and_broadcast_topics_alone(tmp
                  ["As", "Ks", "Qh", "Jd", "Ts", "9h", "8d", "7s"]]
         _deal(d, hands[0])
         _fold_out(d)
-        # Hand 2: dealt under the 1 s delay, which becomes end_of_hand before its keys are due.
+        # Hand 2: dealt under the 2 s delay, which becomes end_of_hand before its keys are due.
         _deal(d, hands[1])
         wait_until(lambda: any(m["hand_id"] == 2 for _t, m in chain.on("broadcast/sealed")), what="hand 2 sealed")
         d.set_broadcast_delay("end_of_hand")
         switched = time.monotonic()
-        time.sleep(DELAY + 0.5)  # past the 1 s the keys were sealed with: they must still be held
+        time.sleep(DELAY + 0.5)  # past the 2 s the keys were sealed with: they must still be held
         held = [m for t, m in chain.on("broadcast/key") if m["hand_id"] == 2]
         assert not held, f"{len(held)} keys of hand 2 left before its end, after a switch to end_of_hand"
         _fold_out(d)
