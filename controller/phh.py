@@ -40,25 +40,7 @@ from controller.errors import PokerTableError
 from controller.journal import HandRecord, Journal
 from controller.rules.cards import Card
 from controller.rules.engine import HandEngine, Phase
-from controller.rules.events import (
-    Act,
-    Aside,
-    BoardCards,
-    Boxed,
-    Burn,
-    Deal,
-    Discard,
-    EndHand,
-    Event,
-    Expose,
-    Muck,
-    Put,
-    Report,
-    SeatPlayer,
-    StartHand,
-    Stub,
-    UnseatPlayer,
-)
+from controller.rules.events import HAND_PLAY_EVENTS, Act, Event, Put, SeatPlayer, StartHand, UnseatPlayer
 from controller.rules.games import Family, get_game
 
 VARIANTS: dict[tuple[str, str], str] = {
@@ -73,7 +55,6 @@ VARIANTS: dict[tuple[str, str], str] = {
 }
 """(game, structure) -> PHH variant code."""
 
-_HAND_EVENTS = (Deal, Burn, BoardCards, Stub, Muck, Aside, Boxed, Expose, Act, Put, Discard, Report, EndHand)
 _LIMIT_CODES = {"FT", "FO/8", "F7S", "F7S/8", "FR"}
 _STUD_CODES = {"F7S", "F7S/8", "FR"}
 
@@ -108,7 +89,7 @@ class _Exporter:
         self.code = code
         self.limit = code in _LIMIT_CODES
         self.stud = code in _STUD_CODES
-        self.events = [e for e in events if isinstance(e, _HAND_EVENTS)]
+        self.events = [e for e in events if isinstance(e, HAND_PLAY_EVENTS)]
         self.notes: list[str] = []
         self.actions: list[str] = []
         if self.setup.chips is None:

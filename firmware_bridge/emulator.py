@@ -17,6 +17,7 @@ so the device code never needs locks (as on the microcontroller).
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import os
 import random
@@ -224,18 +225,23 @@ class PtyTransport:
             return b""
 
     def write(self, data: bytes) -> None:
-        if self._master is None:
-            return
-        view = memoryview(data)
-        while view:
-            try:
-                n = os.write(self._master, view)
-            except (BlockingIOError, InterruptedError):
-                self.overflows += 1  # host not reading: like a full USB CDC buffer, bytes are lost
-                return
-            except OSError:
-                return
-            view = view[n:]
+        if self._master is not None and not _send_all(functools.partial(os.write, self._master), data):
+            self.overflows += 1
+
+
+def _send_all(send: Callable[[memoryview], int], data: bytes) -> bool:
+    """Write ``data`` through a non-blocking ``send``; False when the host is not reading (like a
+    full USB CDC buffer: the rest of the bytes are lost).  A closed line loses them silently."""
+    view = memoryview(data)
+    while view:
+        try:
+            n = send(view)
+        except (BlockingIOError, InterruptedError):
+            return False
+        except OSError:
+            return True
+        view = view[n:]
+    return True
 
 
 class TcpTransport:
@@ -300,18 +306,8 @@ class TcpTransport:
         return data
 
     def write(self, data: bytes) -> None:
-        if self._client is None:
-            return
-        view = memoryview(data)
-        while view:
-            try:
-                n = self._client.send(view)
-            except (BlockingIOError, InterruptedError):
-                self.overflows += 1
-                return
-            except OSError:
-                return
-            view = view[n:]
+        if self._client is not None and not _send_all(self._client.send, data):
+            self.overflows += 1
 
 
 # -- the emulator -------------------------------------------------------------------------

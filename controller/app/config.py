@@ -487,25 +487,18 @@ class CoreConfig(_Section):
         """The source sections this file names (their plug-ins are loaded)."""
         return [name for name in type(self).model_fields if name in plugin_names()]
 
-    @field_validator("stakes")
+    @field_validator("stakes", "levels")
     @classmethod
-    def _stakes_for_game(cls, v: StakesSection | None, info: ValidationInfo) -> StakesSection | None:
+    def _required_for_game(cls, v: Any, info: ValidationInfo) -> Any:
+        """The stakes, and each level (keyed by its index), carry what the table's game and structure need."""
         table = info.data.get("table")
-        if v is not None and table is not None:
-            problems = v.required_for(table.game, table.effective_structure)
-            if problems:
-                raise KeyedProblems(problems)
-        return v
-
-    @field_validator("levels")
-    @classmethod
-    def _levels_for_game(cls, v: list[LevelSection], info: ValidationInfo) -> list[LevelSection]:
-        table = info.data.get("table")
-        if table is not None:
-            problems = [(f"{i}.{key}", msg) for i, lv in enumerate(v)
-                        for key, msg in lv.required_for(table.game, table.effective_structure)]
-            if problems:
-                raise KeyedProblems(problems)
+        if v is None or table is None:
+            return v
+        sections = [("", v)] if isinstance(v, StakesSection) else [(f"{i}.", lv) for i, lv in enumerate(v)]
+        problems = [(f"{at}{key}", msg) for at, section in sections
+                    for key, msg in section.required_for(table.game, table.effective_structure)]
+        if problems:
+            raise KeyedProblems(problems)
         return v
 
     @field_validator("rotations")

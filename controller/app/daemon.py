@@ -130,71 +130,59 @@ def clean_topic(topic: str, limit: int = 80) -> str:
     return text if len(text) <= limit else text[:limit] + "..."
 
 
+def _put_event(fields: dict[str, Any]) -> Event:
+    declare = fields.get("declare")
+    to = None
+    if isinstance(declare, dict):
+        ((declare, to),) = declare.items()
+    return Put(int(fields["seat"]), tuple(int(c) for c in fields["chips"]), declare, _int_or_none(to))
+
+
+def _int_or_none(value: Any) -> int | None:
+    """An optional whole-number field of a request (a stack, an amount), absent as None."""
+    return int(value) if value is not None else None
+
+
+# Each console request (its fields validated by parse_request) as the table event it makes.
+_REQUEST_EVENTS: dict[str, Callable[[dict[str, Any]], Event]] = {
+    "new_hand": lambda f: NewHand(source="console"),
+    "set_button": lambda f: SetButton(int(f["seat"])),
+    "seat": lambda f: SeatPlayer(int(f["seat"]), str(f["name"]), bool(f.get("post", False)),
+                                 _int_or_none(f.get("stack"))),
+    "put": _put_event,
+    "stack": lambda f: SetStack(int(f["seat"]), f.get("stack"), f.get("add")),
+    "level": lambda f: SetLevel(f.get("number"), bool(f.get("advance", False))),
+    "unseat": lambda f: UnseatPlayer(int(f["seat"])),
+    "action": lambda f: Act(int(f["seat"]), str(f["action"]), bool(f.get("all_in", False)),
+                            _int_or_none(f.get("amount"))),
+    "acknowledge": lambda f: Acknowledge(f.get("alert")),
+    "misdeal": lambda f: CallMisdeal(str(f["reason"])),
+    "dealer": lambda f: DealerSignIn(f["dealer"], source="console"),
+    "clock": lambda f: CallClock(int(f["seat"])),
+    "confirm": lambda f: ConfirmDeals(tuple(str(c["to"]) for c in f["cards"]),
+                                      tuple(Card.parse(c["card"]) for c in f["cards"])),
+    "producer/broadcast_delay": lambda f: SetBroadcastDelay(f["delay"], source="producer"),  # docs/mqtt.md
+    "change_game": lambda f: ChangeGame(str(f["game"]), f.get("rules"), f.get("structure"), f.get("event")),
+    # Issue 22's requests: sitting out and in, the draw for the button, "looked" (and a rotation, below).
+    "sit_out": lambda f: SitOut(int(f["seat"])),
+    "sit_in": lambda f: SitIn(int(f["seat"]), bool(f.get("post", False))),
+    "draw_button": lambda f: StartDraw(bool(f.get("cancel", False))),
+    "looked": lambda f: Looked(int(f["seat"])),
+}
+
+
 def request_event(name: str, fields: dict[str, Any], rotations: Mapping[str, Rotation] | None = None) -> Event:
     """A validated console request (see :func:`parse_request`) as a table event (``rotations``: the
     ones ``request/rotation`` may name)."""
-    table_side = _table_side_event(name, fields, rotations)
-    if table_side is not None:
-        return table_side
-    if name == "new_hand":
-        return NewHand(source="console")
-    if name == "set_button":
-        return SetButton(int(fields["seat"]))
-    if name == "seat":
-        stack = fields.get("stack")
-        return SeatPlayer(int(fields["seat"]), str(fields["name"]), bool(fields.get("post", False)),
-                          int(stack) if stack is not None else None)
-    if name == "put":
-        declare = fields.get("declare")
-        to = None
-        if isinstance(declare, dict):
-            ((declare, to),) = declare.items()
-        return Put(int(fields["seat"]), tuple(int(c) for c in fields["chips"]), declare,
-                   int(to) if to is not None else None)
-    if name == "stack":
-        return SetStack(int(fields["seat"]), fields.get("stack"), fields.get("add"))
-    if name == "level":
-        return SetLevel(fields.get("number"), bool(fields.get("advance", False)))
-    if name == "unseat":
-        return UnseatPlayer(int(fields["seat"]))
-    if name == "action":
-        amount = fields.get("amount")
-        return Act(int(fields["seat"]), str(fields["action"]), bool(fields.get("all_in", False)),
-                   int(amount) if amount is not None else None)
-    if name == "acknowledge":
-        return Acknowledge(fields.get("alert"))
-    if name == "misdeal":
-        return CallMisdeal(str(fields["reason"]))
-    if name == "dealer":
-        return DealerSignIn(fields["dealer"], source="console")
-    if name == "clock":
-        return CallClock(int(fields["seat"]))
-    if name == "confirm":
-        return ConfirmDeals(tuple(str(c["to"]) for c in fields["cards"]),
-                            tuple(Card.parse(c["card"]) for c in fields["cards"]))
-    if name == "producer/broadcast_delay":  # the producer's own topic (docs/mqtt.md)
-        return SetBroadcastDelay(fields["delay"], source="producer")
-    if name == "change_game":
-        return ChangeGame(str(fields["game"]), fields.get("rules"), fields.get("structure"), fields.get("event"))
-    raise RequestError(f"unknown request {name!r}")
-
-
-def _table_side_event(name: str, fields: dict[str, Any], rotations: Mapping[str, Rotation] | None) -> Event | None:
-    """Issue 22's requests: sitting out and in, the draw for the button, a rotation, "looked"."""
-    if name == "sit_out":
-        return SitOut(int(fields["seat"]))
-    if name == "sit_in":
-        return SitIn(int(fields["seat"]), bool(fields.get("post", False)))
-    if name == "draw_button":
-        return StartDraw(bool(fields.get("cancel", False)))
-    if name == "looked":
-        return Looked(int(fields["seat"]))
     if name == "rotation":
         try:
             return rotation_event(fields.get("name"), dict(rotations if rotations is not None else ROTATIONS))
         except RotationError as exc:
             raise RequestError(f"request/rotation: {exc}", fields.get("transaction")) from None
-    return None
+    make = _REQUEST_EVENTS.get(name)
+    if make is None:
+        raise RequestError(f"unknown request {name!r}")
+    return make(fields)
 
 
 class Daemon:

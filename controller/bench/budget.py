@@ -40,7 +40,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from controller.bench.latency import EmulatorProcess, _ChildProcess, _summary, rfid_source, subscribed_client
+from controller.bench.latency import (
+    EmulatorProcess,
+    _ChildProcess,
+    _summary,
+    rfid_source,
+    serve_subscriber,
+    subscribed_client,
+)
 
 #: Seconds between the dealer's moves.
 PACES = {"live": 4.5, "shuffler": 1.5}
@@ -200,7 +207,6 @@ class CardSubscriber(_ChildProcess):
 def _subscriber_main(conn, host: str, port: int, topic: str) -> None:
     import json
 
-
     got: list[tuple[int, float]] = []
 
     def on_message(c, u, m) -> None:
@@ -210,17 +216,7 @@ def _subscriber_main(conn, host: str, port: int, topic: str) -> None:
         except (ValueError, KeyError, TypeError):
             pass
 
-    sub = subscribed_client(host, port, topic, "budget-sub", on_message)
-    conn.send("ready")
-    while True:
-        cmd = conn.recv()
-        if cmd[0] == "results":
-            conn.send(list(got))
-        elif cmd[0] == "stop":
-            sub.disconnect()
-            sub.loop_stop()
-            conn.send("bye")
-            return
+    serve_subscriber(conn, subscribed_client(host, port, topic, "budget-sub", on_message), got)
 
 
 # ---------------------------------------------------------------------- the dealer

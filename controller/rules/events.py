@@ -438,16 +438,20 @@ class SetBroadcastDelay(Event):
     source: str = "producer"
 
 
-EVENT_TYPES: dict[str, type[Event]] = {
-    cls.kind: cls
-    for cls in (
-        StartHand, Deal, Burn, BoardCards, Stub, Muck, Aside, Boxed, Expose, Act, Put, Discard, Report, EndHand,
-        SetStack, SetLevel,
-        SeatPlayer, UnseatPlayer, SetButton, ChangeGame, NewHand, CallMisdeal, Acknowledge, DealerSignIn, ShufflerFault,
-        UnknownTagRead, CameraReport, CallClock, SitOut, SitIn, StartDraw, SetRotation, Looked, ConfirmDeals,
-        SetBroadcastDelay,
-    )
-}
+HAND_PLAY_EVENTS: tuple[type[Event], ...] = (
+    Deal, Burn, BoardCards, Stub, Muck, Aside, Boxed, Expose, Act, Put, Discard, Report, EndHand,
+)
+"""What is played within a hand after its ``StartHand``: a recorded hand is made of these."""
+
+_TABLE_EVENTS: tuple[type[Event], ...] = (
+    SetStack, SetLevel,
+    SeatPlayer, UnseatPlayer, SetButton, ChangeGame, NewHand, CallMisdeal, Acknowledge, DealerSignIn, ShufflerFault,
+    UnknownTagRead, CameraReport, CallClock, SitOut, SitIn, StartDraw, SetRotation, Looked, ConfirmDeals,
+    SetBroadcastDelay,
+)
+
+_ALL_EVENTS: tuple[type[Event], ...] = (StartHand, *HAND_PLAY_EVENTS, *_TABLE_EVENTS)
+EVENT_TYPES: dict[str, type[Event]] = {cls.kind: cls for cls in _ALL_EVENTS}
 
 _CARD_FIELDS = {"card"}
 _SEAT_ZONE = re.compile(r"seat:(10|[1-9])")

@@ -16,17 +16,7 @@ from controller.rules.events import Acknowledge, Act, BoardCards, CallMisdeal, D
 from controller.rules.table import Table
 from controller.service import TableService
 from controller.session_stats import SessionStats
-
-
-class Link:
-    def __init__(self) -> None:
-        self.sent: list[tuple[str, object, dict]] = []
-
-    def publish(self, topic, payload, **kw) -> None:
-        self.sent.append((topic, payload, kw))
-
-    def on(self, suffix: str) -> list:
-        return [(p, kw) for t, p, kw in self.sent if t.endswith(suffix)]
+from tests.fakes import PublishLog as Link
 
 
 def _deal(pub: Publisher, svc: TableService, cards: dict[int, list[str]]) -> None:
@@ -47,12 +37,17 @@ def _hand(pub: Publisher, svc: TableService) -> None:
         pub.publish(svc.submit(Act(seat, action, amount=amount)), svc)
 
 
-def test_vpip_pfr_and_hands_won_after_each_hand_with_the_delay() -> None:
-    link = Link()
+def _three_seated() -> TableService:
+    """Ann, Bob and Chen in seats 1-3 of a six-seat table with 1,000 each, the button on seat 3."""
     svc = TableService(Table(size=6, starting_stack=1000))
     for seat, name in ((1, "Ann"), (2, "Bob"), (3, "Chen")):
         svc.submit(SeatPlayer(seat, name))
     svc.submit(SetButton(3))
+    return svc
+
+
+def test_vpip_pfr_and_hands_won_after_each_hand_with_the_delay() -> None:
+    link, svc = Link(), _three_seated()
     pub = Publisher(link, Topics("poker", "t"), "t", broadcast_delay=4, live_equity=False)
     _hand(pub, svc)
     assert svc.engine is not None and svc.engine.over
@@ -84,11 +79,7 @@ def test_vpip_pfr_and_hands_won_after_each_hand_with_the_delay() -> None:
 
 
 def test_with_the_end_of_hand_delay_the_stats_leave_when_the_hand_is_over() -> None:
-    link = Link()
-    svc = TableService(Table(size=6, starting_stack=1000))
-    for seat, name in ((1, "Ann"), (2, "Bob"), (3, "Chen")):
-        svc.submit(SeatPlayer(seat, name))
-    svc.submit(SetButton(3))
+    link, svc = Link(), _three_seated()
     pub = Publisher(link, Topics("poker", "t"), "t", broadcast_delay=END_OF_HAND)
     _hand(pub, svc)
     (stats, kw), = link.on("broadcast/stats")

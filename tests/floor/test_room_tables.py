@@ -19,7 +19,7 @@ from controller.floor.service import FloorService
 from controller.rules.cards import standard_deck
 from controller.rules.events import Act, CallClock, Deal, NewHand, Report, SetStack, UnseatPlayer
 from tests.mqtt_util import ROLES, new_passwords, shipped_broker, start_daemon, wait_until
-from tests.web_helpers import launch_browser, needs_browser, watch_console
+from tests.web_helpers import browse, launch_browser, needs_browser, watch_console
 
 STRUCTURE = tomllib.loads((Path(__file__).resolve().parents[2] / "examples" / "tournament.toml").read_text())
 
@@ -210,10 +210,7 @@ def test_the_floor_calls_a_clock_from_the_room_page_reached_from_its_index(tmp_p
     store = Store.open(db)
     server = FloorServer(FloorApi(store, director=director), hub)
     try:
-        with launch_browser({"width": 1280, "height": 800}) as ctx:
-            page = ctx.new_page()
-            errors = watch_console(page)
-            page.goto(server.url + "/floor/")
+        with browse(server.url + "/floor/", 1280, 800) as (page, errors):
             assert page.get_attribute("#nav-clock", "href") == "/floor/clock.html"
             page.click("#nav-room")
             page.wait_for_url("**/floor/room.html")
