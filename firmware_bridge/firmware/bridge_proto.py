@@ -87,7 +87,8 @@ def _make_crc_table():
     return table
 
 
-_CRC_TABLE = []  # built at the first use: the RP2040 never uses it (rp2fast's CRC), nor spends its boot on it
+# Built at the first use: the RP2040 never uses it (rp2fast's CRC), nor spends its boot on it.
+_CRC_TABLE = []  # type: list[int]
 
 
 def crc16(data, crc=0xFFFF):
