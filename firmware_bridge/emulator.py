@@ -447,6 +447,9 @@ class Emulator:
             protocol_version=self.protocol_version,
         )
         device.scan_period_ms, device.debounce_ms, device.heartbeat_ms = self._settings
+        # Its scans are faster than the board's, and so may a stall be that lets two cards land
+        # unseen (the benches pitch every 80 ms): five scan periods.
+        device.stall_gap_ms = 5 * max(device.scan_period_ms, 1)
         return device
 
     def _on_reboot(self) -> None:

@@ -667,6 +667,16 @@ class BridgeLink:
                 self.counters["consistency_mismatches"] += 1
                 reason = f"heartbeat counts {msg.present} tags, model has {len(self._model)}"
                 self._request_inventory(now, reason)
+        elif isinstance(msg, p.Fault) and msg.code == p.FaultCode.SCAN_STALLED:
+            # The board's loop stopped between two reads (msg.detail ms): the arrivals it found after
+            # it, up to the next heartbeat (which the board holds back for two cycles), may be out of order.
+            self.counters["scan_stalls"] += 1
+            if self._stall is None:
+                self.counters["stall_windows"] += 1
+                self._stall = (now, [], True)
+            else:
+                self._stall = (self._stall[0], self._stall[1], True)
+            log.info("device scan stalled", extra={"event": "bridge_scan_stall", "url": self.url, "gap_ms": msg.detail})
         elif isinstance(msg, p.Fault):
             self.counters["faults"] += 1
             self._faults.append(msg)
