@@ -788,8 +788,9 @@ class Daemon:
         if camera is not None:
             h = camera.health()
             cam = {"running": bool(h.get("loop_alive")), "failures": int(h.get("failures") or 0)}
+        board = getattr(rfid, "diagnostics_payload", None)  # the antenna board's source (firmware_bridge/source.py)
         return {"schema": 1, "ts": round(self.clock(), 3), "table_id": self.config.table.id,
-                "rfid": rfid.diagnostics_payload() if rfid is not None else None, "camera": cam}
+                "rfid": board() if board is not None else None, "camera": cam}
 
     def _diagnostics_loop(self) -> None:
         """Publish ``diagnostics`` (retained) when a count changed, and every DIAGNOSTICS_REFRESH s."""

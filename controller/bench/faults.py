@@ -158,6 +158,10 @@ class Recorder:
             self.parsed(t)
         return sum(events_in(self._seqs[t]) for t in topics)
 
+    def close(self) -> None:
+        self.c.disconnect()
+        self.c.loop_stop()
+
 
 def events_in(by_seq: dict[int, Counter]) -> int:
     """How many events ``by_seq`` (seq -> copies received per seat) stands for.  Most journal entries
@@ -175,10 +179,6 @@ def events_in(by_seq: dict[int, Counter]) -> int:
             g = math.gcd(*counts)
             total += sum(c // g for c in counts)
     return total
-
-    def close(self) -> None:
-        self.c.disconnect()
-        self.c.loop_stop()
 
 
 class Console:
