@@ -25,6 +25,8 @@ comes).  While the dealer keeps dealing, faults are injected at random moments o
   requests (the dealer's console tries again), and applies what it held once space returns.
 
 After the hands, a burst of 2,000 QoS 1 requests at once: how many are answered (issue 26, F7).
+``kill -USR1`` ends a session early, after the hand being dealt: the burst and the verdict follow,
+over the hands dealt (``hands``, beside ``hands_asked``).
 
 A subscriber on ``#`` for every credential (display, console, overlay, homeassistant) and one
 for the controller on the event stream (a persistent session) record everything with its
@@ -1030,7 +1032,15 @@ def run_bench(hands: int = 60, seed: int = 1, delay: int = 2, pace: float = 0.08
         rtt = request_round_trip(rig) if hands else None
         rig.console.request("set_button", {"seat": SEATS[-1]})
         kinds = list(weights)
+        # SIGUSR1 ends the session after the hand being dealt: the burst and the verdict follow, over
+        # the hands dealt (a long session cut to fit the time there is, with a result).
+        cut = threading.Event()
+        if threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGUSR1, lambda *_: cut.set())
         for n in range(hands):
+            if cut.is_set():
+                progress(f"SIGUSR1: the session ends after {n} hands")
+                break
             if schedule:
                 fault = schedule[n % len(schedule)]
             else:
@@ -1053,6 +1063,7 @@ def run_bench(hands: int = 60, seed: int = 1, delay: int = 2, pace: float = 0.08
         rig.unmount()
     result["request_burst"] = burst
     result["request_to_response"] = rtt
+    result["hands_asked"] = hands
     result["seconds"] = round(time.monotonic() - t_start, 1)
     result["workdir"] = str(work)
     return result
