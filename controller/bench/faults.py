@@ -79,7 +79,7 @@ FAULTS = ("none", "kill", "outage", "unplug", "reset", "misdeal", "stall", "corr
           "diskfull")
 PAGES = ("display", "overlay", "tracker")
 DISK = "64m"  # the journal's own tmpfs: room for a 200-hand session, and quick to fill
-SHOWN_KINDS = ("deal", "burn", "board")  # input events that each give one event/card, event/burn, event/board
+SHOWN_KINDS = ("deal", "burn", "board")  # input events that give event/card, event/burn, event/board (cards counted)
 CARD = re.compile(r"(?<![A-Za-z0-9])([2-9TJQKA][hdcs])(?![A-Za-z0-9])")
 
 
@@ -106,6 +106,7 @@ class Recorder:
         self._parsed = 0
         self._by_topic: defaultdict[str, list[dict]] = defaultdict(list)
         self._seqs: defaultdict[str, defaultdict[int, Counter]] = defaultdict(lambda: defaultdict(Counter))
+        self._cards: defaultdict[str, dict[int, int]] = defaultdict(dict)
         self.connected = threading.Event()
         self.topics = topics
         self.c = mqtt.Client(callback_api_version=CallbackAPIVersion.VERSION2, protocol=mqtt.MQTTv5,
@@ -152,6 +153,9 @@ class Recorder:
                 self._by_topic[r.topic].append(p)
                 if isinstance(p, dict) and "seq" in p:
                     self._seqs[r.topic][p["seq"]][p.get("seat")] += 1
+                    # The cards an event/board or event/burn stands for (a repeat holds the same).
+                    self._cards[r.topic][p["seq"]] = len(p["cards"]) if isinstance(p.get("cards"), list) \
+                        else int(p.get("count") or 1)
         return self._by_topic[topic]
 
     def distinct(self, topics: tuple[str, ...]) -> int:
@@ -159,6 +163,13 @@ class Recorder:
         for t in topics:
             self.parsed(t)
         return sum(events_in(self._seqs[t]) for t in topics)
+
+    def cards(self, card_topic: str, grouped: tuple[str, ...]) -> int:
+        """Cards shown: one per ``event/card`` (:func:`events_in`), and the cards each ``grouped``
+        event stands for (a board event's cards, a burn's count), a repeat counted once."""
+        for t in (card_topic, *grouped):
+            self.parsed(t)
+        return events_in(self._seqs[card_topic]) + sum(sum(self._cards[t].values()) for t in grouped)
 
     def close(self) -> None:
         self.c.disconnect()
@@ -556,7 +567,7 @@ enabled = true
 
     def card_count(self) -> int:
         """Distinct card, burn and board events received (a repeat after an outage counts once)."""
-        return self.ctl.distinct(tuple(self.topics.event(k) for k in ("card", "burn", "board")))
+        return self.ctl.cards(self.topics.event("card"), (self.topics.event("burn"), self.topics.event("board")))
 
 
 def _root_prefix() -> list[str] | None:
@@ -707,7 +718,7 @@ def deal_hand(rig: Rig, n: int, fault: str, progress: Callable[[str], None]) -> 
             if any(e["seq"] > seq for e in rig.events("hand_end")):
                 break  # the hand ended early (a ruling): the dealer stops and clears the table
             # The dealer acts on what the display shows: wait until the cards pitched so far are in.
-            due = sum(1 for e in plan.expected[: action.index] if e.kind in SHOWN_KINDS)
+            due = sum(len(getattr(e, "cards", ())) or 1 for e in plan.expected[: action.index] if e.kind in SHOWN_KINDS)
             settle = time.monotonic() + 8
             while rig.card_count() - cards_before < due and time.monotonic() < settle:
                 answer_confirm(rig, pitched, log)
