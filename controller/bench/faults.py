@@ -176,6 +176,14 @@ class Recorder:
         self.c.loop_stop()
 
 
+def cards_due(expected: Any) -> int:
+    """The cards the display must show once these engine events are in: one per deal or burn, a
+    board event's cards.  (Counted as events, a flop the table got as one card and then two of
+    unknown order was "in" after its first card: the dealer acted, was refused, his retry came
+    after the turn was pitched, and the table ruled a false premature_turn.)"""
+    return sum(len(getattr(e, "cards", ())) or 1 for e in expected if e.kind in SHOWN_KINDS)
+
+
 def events_in(by_seq: dict[int, Counter]) -> int:
     """How many events ``by_seq`` (seq -> copies received per seat) stands for.  Most journal entries
     give one event; the dealer's ``request/confirm`` gives one ``event/card`` per card it names, all
@@ -718,7 +726,7 @@ def deal_hand(rig: Rig, n: int, fault: str, progress: Callable[[str], None]) -> 
             if any(e["seq"] > seq for e in rig.events("hand_end")):
                 break  # the hand ended early (a ruling): the dealer stops and clears the table
             # The dealer acts on what the display shows: wait until the cards pitched so far are in.
-            due = sum(len(getattr(e, "cards", ())) or 1 for e in plan.expected[: action.index] if e.kind in SHOWN_KINDS)
+            due = cards_due(plan.expected[: action.index])
             settle = time.monotonic() + 8
             while rig.card_count() - cards_before < due and time.monotonic() < settle:
                 answer_confirm(rig, pitched, log)

@@ -15,3 +15,15 @@ def test_a_confirm_of_seven_cards_counts_seven_and_a_repeat_counts_once() -> Non
     assert events_in({265: Counter({k: 2 * v for k, v in confirm.items()})}) == 7  # sent again after an outage
     assert events_in({10: Counter({3: 1}), 11: Counter({None: 3})}) == 2  # one card; a board event repeated
     assert events_in({}) == 0
+
+
+def test_the_dealer_waits_for_every_card_of_a_flop_not_its_first_event() -> None:
+    """Counted as events, a flop the table got as one card, then two of unknown order, was "in" after
+    its first card: the dealer acted, was refused, and the table later ruled a false premature_turn."""
+    from controller.bench.faults import cards_due
+    from controller.rules.cards import Card
+    from controller.rules.events import BoardCards, Burn, Deal
+
+    plan = [Deal(1, Card.parse("Ah")), Deal(2, Card.parse("Kd")), Burn(Card.parse("2c")),
+            BoardCards(tuple(Card.parse(c) for c in ("8d", "5s", "Ks")))]
+    assert cards_due(plan) == 6
