@@ -826,8 +826,9 @@ def analyse(rig: Rig, hands: list[HandLog], retained: list[Record] | None = None
                     expected[(out.kind, out.seq)] = svc.hand_id
                 if out.kind == "hand_end":
                     ended.add(svc.hand_id)
-                elif out.kind == "alert" and out.payload.get("reason") == "called_misdeal":
-                    called += 1  # the dealer's own call, not a ruling the table made
+                elif out.kind == "alert" and (out.payload.get("reason") == "called_misdeal" or (
+                        entry.event.kind == "call_misdeal" and out.payload.get("reason") == "misdeal_too_late")):
+                    called += 1  # the dealer's own call (or the table's "too late" to it), not a ruling it made
                 elif out.kind == "alert" and asks:
                     confirm.append(dict(out.payload, seq=out.seq))
                 elif out.kind == "alert":
