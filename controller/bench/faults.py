@@ -33,7 +33,8 @@ for the controller on the event stream (a persistent session) record everything 
 arrival time.  At the end the journal is replayed offline and compared:
 
 * ``false_rulings``: every ruling the engine made (the dealer made no mistake), by reason and
-  by the fault of the hand;
+  by the fault of the hand; not the dealer's own misdeal calls (a hand that does not finish gets
+  one, then is folded out) nor the table's "too late" answer to one;
 * ``lost_events`` / ``duplicated_events``: public events the journal says were published and
   the controller's stream never got, or got more than once (at least once is the contract:
   payloads carry ``seq``);
