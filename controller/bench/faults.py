@@ -749,8 +749,11 @@ def deal_hand(rig: Rig, n: int, fault: str, progress: Callable[[str], None]) -> 
                 _quiet(rig.card_count, 0.4, 4.0)
             for antenna, uid in action.removes:
                 rig.emulator.remove(antenna, uid)
-                card = rig.registry.lookup(uid).card  # gone from its zone (a fold, the scoop): no longer dealt there
-                if card is not None and (_where(rig, antenna), card.label()) in pitched.cards:
+                card = rig.registry.lookup(uid).card  # gone from its seat (a fold, the scoop): no longer dealt there
+                # (A burn lifted off the burn antenna stays burnt: the table counts it; forgotten here,
+                # the dealer's confirm answer left out the next burn, and the table waited for it.)
+                if card is not None and _where(rig, antenna).startswith("seat:") \
+                        and (_where(rig, antenna), card.label()) in pitched.cards:
                     pitched.cards.remove((_where(rig, antenna), card.label()))
             for antenna, uid in action.places:
                 rig.emulator.place(antenna, uid)
