@@ -399,8 +399,16 @@ class TableService:
 
 
     def _apply_confirm_deals(self, ev: ConfirmDeals, out: list[Output], at: float) -> None:
-        # The dealer's answer to "order unknown: confirm": dealt in the order he gives.
-        for event in ev.events():
+        # The dealer's answer to "order unknown: confirm": dealt in the order he gives.  A card he
+        # names where the table already has it (a display a moment late showed it missing) is that
+        # very card, not a second copy: skipped (issue 26: the bench's false duplicate_card void).
+        # Anywhere else, the rules judge it.  The journal holds his answer whole: a replay skips alike.
+        placed = self.engine.placements() if self.engine is not None else {}
+        keep = [(z, c) for z, c in zip(ev.zones, ev.cards, strict=True) if placed.get(c) != z]
+        if not keep:
+            return
+        answer = ConfirmDeals(tuple(z for z, _ in keep), tuple(c for _, c in keep))
+        for event in answer.events():
             self._hand_event(event, out, at)
 
     def _apply_call_misdeal(self, ev: CallMisdeal, out: list[Output], at: float) -> None:

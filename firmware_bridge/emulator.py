@@ -353,6 +353,8 @@ class Emulator:
         self._table: dict[int, set[bytes]] = {a: set() for a in range(antenna_count)}
         self._lock = threading.Lock()
         self._actions: list[tuple[str, float, bool]] = []
+        self._reader_changes: list[tuple[int, bool]] = []
+        self._dead: set[int] = set()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._t0 = time.monotonic()
@@ -426,6 +428,11 @@ class Emulator:
             elif isinstance(step, Unplug):
                 self.unplug(step.seconds, step.reset)
 
+    def reader(self, antenna: int, alive: bool) -> None:
+        """A reader stops answering (its SPI or version register: FAULT 1), or answers again (FAULT 2)."""
+        with self._lock:
+            self._reader_changes.append((antenna, alive))
+
     def _post(self, action: str, seconds: float = 0.0, flag: bool = False) -> None:
         with self._lock:
             self._actions.append((action, seconds, flag))
@@ -443,6 +450,11 @@ class Emulator:
             protocol_version=self.protocol_version,
         )
         device.scan_period_ms, device.debounce_ms, device.heartbeat_ms = self._settings
+        # Its scans are faster than the board's, and so may a stall be that lets two cards land
+        # unseen (the benches pitch every 80 ms): five scan periods.
+        device.stall_gap_ms = 5 * max(device.scan_period_ms, 1)
+        for antenna in getattr(self, "_dead", ()):  # still dead after a reset (reported with the inventory)
+            device.reader_state(antenna, False)
         return device
 
     def _on_reboot(self) -> None:
@@ -476,6 +488,10 @@ class Emulator:
             now = time.monotonic()
             with self._lock:
                 actions, self._actions = self._actions, []
+                readers, self._reader_changes = self._reader_changes, []
+            for antenna, alive in readers:
+                (self._dead.discard if alive else self._dead.add)(antenna)
+                self.device.reader_state(antenna, alive)
             for action, seconds, flag in actions:
                 if action in ("reset", "reboot"):
                     self._do_reset(fw.RESET_SOFT if action == "reset" else fw.RESET_HOST_REQUEST)
@@ -524,6 +540,8 @@ class Emulator:
         miss = self.faults.miss_read
         now_ms = self._now_ms()
         for antenna in range(self.antenna_count):
+            if antenna in self._dead:
+                continue  # a dead reader reads nothing (the board skips it)
             uids = table.get(antenna, [])
             if miss:
                 uids = [u for u in uids if self._rng.random() >= miss]

@@ -68,6 +68,7 @@ class FaultCode(IntEnum):
     BAD_HOST_FRAME = fw.FAULT_BAD_HOST_FRAME
     OUTPUT_OVERFLOW = fw.FAULT_OUTPUT_OVERFLOW
     FIRMWARE_ERROR = fw.FAULT_FIRMWARE_ERROR
+    SCAN_STALLED = fw.FAULT_SCAN_STALLED
 
 
 class ProtocolError(PokerTableError, ValueError):

@@ -92,6 +92,7 @@ class CameraSource:
             if isinstance(out, CameraCard):
                 log.info("camera filled in a card no tag reported", extra={"zone": str(out.zone)})
                 if self.rfid is not None:
+                    self.rfid.camera_missed(str(out.zone))
                     self.rfid.pipeline.camera_identified(out.zone, out.card)
             elif isinstance(out, CameraMismatch):
                 self.ctx.post(CameraReport("camera_mismatch", str(out.zone), out.camera.label(),
@@ -99,6 +100,8 @@ class CameraSource:
             elif isinstance(out, ExposedCard):
                 self.ctx.post(out.to_event(), "camera")
             elif isinstance(out, UnreadCard):
+                if self.rfid is not None:  # seen, named by nothing: a miss of the antennas too
+                    self.rfid.camera_missed(str(out.zone))
                 self.ctx.post(CameraReport("card_unread", str(out.zone)), "camera")
 
     def after(self, outputs: list[Any]) -> None:

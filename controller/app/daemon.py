@@ -25,6 +25,7 @@ the very same daemon on an emulator, gpiozero's mock pins and a scripted NFC fro
 from __future__ import annotations
 
 import functools
+import json
 import logging
 import queue
 import signal
@@ -88,6 +89,11 @@ _WAKE = object()  # an inbox item that only makes the owner thread look at the c
 
 #: Seconds between two retained ``info`` messages (health, counters).
 INFO_PERIOD = 60.0
+
+#: Seconds between two looks at the readers' diagnostics: the retained ``diagnostics`` topic is
+#: published when its counts changed, and at least every DIAGNOSTICS_REFRESH seconds.
+DIAGNOSTICS_PERIOD = 2.0
+DIAGNOSTICS_REFRESH = 60.0
 
 #: Longest response topic accepted (bytes); MQTT allows 65535, nothing needs more than this.
 MAX_RESPONSE_TOPIC = 512
@@ -308,6 +314,9 @@ class Daemon:
         self._owner.start()
         self.started.set()
         self.publish_info()
+        t = threading.Thread(target=self._diagnostics_loop, name="diagnostics", daemon=True)
+        t.start()
+        self._threads.append(t)
         status = f"table {cfg.table.id}: hand {self.service.hand_id}"
         if not self.registry.decks:
             # Loud: every tag will read as unknown and every card as an irregularity.
@@ -807,6 +816,33 @@ class Daemon:
             except Exception:
                 log.exception("could not publish info")
 
+    # ------------------------------------------------------------------ diagnostics
+    def diagnostics(self) -> dict[str, Any]:
+        """The ``diagnostics`` payload (diagnostics.schema.json): the antenna board's per-antenna
+        reads, misses, collisions, dead readers and scan cycle, and the camera's state."""
+        rfid, camera = self.sources.get("serial"), self.sources.get("camera")
+        cam = None
+        if camera is not None:
+            h = camera.health()
+            cam = {"running": bool(h.get("loop_alive")), "failures": int(h.get("failures") or 0)}
+        board = getattr(rfid, "diagnostics_payload", None)  # the antenna board's source (firmware_bridge/source.py)
+        return {"schema": 1, "ts": round(self.clock(), 3), "table_id": self.config.table.id,
+                "rfid": board() if board is not None else None, "camera": cam}
+
+    def _diagnostics_loop(self) -> None:
+        """Publish ``diagnostics`` (retained) when a count changed, and every DIAGNOSTICS_REFRESH s."""
+        last: Any = None
+        sent = 0.0
+        while not self._stop.wait(DIAGNOSTICS_PERIOD):
+            try:
+                payload = self.diagnostics()
+                counts = json.dumps(_counts_only(payload), sort_keys=True)
+                if self.link is not None and (counts != last or time.monotonic() - sent >= DIAGNOSTICS_REFRESH):
+                    self.link.publish(self.topics.diagnostics, payload, retain=True)
+                    last, sent = counts, time.monotonic()
+            except Exception:
+                log.exception("could not publish diagnostics")
+
     # ------------------------------------------------------------------ health
     def health(self) -> dict[str, Any]:
         now = time.monotonic()
@@ -837,6 +873,17 @@ class Daemon:
         if mqtt is not None and (mqtt["outbox_age"] > 5 or mqtt["network_age"] > 5 or not mqtt["link_alive"]):
             return False
         return all(h[name]["healthy"] for name in self.sources)
+
+
+def _counts_only(payload: dict[str, Any]) -> dict[str, Any]:
+    """A diagnostics payload less what changes by itself (clock, ages): what says it changed."""
+    out = {k: v for k, v in payload.items() if k != "ts"}
+    rfid = out.get("rfid")
+    if rfid:
+        out["rfid"] = {**rfid, "link": {k: v for k, v in rfid["link"].items() if k != "last_heartbeat_age"},
+                       "antennas": [{k: v for k, v in a.items() if k != "last_read_s"} for a in rfid["antennas"]],
+                       "scan": {k: v for k, v in rfid["scan"].items() if k not in ("cycles", "cycle_ms")}}
+    return out
 
 
 def controller_client_id(table_id: str, username: str | None, password: str | None) -> str:

@@ -26,7 +26,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from controller.floor.ingest import FLOOR_TOPICS, Counters, Parsed, live_notes, parse, rows_for
+from controller.floor.ingest import FLOOR_TOPICS, Counters, Parsed, live_notes, parse, readers_summary, rows_for
 from controller.floor.store import Store
 from controller.floor.stored import StoredTracker
 
@@ -83,6 +83,8 @@ class Ingestor:
     #: Called with each first delivery of a table's message, and every delivery of an ``event/hand_end``
     #: (the director follows its tournament tables).
     observers: list[Callable[[Parsed], None]] = field(default_factory=list)
+    #: Each table's latest ``diagnostics``, summarised for its tile (kept in memory, not stored).
+    readers: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def handle(self, batch: Sequence[tuple[str, bytes]]) -> int:
         rows: list[Any] = []
@@ -93,6 +95,11 @@ class Ingestor:
             msg = parse(name, data, self.base)
             if msg is None:
                 self.counters.rejected += 1
+                continue
+            if msg.path == "diagnostics":
+                summary = readers_summary(msg.payload)
+                if summary is not None:
+                    self.readers[msg.table_id] = summary
                 continue
             made = rows_for(msg)
             if not made and msg.path.startswith("event/"):

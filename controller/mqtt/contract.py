@@ -53,6 +53,7 @@ SCHEMA_NAMES = (
     "broadcast_stats", "broadcast_graphics",
     "commitment", "broadcast_sealed", "broadcast_key", "broadcast_reveal",
     "broadcast_delay", *(f"producer_{n}" for n in PRODUCER_REQUESTS),
+    "diagnostics",
 )
 
 #: Topic suffixes a ``display`` may read (the broker ACL enforces it; see systemd/mosquitto/acl).
@@ -133,6 +134,11 @@ class Topics:
     def commitment(self) -> str:
         """Public: the salted hashes of each seat's hole cards, at the deal (controller/mqtt/sealed.py)."""
         return self._t("commitment")
+
+    @property
+    def diagnostics(self) -> str:
+        """Retained: the readers' diagnostics (firmware_bridge/diagnostics.py); counts only, no tag, no card."""
+        return self._t("diagnostics")
 
     # secret
     @property

@@ -47,6 +47,7 @@ FAULT_TOO_MANY_TAGS = 3
 FAULT_BAD_HOST_FRAME = 4
 FAULT_OUTPUT_OVERFLOW = 5
 FAULT_FIRMWARE_ERROR = 6
+FAULT_SCAN_STALLED = 7  # detail = the gap in ms between two reads (sent before the next arrival)
 
 # Reset causes reported in HELLO.
 RESET_POWER_ON = 0
@@ -64,6 +65,7 @@ MAX_UID_LEN = 10
 INVENTORY_HEAD_FORMAT = ">IHBBB"  # boot id, snapshot, part, parts, count
 INVENTORY_HEAD_SIZE = 9
 
+STALL_GAP_MS = 100
 DEFAULT_SCAN_PERIOD_MS = 100
 DEFAULT_DEBOUNCE_MS = 250
 DEFAULT_HEARTBEAT_MS = 500
@@ -272,6 +274,16 @@ class Device:
         self.expected = []  # antennas the host expects the next cards on (EXPECT)
         self.ring = [[]]  # lists of (seq, frame): the last RING_FRAMES frames, for REPLAY
         self._ring_len = 0
+        # A gap between two reads longer than this (a stalled loop) may have let two cards land
+        # unseen: the scan that finds them reports them in antenna order, so the next arrival is
+        # preceded by FAULT 7 (the host asks the dealer to confirm their order).  The reference
+        # cycle is 35-44 ms; a dealer pitches no two cards within 100 ms.
+        self.stall_gap_ms = STALL_GAP_MS
+        self._last_read_ms = now_ms
+        self._stall_gap = 0  # a stall's gap not told yet (ms)
+        # The heartbeat waits until two cycles end after the gap, so every card found by the scans
+        # after it comes between FAULT 7 and the next HEARTBEAT (the host's window).
+        self._stall_cycles = 0
 
     # -- output ---------------------------------------------------------------
     def _send(self, mtype, body):
@@ -357,6 +369,11 @@ class Device:
     def observe(self, antenna, uids, now_ms):
         """Record one scan of one antenna: ``uids`` is the list of UIDs it read."""
         self._now_ms = now_ms
+        gap = self._diff(now_ms, self._last_read_ms)
+        self._last_read_ms = now_ms
+        if gap > self.stall_gap_ms and self.booted:
+            self._stall_gap = min(gap, 0xFFFF)
+            self._stall_cycles = 2
         if antenna < 0 or antenna >= self.antenna_count or not self.enabled[antenna]:
             return
         tags = self.present[antenna]
@@ -383,6 +400,9 @@ class Device:
             else:
                 tags[uid] = [now_ms, 0]
                 if self.booted:
+                    if self._stall_gap:
+                        self.fault(SOURCE_CONTROLLER, FAULT_SCAN_STALLED, self._stall_gap)
+                        self._stall_gap = 0
                     self._send(T_TAG_ARRIVE, encode_uid_entry(antenna, uid))
         if len(seen) < MAX_TAGS_PER_ANTENNA:
             self._crowded[antenna] = False
@@ -435,6 +455,10 @@ class Device:
         """A full pass over all antennas is done; the first one completes the boot."""
         self.cycles += 1
         self._now_ms = now_ms
+        if self._stall_cycles:
+            self._stall_cycles -= 1
+            if not self._stall_cycles and not self.awaiting:
+                self._stall_gap = 0  # no card landed in the gap: nothing to order
         if not self.booted and self.cycles >= 2 and self._diff(now_ms, self._boot_ms) >= self.debounce_ms:
             self.booted = True
             self.send_hello()
@@ -445,7 +469,7 @@ class Device:
         """Periodic duties: the heartbeat, and HELLO again until the host acknowledges it."""
         self._now_ms = now_ms
         self.uptime_ms(now_ms)
-        if self.booted and self._diff(now_ms, self._last_heartbeat_ms) >= self.heartbeat_ms:
+        if self.booted and not self._stall_cycles and self._diff(now_ms, self._last_heartbeat_ms) >= self.heartbeat_ms:
             self._last_heartbeat_ms = now_ms
             if not self.synced:
                 self.send_hello()
