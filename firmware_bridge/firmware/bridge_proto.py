@@ -15,7 +15,7 @@ The wire format is specified in ``firmware_bridge/PROTOCOL.md``.
 import struct
 
 PROTOCOL_VERSION = 1
-FIRMWARE_VERSION = (1, 4, 1)
+FIRMWARE_VERSION = (1, 5, 0)
 
 # Message types, device -> host.
 T_HELLO = 0x01
@@ -366,14 +366,19 @@ class Device:
     def present_count(self):
         return sum(len(tags) for tags in self.present) & 0xFFFF
 
-    def observe(self, antenna, uids, now_ms):
-        """Record one scan of one antenna: ``uids`` is the list of UIDs it read."""
-        self._now_ms = now_ms
+    def read_at(self, now_ms):
+        """A read of any antenna at ``now_ms``, an empty slot's too (the scan loop does not call
+        :meth:`observe` for those): a gap between two reads over ``stall_gap_ms`` is a stall."""
         gap = self._diff(now_ms, self._last_read_ms)
         self._last_read_ms = now_ms
         if gap > self.stall_gap_ms and self.booted:
             self._stall_gap = min(gap, 0xFFFF)
             self._stall_cycles = 2
+
+    def observe(self, antenna, uids, now_ms):
+        """Record one scan of one antenna: ``uids`` is the list of UIDs it read."""
+        self._now_ms = now_ms
+        self.read_at(now_ms)
         if antenna < 0 or antenna >= self.antenna_count or not self.enabled[antenna]:
             return
         tags = self.present[antenna]

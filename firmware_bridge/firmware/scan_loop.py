@@ -417,6 +417,8 @@ def main():
                     dev.reader_state(antenna, False, 0 if isinstance(exc, OSError) else 1)
                 if uids or tags or pending:  # an empty slot read empty tells the protocol nothing
                     dev.observe(antenna, uids, seen_ms)
+                else:  # but it was read: the gap since the last read is no stall
+                    dev.read_at(seen_ms)
             elif alive[antenna]:
                 readers[antenna].field(False)
             if scanner.cycle_done:

@@ -206,3 +206,17 @@ def test_a_confirming_read_never_has_a_neighbours_field_on() -> None:
     reqa = [r.commands.get(0x26, 0) for r in b.readers]
     assert min(reqa) > 0  # every antenna, neighbours of the new tags too, was read
 
+
+
+def test_a_quiet_table_is_no_stall_and_two_quick_cards_arrive_without_fault_7() -> None:
+    """A table with no card on it reads only empty slots (the loop skips ``observe`` for those):
+    the time since the last read still counts them, so the first cards after a quiet spell do not
+    look like cards landed in a stalled loop (a false "order unknown: confirm" at every deal)."""
+    b = board()
+    hello_ack(b, int(0.6 * S))
+    b.clock.at(2 * S, lambda: b.table.place(3, Tag(UID_A)))
+    b.clock.at(2 * S + 80_000, lambda: b.table.place(12, Tag(UID_B)))
+    b.run(int(2.6 * S))
+    arrivals = [m.uid for m in of(b, p.TagArrive) if not isinstance(m, p.TagLeave)]
+    assert arrivals == [UID_A, UID_B]
+    assert [f for f in of(b, p.Fault) if f.code == p.FaultCode.SCAN_STALLED] == []
