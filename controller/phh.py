@@ -314,9 +314,9 @@ def hand_history(record: HandRecord, events: Sequence[Event], *, table: str | No
         when = _dt.datetime.fromtimestamp(at, tz=_dt.UTC)
         extra |= {"time": when.time().replace(microsecond=0), "time_zone": "UTC", "day": when.day,
                   "month": when.month, "year": when.year}
-    chips = ex.engine.chips
-    if chips is not None and ex.engine.settle() is not None:
-        final = chips.final_stacks() or {}
+    settled = ex.engine.settle()
+    if settled is not None and settled.stacks is not None:
+        final = dict(settled.stacks)
         extra["finishing_stacks"] = [final[s] for s in ex.order]
     user: dict[str, Any] = {"_game": f"{ex.game.name} ({ex.structure})",
                             "_rules": f"{record.setup.rules} {record.setup.event}"}

@@ -63,6 +63,8 @@ from controller.rules.operations import (
     HoleCards,
     Operation,
     Played,
+    PotAwarded,
+    Settlement,
     StreetStarted,
     Winner,
 )
@@ -345,15 +347,30 @@ class HandEngine(BoardRules):
         drawn = [h.card for h in held if h.street >= draw_i]
         return kept_after_draw(self.game.showdown[0], before, unknown) + drawn
 
-    def settle(self) -> dict[int, int] | None:
+    def settle(self) -> Settlement | None:
         """Once the hand is over: every pot awarded from what each seat put in (TDA 19; RRoP s3
-        Ties 5(d)), ``{seat: chips won}``; None without chips, before the end, or while a live
-        hand is unknown."""
-        if self.chips is None or self.phase is not Phase.DONE:
+        Ties 5(d)); None without chips, before the end, or while a live hand is unknown."""
+        settled = self.settlement()
+        return settled if settled is not None and settled.awarded else None
+
+    def settlement(self) -> Settlement | None:
+        """The chips at the hand's end, typed (:class:`~controller.rules.operations.Settlement`):
+        every pot awarded once the hand is over and every live hand known; else what is in the pots,
+        each chip given back after a misdeal or a void.  None without chips."""
+        book = self.chips
+        if book is None:
             return None
-        if self.chips.payouts is not None:
-            return self.chips.payouts
-        return self.chips.settle(self._pot_winners)
+        payouts = None
+        if self.phase is Phase.DONE:
+            payouts = book.payouts if book.payouts is not None else book.settle(self._pot_winners)
+        if payouts is None:
+            void = self.phase is Phase.DEAD
+            return Settlement(False, void, (), tuple(PotAwarded(p.amount, tuple(p.eligible)) for p in book.pots()),
+                              None, tuple(book.start.items()) if void else None)
+        seat, excess = book.uncalled()
+        return Settlement(True, False, tuple(payouts.items()), book.awarded,
+                          (seat, excess) if seat is not None and excess else None,
+                          tuple((book.final_stacks() or {}).items()))
 
     def _pot_winners(self, eligible: Sequence[int], amount: int) -> dict[int, int] | None:
         seats = [s for s in eligible if s in self.active and s not in self.mucked]

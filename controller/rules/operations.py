@@ -180,3 +180,51 @@ class Played:
     rulings: tuple[Ruling, ...]
     hole_cards: HoleCards | None
     over: bool
+
+
+@dataclass(frozen=True, slots=True)
+class PotAwarded:
+    """One pot at the hand's end: its chips, the seats that could win it and those that did (none
+    when nothing was awarded)."""
+
+    amount: int
+    eligible: tuple[int, ...]
+    winners: tuple[int, ...] = ()
+
+    def payload(self) -> dict[str, Any]:
+        return {"amount": self.amount, "eligible": list(self.eligible), "winners": list(self.winners)}
+
+
+@dataclass(frozen=True, slots=True)
+class Settlement:
+    """The chips at a hand's end (TDA 19; RRoP s3 Ties 5(d)): ``event/hand_end``'s ``payouts``,
+    ``pots`` and ``returned``, and the stacks the table carries into the next hand.
+
+    ``awarded``: every pot was awarded automatically; then ``payouts`` holds every chip pushed to
+    each seat (its own uncalled excess, ``returned``, included) and ``stacks`` the stacks after the
+    push.  Otherwise nothing was pushed: a misdeal or a void (``void``) gives every chip back
+    (``stacks`` are the starting ones); hands not known leave the chips where they lie, the pot the
+    floor's to settle (``stacks`` None)."""
+
+    awarded: bool
+    void: bool
+    payouts: tuple[tuple[int, int], ...]
+    pots: tuple[PotAwarded, ...]
+    returned: tuple[int, int] | None  # (seat, chips): a bet nobody called, given back
+    stacks: tuple[tuple[int, int], ...] | None
+
+    def paid(self) -> dict[int, int]:
+        """``{seat: chips pushed}``, every seat of the hand (0 for a seat that got nothing)."""
+        return dict(self.payouts)
+
+    def won(self, seat: int) -> int:
+        """What the seat won: the chips pushed to it, less its own uncalled bet given back."""
+        back = self.returned[1] if self.returned is not None and self.returned[0] == seat else 0
+        return dict(self.payouts).get(seat, 0) - back
+
+    def payload(self) -> dict[str, Any]:
+        if not self.awarded:
+            return {"payouts": None, "pots": [p.payload() for p in self.pots]}
+        returned = None if self.returned is None else {"seat": self.returned[0], "amount": self.returned[1]}
+        return {"payouts": {str(s): c for s, c in self.payouts if c}, "pots": [p.payload() for p in self.pots],
+                "returned": returned}
