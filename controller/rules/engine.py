@@ -60,6 +60,7 @@ from controller.rules.operations import (
     DrawDeclared,
     HandOutcome,
     HandStarted,
+    HandView,
     HoleCards,
     Operation,
     Played,
@@ -380,6 +381,18 @@ class HandEngine(BoardRules):
             return None
         award = self._award(seats, amount, named=False)
         return award.shares if award is not None else None
+
+    def view(self) -> HandView:
+        """The hand now, frozen, for readers outside the rules (:class:`~controller.rules.operations.HandView`)."""
+        premature = self.premature
+        return HandView(
+            game=self.game.name, phase=self.phase.value, over=self.over,
+            drawing=self.street_i < len(self.game.streets) and self.street.draw,
+            small_blind=self.small_blind, big_blind=self.big_blind, active=frozenset(self.active),
+            folded=frozenset(self.folded), all_in=frozenset(self.all_in),
+            held=tuple((s, tuple(h.card for h in self.hands.get(s, []) if not h.scrap)) for s in self.order),
+            board=tuple(c for c in self.board if c not in premature),
+            unknown_discards=frozenset(s for s, n in self.unknown_discards.items() if n > 0))
 
     def placements(self) -> dict[Card, str]:
         """Where each card of this hand lies: ``seat:N``, ``board``, ``burn``, ``muck``, ``aside``, ``boxed``."""

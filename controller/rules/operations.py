@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from controller.rules.cards import Card
 from controller.rules.rulings import Ruling
 
 
@@ -228,3 +229,26 @@ class Settlement:
         returned = None if self.returned is None else {"seat": self.returned[0], "amount": self.returned[1]}
         return {"payouts": {str(s): c for s, c in self.payouts if c}, "pots": [p.payload() for p in self.pots],
                 "returned": returned}
+
+
+@dataclass(frozen=True, slots=True)
+class HandView:
+    """A hand as code outside the rules reads it: a frozen copy (``HandEngine.view()``), so a reader
+    (the equity worker, the floor's orders, the dealer simulator) names what it depends on and can
+    change nothing.  Cards are the engine's own :class:`~controller.rules.cards.Card` values."""
+
+    game: str
+    phase: str  # ``Phase``'s value: deal, bet, board, draw, done, dead
+    over: bool
+    drawing: bool  # the street is a draw
+    small_blind: int | None
+    big_blind: int | None
+    active: frozenset[int]  # seats still holding a live hand
+    folded: frozenset[int]
+    all_in: frozenset[int]
+    held: tuple[tuple[int, tuple[Card, ...]], ...]  # each dealt-in seat's cards (discards left out)
+    board: tuple[Card, ...]  # the settled board: premature cards left out
+    unknown_discards: frozenset[int]  # draw games: seats holding discards no sensor identified
+
+    def cards(self, seat: int) -> tuple[Card, ...]:
+        return dict(self.held).get(seat, ())
