@@ -58,7 +58,7 @@ def request_for(hand: HandView | None, hand_id: int, seq: int) -> EquityRequest 
     live = {s: cards(s) for s in sorted(hand.active) if cards(s)}
     dead = tuple(c for s in sorted(hand.folded) for c in cards(s))
     board = tuple(c for c in hand.board if not c.is_joker)
-    unknown = frozenset(s for s in live if s in hand.unknown_discards)
+    unknown = frozenset(s for s in live if hand.unknown(s) > 0)
     return EquityRequest(hand_id, seq, hand.game, live, board, dead, after_draw=hand.drawing, unknown=unknown)
 
 

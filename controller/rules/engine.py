@@ -392,7 +392,8 @@ class HandEngine(BoardRules):
             folded=frozenset(self.folded), all_in=frozenset(self.all_in),
             held=tuple((s, tuple(h.card for h in self.hands.get(s, []) if not h.scrap)) for s in self.order),
             board=tuple(c for c in self.board if c not in premature),
-            unknown_discards=frozenset(s for s, n in self.unknown_discards.items() if n > 0))
+            unknown_discards=tuple((s, n) for s, n in self.unknown_discards.items() if n > 0),
+            placements=tuple(self.where.items()))
 
     def placements(self) -> dict[Card, str]:
         """Where each card of this hand lies: ``seat:N``, ``board``, ``burn``, ``muck``, ``aside``, ``boxed``."""

@@ -248,7 +248,15 @@ class HandView:
     all_in: frozenset[int]
     held: tuple[tuple[int, tuple[Card, ...]], ...]  # each dealt-in seat's cards (discards left out)
     board: tuple[Card, ...]  # the settled board: premature cards left out
-    unknown_discards: frozenset[int]  # draw games: seats holding discards no sensor identified
+    unknown_discards: tuple[tuple[int, int], ...]  # draw games: (seat, discards no sensor identified)
+    placements: tuple[tuple[Card, str], ...]  # where each card of the hand lies (``HandEngine.placements``)
 
     def cards(self, seat: int) -> tuple[Card, ...]:
         return dict(self.held).get(seat, ())
+
+    def unknown(self, seat: int) -> int:
+        """How many of the seat's discards no sensor identified (draw games)."""
+        return dict(self.unknown_discards).get(seat, 0)
+
+    def where(self, card: Card) -> str | None:
+        return dict(self.placements).get(card)
