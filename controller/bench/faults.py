@@ -103,6 +103,7 @@ class Recorder:
         self._parsed = 0
         self._by_topic: defaultdict[str, list[dict]] = defaultdict(list)
         self._seqs: defaultdict[str, set] = defaultdict(set)
+        self._runs: dict[str, tuple[Any, float, Counter]] = {}  # per topic: the last event's seq, time, keys so far
         self.connected = threading.Event()
         self.topics = topics
         self.c = mqtt.Client(callback_api_version=CallbackAPIVersion.VERSION2, protocol=mqtt.MQTTv5,
@@ -148,11 +149,21 @@ class Recorder:
                     continue
                 self._by_topic[r.topic].append(p)
                 if isinstance(p, dict) and "seq" in p:
-                    self._seqs[r.topic].add(p["seq"])
+                    # An event per card: a confirm deals several under one ``seq``, two alike when a
+                    # seat gets two cards face down (counted in order within the burst of their seq);
+                    # a repeat after an outage or a restart (its ``ts`` aside) is the same event again.
+                    key = json.dumps({k: v for k, v in p.items() if k != "ts"}, sort_keys=True)
+                    run_seq, last, alike = self._runs.get(r.topic, (None, 0.0, Counter()))
+                    if run_seq != p["seq"] or r.t - last > 0.25:
+                        alike = Counter()
+                    self._runs[r.topic] = (p["seq"], r.t, alike)
+                    self._seqs[r.topic].add((key, alike[key]))
+                    alike[key] += 1
         return self._by_topic[topic]
 
     def distinct(self, topics: tuple[str, ...]) -> int:
-        """Distinct ``seq`` values received on ``topics`` (a repeat after an outage counts once)."""
+        """Distinct events received on ``topics``: each card of a confirm counts, a repeat after an
+        outage counts once."""
         for t in topics:
             self.parsed(t)
         return sum(len(self._seqs[t]) for t in topics)
