@@ -117,6 +117,16 @@ class HandEngine(BoardRules):
         """Whether :meth:`play` may take ``event`` now (PokerKit's ``can_...``; :meth:`refusal` says why not)."""
         return self.refusal(event, in_turn=in_turn) is None
 
+    def can_act(self, seat: int, action: str, amount: int | None = None, *, all_in: bool = False,
+                in_turn: bool = True) -> bool:
+        """Whether ``seat`` may ``action`` now (PokerKit's ``can_fold``, ``can_check_or_call``,
+        ``can_complete_bet_or_raise_to``), the console's way by default: in turn, within the legal range."""
+        return self.can_play(Act(seat, action, all_in, amount), in_turn=in_turn)
+
+    def can_put(self, seat: int, chips: tuple[int, ...], declare: str | None = None, to: int | None = None) -> bool:
+        """Whether chips pushed by ``seat`` can be ruled on now (a hand with chips, a seat still able to bet)."""
+        return self.can_play(Put(seat, chips, declare, to))
+
     def _chips_refusal(self, event: Act | Put) -> str | None:
         """An action or a push the chips cannot mean is refused with what is legal; an ``act``
         amount outside the legal range too (the console typed it: no ruling, a clear error)."""
