@@ -8,7 +8,8 @@ operations an event came to, the rulings it raised, whether the hand is over) an
 event may apply now.  Each operation carries its display payload (docs/mqtt.md ``event/<kind>``),
 so the service publishes from it and never works out what happened by reading the engine's state.
 The hand's end is typed too (:class:`HandOutcome`, and the chips' :class:`Settlement`), and code
-outside the rules reads a hand through :class:`HandView`, a frozen copy (``HandEngine.view()``).
+outside the rules can read a hand through :class:`HandView`, a frozen copy (``HandEngine.view()``: the
+equity worker and the PHH export do).
 """
 
 from __future__ import annotations
