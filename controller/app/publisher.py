@@ -174,7 +174,7 @@ class Publisher:
             return
         from controller.equity.worker import EquityWorker, request_for
 
-        req = request_for(service.engine, service.hand_id, seq)
+        req = request_for(service.engine.view() if service.engine is not None else None, service.hand_id, seq)
         if req is None or req.key() == self._equity_key:
             return
         self._equity_key = req.key()

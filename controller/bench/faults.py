@@ -714,6 +714,7 @@ def deal_hand(rig: Rig, n: int, fault: str, progress: Callable[[str], None]) -> 
     at = rig.rng.choice(moves[: max(1, len(moves) * 2 // 3)]) if fault != "none" and moves else -1
     cards_before = rig.card_count()
     pitched = Pitched(seq)
+    pitched_since, settled = True, -1  # a card placed since the cards last settled; the count then
     for i, action in enumerate(plan.actions):
         if i == at and fault == "misdeal":
             _quiet(rig.card_count, 0.4, 4.0)
@@ -744,9 +745,11 @@ def deal_hand(rig: Rig, n: int, fault: str, progress: Callable[[str], None]) -> 
             if answer is None or not answer["ok"]:
                 log.refused.append(f"{req[0]} {req[1]}: {answer and answer['error']}")
         else:
-            if action.removes:
-                # A dealer lifts cards (a fold, the scoop) once the ones pitched have settled.
+            if action.removes and (pitched_since or rig.card_count() != settled):
+                # A dealer lifts cards (a fold, the scoop) once the ones pitched have settled: once after
+                # he last pitched (and again if a card came in since), not before every card he lifts.
                 _quiet(rig.card_count, 0.4, 4.0)
+                pitched_since, settled = False, rig.card_count()
             for antenna, uid in action.removes:
                 rig.emulator.remove(antenna, uid)
                 card = rig.registry.lookup(uid).card  # gone from its seat (a fold, the scoop): no longer dealt there
@@ -761,6 +764,7 @@ def deal_hand(rig: Rig, n: int, fault: str, progress: Callable[[str], None]) -> 
                 where = _where(rig, antenna)
                 if card is not None and (where in ("burn", "board") or where.startswith("seat:")):
                     pitched.cards.append((where, card.label()))  # dealt cards (not a fold into the muck)
+                    pitched_since = True
             time.sleep(rig.pace)
             answer_confirm(rig, pitched, log)
     deadline = time.monotonic() + 15
