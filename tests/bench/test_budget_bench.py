@@ -58,3 +58,16 @@ def test_one_hand_camera_off_is_measured_end_to_end(monkeypatch) -> None:
     assert 0 < run["cpu_s"] < run["seconds"] and run["host_core_share"] > 0
     assert 20 < run["rss_mb"] <= run["peak_rss_mb"]
     assert run["journal_bytes_per_hand"] > 0
+
+
+def test_sysbench_gives_this_machine_s_ratio_to_the_pis() -> None:
+    """scripts/bootstrap installs sysbench, so the bench's Pi estimates exist on a fresh machine (in CI
+    a missing sysbench fails here rather than leaving the bench without its Pi figures)."""
+    if os.environ.get("CI") is None and budget.shutil.which("sysbench") is None:
+        import pytest
+
+        pytest.skip("sysbench is not installed (scripts/bootstrap installs it)")
+    got = budget.host_sysbench(seconds=1)
+    assert "error" not in got, got
+    assert got["events"] > 0 and got["cpu_s"] > 0.5  # one second of one thread's work
+    assert got["events_per_cpu_s"] == round(got["events"] / got["cpu_s"], 1)
