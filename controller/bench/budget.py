@@ -202,7 +202,18 @@ def tree_memory_mb(pids: list[int]) -> dict[str, float]:
     """The processes' resident memory summed (now and their peaks): shared library pages are
     counted once per process, so this is an upper bound of what they hold together."""
     figures = [proc_memory_mb(pid) for pid in pids]
-    return {key: round(sum(f[key] for f in figures), 1) for key in ("rss_mb", "peak_rss_mb")}
+    out = {key: round(sum(f[key] for f in figures), 1) for key in ("rss_mb", "peak_rss_mb")}
+    out["pss_mb"] = round(sum(proc_pss_mb(pid) for pid in pids), 1)
+    return out
+
+
+def proc_pss_mb(pid: int) -> float:
+    """Proportional set size now, MB: each shared page divided among the processes that map it, so
+    the sum over processes is what they hold together (Linux's smaps_rollup)."""
+    for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+        if line.startswith("Pss:"):
+            return round(int(line.split()[1]) / 1024, 1)
+    return 0.0
 
 
 def proc_memory_mb(pid: int) -> dict[str, float]:
@@ -562,7 +573,8 @@ def run_bench(hands: int = 2, live_hands: int = 1, fps: float = 10.0, seed: int 
         "runs": runs,
         "goals": goals,
         "note": "the daemon alone (its own process and, camera on, its recogniser's process, summed: CPU from /proc, "
-                "resident memory VmRSS/VmHWM; processes: how many); hold'em "
+                "resident memory VmRSS/VmHWM summed, an upper bound as shared libraries count once per process, and "
+                "pss_mb now, shared pages divided among them; processes: how many); hold'em "
                 "hands with no dealer mistake, every tag read; the camera at the configured fps over the board "
                 "and seats 1-2 (frames_per_s: what it kept up here; host_core_share_at_fps: the off run's share "
                 "plus cpu_ms_per_frame at the configured fps, which the goals use); pi_core_share = "

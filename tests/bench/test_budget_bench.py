@@ -90,6 +90,7 @@ def test_the_process_tree_counts_a_child_s_cpu_and_memory() -> None:
         assert budget.tree_cpu_seconds(pids) >= budget.proc_cpu_seconds(os.getpid()) + 0.25
         mine, both = budget.proc_memory_mb(os.getpid()), budget.tree_memory_mb(pids)
         assert both["rss_mb"] > mine["rss_mb"] and both["peak_rss_mb"] >= both["rss_mb"]
+        assert budget.proc_pss_mb(os.getpid()) < both["pss_mb"] <= both["rss_mb"]  # shared pages divided
     finally:
         child.kill()
         child.wait()
