@@ -24,7 +24,7 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import IO, Any, BinaryIO
 
 from controller.errors import PokerTableError
 
@@ -44,8 +44,8 @@ class RecognitionWorker:
                                       stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         self._lock = threading.Lock()
         assert self._proc.stdin is not None and self._proc.stdout is not None
-        self._out: BinaryIO = self._proc.stdin
-        self._in: BinaryIO = self._proc.stdout
+        self._out: IO[bytes] = self._proc.stdin
+        self._in: IO[bytes] = self._proc.stdout
         self.examples = 0
         timer = threading.Timer(start_timeout, self._proc.kill)  # a worker that never answers is ended
         timer.start()
