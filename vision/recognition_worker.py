@@ -68,7 +68,7 @@ class RecognitionWorker:
                 pickle.dump(message, self._out, protocol=pickle.HIGHEST_PROTOCOL)
                 self._out.flush()
                 return pickle.load(self._in)
-            except (OSError, EOFError, pickle.UnpicklingError) as exc:
+            except (OSError, ValueError, EOFError, pickle.UnpicklingError) as exc:  # ValueError: closed
                 raise RecognitionWorkerError(f"the camera's recogniser process ended ({exc!r}, "
                                              f"exit {self._proc.poll()})") from exc
 
