@@ -9,6 +9,7 @@ import time
 
 from controller.floor.rig import (  # noqa: F401 - re-exported for the tests
     BridgedTable,
+    ChildProcess,
     FloorProcess,
     LightTable,
     Recorder,
@@ -100,7 +101,7 @@ class NetCut:
 
 
 
-class DaemonProcess:
+class DaemonProcess(ChildProcess):
     """``tablectl run`` for a tournament table as its own process, on ``broker`` with its controller login,
     so a test can ``kill -9`` it mid-hand and start it again on the same journal."""
 
@@ -162,26 +163,6 @@ enabled = false
                                           "--registry", str(self.folder / "decks.json"), "--log", "json"],
                                          env=env, stdout=subprocess.DEVNULL, stderr=log, cwd=self.folder)
         return self
-
-    def kill9(self) -> None:
-        import signal
-
-        if self.proc is not None:
-            self.proc.send_signal(signal.SIGKILL)
-            self.proc.wait(10)
-            self.proc = None
-
-    def stop(self) -> None:
-        import subprocess
-
-        if self.proc is not None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(10)
-            self.proc = None
 
     def rows(self, sql: str, params: tuple = ()) -> list[tuple]:
         """Read the daemon's journal (SQLite, read-only) while it runs."""

@@ -86,7 +86,7 @@ def test_a_departure_waiting_for_the_hand_survives_kill_9_and_the_room_page_conf
             # t1 keeps the order in its journal (he plays his hand out), then dies
             wait_until(lambda: [r[0] for r in t1.rows("SELECT id FROM floor_orders")] == [move["id"]], 10,
                        "the departure kept in t1's journal")
-            t1.kill9()
+            t1.kill()
             assert t1.seats().get(from_seat) == mover
             t1.start()  # replays its journal: the hand is still in progress, the departure is re-armed
             wait_until(lambda: t1.rows("SELECT COUNT(*) FROM events")[0][0] > 0 and _log_says(t1, "re-armed"), 45,
@@ -176,7 +176,7 @@ def test_the_bridge_carries_orders_at_qos_1_once_each_through_a_bridge_and_a_dae
         wait_until(lambda: t1.seats().get(late["seat"]) == "p06", 20, "the late entry seated once the bridge is back")
 
         # the daemon down: the next order waits on the table's Mosquitto for its persistent session
-        t1.kill9()
+        t1.kill()
         (later,) = [x for x in d.request("tournament.late_entry", {"name": "p07"}) if x["kind"] == "seat"]
         time.sleep(1.0)  # through the bridge to the table's Mosquitto, where nobody takes it yet
         t1.start()
