@@ -6,6 +6,7 @@ import select
 import socket
 import threading
 import time
+from typing import Any
 
 from controller.floor.rig import (  # noqa: F401 - re-exported for the tests
     BridgedTable,
@@ -16,6 +17,17 @@ from controller.floor.rig import (  # noqa: F401 - re-exported for the tests
     event_keys,
     floor_rows,
 )
+
+
+def start_tournament(director: Any, structure: dict[str, Any], players: int, tables: list[Any],
+                     **create: Any) -> Any:
+    """``tournament.create`` (the structure and ``create``: seed, draw), ``players`` registered as p00, p01...,
+    ``tournament.start`` on ``tables``; the director's tournament."""
+    director.request("tournament.create", {"structure": structure, **create})
+    for i in range(players):
+        director.request("tournament.register", {"name": f"p{i:02d}"})
+    director.request("tournament.start", {"tables": tables})
+    return director.tournament
 
 
 class NetCut:
