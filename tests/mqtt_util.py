@@ -96,6 +96,13 @@ enabled = false
     return cfg
 
 
+def seat_four(request: Callable[[str, dict[str, Any]], None]) -> None:
+    """p1 to p4 in seats 1 to 4 and the button on seat 4, by the console's requests (``request(name, body)``)."""
+    for seat in (1, 2, 3, 4):
+        request("seat", {"seat": seat, "name": f"p{seat}"})
+    request("set_button", {"seat": 4})
+
+
 def require_mosquitto() -> None:
     """At a test module's top: skip without Mosquitto, but fail under CI (the secrecy and
     durability tests must never be skipped silently)."""

@@ -26,7 +26,15 @@ from controller.mqtt.contract import REQUEST_NAMES, Topics, validate
 from controller.rules.cards import Card, standard_deck
 from controller.rules.decks import Deck, DeckRegistry
 from controller.rules.events import Act, BoardCards, Burn, Deal, NewHand, SeatPlayer, SetButton
-from tests.mqtt_util import Client, require_mosquitto, shipped_broker, start_daemon, wait_until, write_table_config
+from tests.mqtt_util import (
+    Client,
+    require_mosquitto,
+    seat_four,
+    shipped_broker,
+    start_daemon,
+    wait_until,
+    write_table_config,
+)
 
 require_mosquitto()
 
@@ -272,9 +280,7 @@ def test_kill_9_mid_hand_then_restart_gives_the_same_state(tmp_path, broker, pas
     proc = start()
     try:
         wait_until(lambda: online_count() >= 1, timeout=20, what="the daemon online")
-        for seat in (1, 2, 3, 4):
-            request("seat", {"seat": seat, "name": f"p{seat}"})
-        request("set_button", {"seat": 4})
+        seat_four(request)
         request("new_hand", {})
         dealt = [("Ah", 0), ("Kd", 2), ("Qs", 4), ("Jc", 6), ("Th", 1), ("9d", 3)]
         def cards_dealt() -> int:

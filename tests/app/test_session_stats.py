@@ -120,7 +120,15 @@ def test_a_daemon_killed_and_restarted_goes_on_from_the_same_statistics(tmp_path
     import sys
     import uuid
 
-    from tests.mqtt_util import Client, new_passwords, require_mosquitto, shipped_broker, wait_until, write_table_config
+    from tests.mqtt_util import (
+        Client,
+        new_passwords,
+        require_mosquitto,
+        seat_four,
+        shipped_broker,
+        wait_until,
+        write_table_config,
+    )
 
     require_mosquitto()
     passwords = new_passwords()
@@ -171,9 +179,7 @@ def test_a_daemon_killed_and_restarted_goes_on_from_the_same_statistics(tmp_path
         proc = start()
         try:
             wait_until(lambda: online() >= 1, timeout=20, what="the daemon online")
-            for seat in (1, 2, 3, 4):
-                request("seat", {"seat": seat, "name": f"p{seat}"})
-            request("set_button", {"seat": 4})
+            seat_four(request)
             # Hand 1 (button 4): 3 raises, everyone folds to him.
             hand([1, 2, 3, 4], ["Ah", "Kd", "Qs", "Jc", "Th", "9d", "8s", "7c"],
                  [(3, "raise", 6), (4, "fold"), (1, "fold"), (2, "fold")])
