@@ -38,12 +38,11 @@ from __future__ import annotations
 
 import json
 import logging
-import ssl
 import threading
 import time
 from typing import Any
 
-from controller.mqtt.link import MqttSettings
+from controller.mqtt.link import MqttSettings, subscriber
 from controller.rules.events import Report, SeatPlayer, UnseatPlayer
 from controller.service import Output
 
@@ -223,28 +222,10 @@ class FloorOrders:
 
     # ------------------------------------------------------------------ the subscriber
     def start(self) -> FloorOrders:
-        import paho.mqtt.client as mqtt
-
-        s = self.settings
         # The controller's own (secret, stable) client id plus a suffix: its session survives a restart.
-        client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=f"{s.client_id}-orders",
-                             clean_session=False, protocol=mqtt.MQTTv311)
-        if s.username:
-            client.username_pw_set(s.username, s.password)
-        host, port, tls = s.host_port
-        if tls:
-            client.tls_set(ca_certs=s.ca_file, certfile=s.certfile, keyfile=s.keyfile, cert_reqs=ssl.CERT_REQUIRED)
-        topic = orders_topic(self.table_id)
-
-        def on_connect(c: Any, u: Any, f: Any, rc: Any, p: Any = None) -> None:
-            if not rc.is_failure:
-                c.subscribe(topic, qos=1)
-
-        client.on_connect = on_connect
+        client = subscriber(self.settings, f"{self.settings.client_id}-orders", orders_topic(self.table_id),
+                            self._on_message, clean_session=False)
         client.on_subscribe = lambda *a: self.connected.set()
-        client.on_message = self._on_message
-        client.reconnect_delay_set(0.5, 10)  # type: ignore[arg-type]  # paho takes float seconds
-        client.connect_async(host, port, keepalive=30)
         self.daemon.listeners.append(self.let_go)
         self.rearm()
         client.loop_start()

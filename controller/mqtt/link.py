@@ -122,6 +122,30 @@ def set_nodelay(sock: Any) -> None:
         log.debug("TCP_NODELAY not set: %s", exc)
 
 
+def subscriber(settings: MqttSettings, client_id: str, topic: str, on_message: Callable[..., None], *,
+               clean_session: bool = True) -> mqtt.Client:
+    """A plain MQTT 3.1.1 connection beside the link, with the table's login and TLS: subscribes ``topic``
+    (QoS 1) at every connect, reconnects after 0.5 to 10 s.  Connected once its caller starts its loop."""
+    client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=client_id, clean_session=clean_session,
+                         protocol=mqtt.MQTTv311)
+    if settings.username:
+        client.username_pw_set(settings.username, settings.password)
+    host, port, tls = settings.host_port
+    if tls:
+        client.tls_set(ca_certs=settings.ca_file, certfile=settings.certfile, keyfile=settings.keyfile,
+                       cert_reqs=ssl.CERT_REQUIRED)
+
+    def on_connect(c: Any, u: Any, f: Any, rc: Any, p: Any = None) -> None:
+        if not rc.is_failure:
+            c.subscribe(topic, qos=1)
+
+    client.on_connect = on_connect
+    client.on_message = on_message
+    client.reconnect_delay_set(0.5, 10)  # type: ignore[arg-type]  # paho takes float seconds
+    client.connect_async(host, port, keepalive=30)
+    return client
+
+
 class MqttLink:
     """Publish with an outbox; deliver console requests to ``on_request``."""
 

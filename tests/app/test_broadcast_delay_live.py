@@ -121,9 +121,7 @@ def test_the_producer_shortens_and_lengthens_the_delay_mid_hand_and_the_session_
         assert answer["ok"], answer
         _deal(d, hands[1][4:])
         _fold_out(d)
-        wait_until(lambda: len(chain.on("broadcast/reveal")) == 2, timeout=15, what="both hands' salts")
-        wait_until(lambda: len(chain.on("broadcast/key")) == len(chain.on("broadcast/sealed")), timeout=10,
-                   what="every key")
+        chain.wait_all_out(2, "both hands' salts")
     finally:
         d.stop()
         public.client.close()

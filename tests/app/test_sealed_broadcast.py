@@ -48,6 +48,12 @@ class Reader:
         with self.lock:
             return [(t, json.loads(p)) for t, r, p in self.got if r == rel and p]
 
+    def wait_all_out(self, hands: int, what: str) -> None:
+        """Until ``hands`` hands' salts are out (``broadcast/reveal``) and a key for every sealed snapshot."""
+        wait_until(lambda: len(self.on("broadcast/reveal")) == hands, timeout=15, what=what)
+        wait_until(lambda: len(self.on("broadcast/key")) == len(self.on("broadcast/sealed")), timeout=10,
+                   what="every key")
+
 
 def _deal(d, cards: list[str]) -> None:
     d.submit(NewHand())
@@ -87,9 +93,7 @@ def test_a_whole_session_verifies_from_the_public_and_broadcast_topics_alone(tmp
         wait_until(lambda: any(m["hand_id"] == 3 for _t, m in chain.on("broadcast/sealed")), what="hand 3 sealed")
         d.set_broadcast_delay(DELAY)
         _fold_out(d)
-        wait_until(lambda: len(chain.on("broadcast/reveal")) == 3, timeout=15, what="the three hands' salts")
-        wait_until(lambda: len(chain.on("broadcast/key")) == len(chain.on("broadcast/sealed")), timeout=10,
-                   what="every key")
+        chain.wait_all_out(3, "the three hands' salts")
     finally:
         d.stop()
         public.client.close()

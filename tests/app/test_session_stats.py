@@ -120,48 +120,22 @@ def test_a_daemon_killed_and_restarted_goes_on_from_the_same_statistics(tmp_path
     import sys
     import uuid
 
-    from tests.mqtt_util import Client, new_passwords, require_mosquitto, shipped_broker, wait_until
+    from tests.mqtt_util import (
+        Client,
+        new_passwords,
+        require_mosquitto,
+        seat_four,
+        shipped_broker,
+        wait_until,
+        write_table_config,
+    )
 
     require_mosquitto()
     passwords = new_passwords()
     t = Topics("poker", "st1")
-    (tmp_path / "mqtt.pass").write_text(passwords["controller"])
-    antennas = "\n".join(f'{i} = "seat:{i // 2 + 1}:{i % 2}"' for i in range(8))
-    config = tmp_path / "table.toml"
-    config.write_text(f"""
-[table]
-id = "st1"
-size = 4
-game = "holdem"
-rules = "robert"
-
-[stakes]
-small_blind = 1
-big_blind = 2
-starting_stack = 1000
-
-[antennas]
-{antennas}
-
-[serial]
-enabled = false
-
-[mqtt]
-url = "mqtt://127.0.0.1:PORT"
-username = "controller"
-password_file = "mqtt.pass"
-
-[broadcast]
-delay = 0
-
-[journal]
-path = "journal.sqlite"
-
-[web]
-enabled = false
-""")
     with shipped_broker(passwords, websockets=False) as broker:
-        config.write_text(config.read_text().replace("PORT", str(broker.port)))
+        config = write_table_config(tmp_path, broker, passwords["controller"], table="st1",
+                                    stakes="\n[stakes]\nsmall_blind = 1\nbig_blind = 2\nstarting_stack = 1000\n")
         cmd = [sys.executable, "-m", "controller.cli", "run", "--config", str(config), "--log", "json"]
 
         def start() -> subprocess.Popen:
@@ -205,9 +179,7 @@ enabled = false
         proc = start()
         try:
             wait_until(lambda: online() >= 1, timeout=20, what="the daemon online")
-            for seat in (1, 2, 3, 4):
-                request("seat", {"seat": seat, "name": f"p{seat}"})
-            request("set_button", {"seat": 4})
+            seat_four(request)
             # Hand 1 (button 4): 3 raises, everyone folds to him.
             hand([1, 2, 3, 4], ["Ah", "Kd", "Qs", "Jc", "Th", "9d", "8s", "7c"],
                  [(3, "raise", 6), (4, "fold"), (1, "fold"), (2, "fold")])

@@ -6,15 +6,28 @@ import select
 import socket
 import threading
 import time
+from typing import Any
 
 from controller.floor.rig import (  # noqa: F401 - re-exported for the tests
     BridgedTable,
+    ChildProcess,
     FloorProcess,
     LightTable,
     Recorder,
     event_keys,
     floor_rows,
 )
+
+
+def start_tournament(director: Any, structure: dict[str, Any], players: int, tables: list[Any],
+                     **create: Any) -> Any:
+    """``tournament.create`` (the structure and ``create``: seed, draw), ``players`` registered as p00, p01...,
+    ``tournament.start`` on ``tables``; the director's tournament."""
+    director.request("tournament.create", {"structure": structure, **create})
+    for i in range(players):
+        director.request("tournament.register", {"name": f"p{i:02d}"})
+    director.request("tournament.start", {"tables": tables})
+    return director.tournament
 
 
 class NetCut:
@@ -100,7 +113,7 @@ class NetCut:
 
 
 
-class DaemonProcess:
+class DaemonProcess(ChildProcess):
     """``tablectl run`` for a tournament table as its own process, on ``broker`` with its controller login,
     so a test can ``kill -9`` it mid-hand and start it again on the same journal."""
 
@@ -162,26 +175,6 @@ enabled = false
                                           "--registry", str(self.folder / "decks.json"), "--log", "json"],
                                          env=env, stdout=subprocess.DEVNULL, stderr=log, cwd=self.folder)
         return self
-
-    def kill9(self) -> None:
-        import signal
-
-        if self.proc is not None:
-            self.proc.send_signal(signal.SIGKILL)
-            self.proc.wait(10)
-            self.proc = None
-
-    def stop(self) -> None:
-        import subprocess
-
-        if self.proc is not None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(10)
-            self.proc = None
 
     def rows(self, sql: str, params: tuple = ()) -> list[tuple]:
         """Read the daemon's journal (SQLite, read-only) while it runs."""

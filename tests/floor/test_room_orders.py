@@ -25,7 +25,7 @@ from typing import Any
 import paho.mqtt.client as mqtt
 
 from controller.mqtt.contract import Topics
-from tests.floor.room_util import DaemonProcess
+from tests.floor.room_util import DaemonProcess, start_tournament
 from tests.mqtt_util import new_passwords, shipped_broker, start_daemon, wait_until
 
 STRUCTURE = tomllib.loads((Path(__file__).resolve().parents[2] / "examples" / "tournament.toml").read_text())
@@ -63,11 +63,7 @@ def test_a_departure_waiting_for_the_hand_survives_kill_9_and_the_room_page_conf
             assert t2.floor_orders is not None and t2.floor_orders.connected.wait(10)
             time.sleep(1.0)  # t1's order subscriber: its session subscribed (a persistent one from here on)
             d = floor.director
-            d.request("tournament.create", {"structure": STRUCTURE, "seed": 3})
-            for i in range(12):
-                d.request("tournament.register", {"name": f"p{i:02d}"})
-            d.request("tournament.start", {"tables": ["t1", "t2"]})
-            tour = d.tournament
+            tour = start_tournament(d, STRUCTURE, 12, ["t1", "t2"], seed=3)
             wait_until(lambda: t1.seats() == tour.planned("t1"), 15, "t1 seated as drawn (TDA 6)")
             wait_until(lambda: {s: p.name for s, p in t2.service.table.players.items()} == tour.planned("t2"), 10,
                        "t2 seated as drawn")
@@ -86,7 +82,7 @@ def test_a_departure_waiting_for_the_hand_survives_kill_9_and_the_room_page_conf
             # t1 keeps the order in its journal (he plays his hand out), then dies
             wait_until(lambda: [r[0] for r in t1.rows("SELECT id FROM floor_orders")] == [move["id"]], 10,
                        "the departure kept in t1's journal")
-            t1.kill9()
+            t1.kill()
             assert t1.seats().get(from_seat) == mover
             t1.start()  # replays its journal: the hand is still in progress, the departure is re-armed
             wait_until(lambda: t1.rows("SELECT COUNT(*) FROM events")[0][0] > 0 and _log_says(t1, "re-armed"), 45,
@@ -160,11 +156,7 @@ def test_the_bridge_carries_orders_at_qos_1_once_each_through_a_bridge_and_a_dae
         wait_until(lambda: bool(t1.rows("SELECT 1 FROM meta")), 45, "t1's daemon up")
         time.sleep(1.0)  # its order subscriber's persistent session subscribed
         d = floor.director
-        d.request("tournament.create", {"structure": STRUCTURE, "seed": 8})
-        for i in range(6):
-            d.request("tournament.register", {"name": f"p{i:02d}"})
-        d.request("tournament.start", {"tables": ["t1"]})
-        tour = d.tournament
+        tour = start_tournament(d, STRUCTURE, 6, ["t1"], seed=8)
         wait_until(lambda: t1.seats() == tour.planned("t1"), 20, "t1 seated as drawn, through NATS and the bridge")
 
         # the table's Mosquitto (and with it the bridge) down: a late entry's seat waits in JetStream
@@ -176,7 +168,7 @@ def test_the_bridge_carries_orders_at_qos_1_once_each_through_a_bridge_and_a_dae
         wait_until(lambda: t1.seats().get(late["seat"]) == "p06", 20, "the late entry seated once the bridge is back")
 
         # the daemon down: the next order waits on the table's Mosquitto for its persistent session
-        t1.kill9()
+        t1.kill()
         (later,) = [x for x in d.request("tournament.late_entry", {"name": "p07"}) if x["kind"] == "seat"]
         time.sleep(1.0)  # through the bridge to the table's Mosquitto, where nobody takes it yet
         t1.start()

@@ -18,6 +18,7 @@ import pytest
 from controller.floor.service import FloorService
 from controller.rules.cards import standard_deck
 from controller.rules.events import Act, CallClock, Deal, NewHand, Report, SetStack, UnseatPlayer
+from tests.floor.room_util import start_tournament
 from tests.mqtt_util import ROLES, new_passwords, shipped_broker, start_daemon, wait_until
 from tests.web_helpers import browse, launch_browser, needs_browser, watch_console
 
@@ -53,11 +54,7 @@ def _room(tmp_path: Path, passwords: dict[str, str], websockets: bool = False) -
                 assert d.floor_orders is not None and d.floor_orders.connected.wait(10)
             wait_until(lambda: floor.source.connected.is_set(), 10, "the floor online")
             director = floor.director
-            director.request("tournament.create", {"structure": STRUCTURE, "seed": 3})
-            for i in range(12):
-                director.request("tournament.register", {"name": f"p{i:02d}"})
-            director.request("tournament.start", {"tables": ["t1", "t2"]})
-            tour = director.tournament
+            tour = start_tournament(director, STRUCTURE, 12, ["t1", "t2"], seed=3)
             for t, d in tables.items():
                 wait_until(lambda t=t, d=d: {s: n for s, (n, _) in _players(d).items()} == tour.planned(t), 10,
                            f"{t} seated as drawn")
