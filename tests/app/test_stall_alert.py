@@ -17,20 +17,20 @@ from tests.mqtt_util import require_mosquitto, wait_until
 
 
 @contextmanager
-def _two_cards_in_a_stall(tmp_path) -> Iterator[Any]:
-    """The rig once three cards are dealt, the board stalled and two more cards landed during the
-    stall (seat 4's first on antenna 6, then seat 1's second on antenna 1, which the board will
-    report first), and the table has raised its alert."""
+def _two_cards_in_a_stall(tmp_path, stall: float = 0.5) -> Iterator[Any]:
+    """The rig once three cards are dealt, the board stalled for ``stall`` seconds and two more
+    cards landed during the stall (seat 4's first on antenna 6, then seat 1's second on antenna 1,
+    which the board will report first), and the table has raised an alert."""
     require_mosquitto()
     with Broker.start() as broker, rfid_table(broker, tmp_path / "journal.sqlite", tmp_path / "tty") as rig:
         d, emu = rig.daemon, rig.emulator
         for n in range(3):
             rig.deal(n)
-        emu.silence(0.5)  # type: ignore[attr-defined]
+        emu.silence(stall)  # type: ignore[attr-defined]
         wait_until(lambda: emu.counters["silences"] == 1, what="the board stalled")  # type: ignore[attr-defined]
         rig.place(3)  # seat 4, antenna 6
         rig.place(4)  # seat 1's second card, antenna 1: the board will report it first
-        wait_until(lambda: bool(d.service.alerts), timeout=10, what="the confirm alert")
+        wait_until(lambda: bool(d.service.alerts), timeout=10, what="an alert")
         yield rig
 
 
@@ -82,16 +82,8 @@ def test_a_stall_shorter_than_a_heartbeat_and_its_margin_still_asks_the_dealer(t
     no stall injected: the emulator's thread starved by load).  The board stops for 0.12 s, less than
     the line's silence needs to show (a 50 ms heartbeat plus 0.1 s); two cards land meanwhile.  The
     board's FAULT 7 says so: the table asks the dealer instead of dealing them in antenna order."""
-    require_mosquitto()
-    with Broker.start() as broker, rfid_table(broker, tmp_path / "journal.sqlite", tmp_path / "tty") as rig:
-        d, emu = rig.daemon, rig.emulator
-        for n in range(3):
-            rig.deal(n)
-        emu.silence(0.12)  # type: ignore[attr-defined]
-        wait_until(lambda: emu.counters["silences"] == 1, what="the board stalled")  # type: ignore[attr-defined]
-        rig.place(3)  # seat 4, antenna 6
-        rig.place(4)  # seat 1's second card, antenna 1: the board reports it first
-        wait_until(lambda: bool(d.service.alerts), timeout=10, what="an alert")
+    with _two_cards_in_a_stall(tmp_path, stall=0.12) as rig:
+        d = rig.daemon
         [alert] = d.service.alerts
         assert alert.data["reason"] == "card_unread" and alert.data["remedy"] == "identify_card", alert.data
         assert not d.service.engine.over

@@ -8,19 +8,15 @@ names somewhere else still goes to the rules."""
 from __future__ import annotations
 
 from controller.rules.cards import Card
-from controller.rules.events import Act, BoardCards, Burn, ConfirmDeals, Deal, NewHand, SeatPlayer, SetButton
-from controller.rules.table import Table
+from controller.rules.events import Act, BoardCards, Burn, ConfirmDeals, Deal
 from controller.service import TableService
+from tests.core.test_service_alerts import heads_up_hand
 
 C = Card.parse
 
 
 def _flop_begun() -> TableService:
-    svc = TableService(Table(size=6))
-    for seat in (1, 2):
-        svc.submit(SeatPlayer(seat, f"p{seat}"))
-    svc.submit(SetButton(2))
-    svc.submit(NewHand())
+    svc = heads_up_hand()
     engine = svc.engine
     assert engine is not None
     for face in ("Ah", "Kd", "2c", "3c"):
