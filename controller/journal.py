@@ -25,6 +25,10 @@ Tables:
   broadcast's salts and keys derive from (controller/mqtt/sealed.py): a restart seals, commits
   and reveals a hand with the same salts as before it.  A table created when this journal was
   already in use is simply added (``CREATE TABLE IF NOT EXISTS``).
+* ``floor_orders`` -- a tournament table's orders from the floor it has taken and not yet
+  carried out (a player to let go when the hand in progress is over, one to seat when his seat is
+  free): a restarted daemon re-arms them (controller/app/floor_orders.py).  The event that carries
+  one out is journaled with the order's id as its transaction.
 * ``meta``    -- the schema version and the MQTT outbox cursor ``published_seq``.
 
 A row that does not decode is never skipped: :class:`JournalError` names its seq.
@@ -46,7 +50,7 @@ import json
 import math
 import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -89,6 +93,11 @@ CREATE TABLE IF NOT EXISTS hands (
     first_seq INTEGER NOT NULL,
     last_seq  INTEGER NOT NULL,
     outcome   TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS floor_orders (
+    id       TEXT PRIMARY KEY,
+    received REAL NOT NULL,
+    body     TEXT NOT NULL
 );
 CREATE TABLE IF NOT EXISTS broadcast_secrets (
     deal    INTEGER PRIMARY KEY,
@@ -271,17 +280,27 @@ class Journal:
         row = self._db.execute("SELECT MAX(seq) FROM events").fetchone()
         return int(row[0] or 0)
 
+    def _read(self, sql: str, params: tuple = ()) -> list[tuple]:
+        """The rows of one query, read under the lock from the open journal."""
+        with self._lock:
+            self._check_open()
+            return self._db.execute(sql, params).fetchall()
+
+    def _row(self, sql: str, key: int) -> tuple:
+        """The one row ``sql`` finds for ``key``; :class:`KeyError` when there is none."""
+        rows = self._read(sql, (int(key),))
+        if not rows:
+            raise KeyError(key)
+        return rows[0]
+
     def verify_chain(self) -> ChainReport:
         """Walk every row and recompute the chain; the report names the first row that breaks it."""
         prev = GENESIS
         chained = unchained = 0
         last = 0
         while True:
-            with self._lock:
-                self._check_open()
-                rows = self._db.execute(
-                    "SELECT seq, at, source, kind, data, hash FROM events WHERE seq > ? ORDER BY seq LIMIT ?",
-                    (last, _BATCH)).fetchall()
+            rows = self._read("SELECT seq, at, source, kind, data, hash FROM events WHERE seq > ? ORDER BY seq LIMIT ?",
+                              (last, _BATCH))
             for seq, at, source, kind, data, digest in rows:
                 last = seq
                 if digest is None:
@@ -305,18 +324,42 @@ class Journal:
 
     def transaction_seq(self, transaction: str) -> int | None:
         """The seq of the event a request with this transaction id caused, or None."""
+        rows = self._read("SELECT seq FROM transactions WHERE tx = ?", (str(transaction),))
+        return int(rows[0][0]) if rows else None
+
+    # ------------------------------------------------------------------ the floor's orders
+    def keep_order(self, order_id: str, body: dict[str, Any], at: float) -> None:
+        """An order from the floor the table has taken: durable when this returns (kept once)."""
         with self._lock:
             self._check_open()
-            row = self._db.execute("SELECT seq FROM transactions WHERE tx = ?", (str(transaction),)).fetchone()
-        return int(row[0]) if row else None
+            try:
+                with self._transaction():
+                    self._db.execute("INSERT OR IGNORE INTO floor_orders (id, received, body) VALUES (?, ?, ?)",
+                                     (str(order_id), float(at), json.dumps(body, sort_keys=True)))
+            except sqlite3.Error as exc:
+                raise _append_error(self.path, exc) from exc
+
+    def drop_order(self, order_id: str) -> None:
+        """The order is carried out (its event journaled) or no longer applies."""
+        with self._lock:
+            self._check_open()
+            try:
+                with self._transaction():
+                    self._db.execute("DELETE FROM floor_orders WHERE id = ?", (str(order_id),))
+            except sqlite3.Error as exc:
+                raise _append_error(self.path, exc) from exc
+
+    def kept_orders(self) -> list[dict[str, Any]]:
+        """The orders taken and not yet carried out, in the order they came."""
+        with self._lock:
+            self._check_open()
+            rows = self._db.execute("SELECT body FROM floor_orders ORDER BY received, rowid").fetchall()
+        return [json.loads(r[0]) for r in rows]
 
     @property
     def last_seq(self) -> int:
         """The seq of the newest event (0 when empty)."""
-        with self._lock:
-            self._check_open()
-            row = self._db.execute("SELECT MAX(seq) FROM events").fetchone()
-        return int(row[0] or 0)
+        return int(self._read("SELECT MAX(seq) FROM events")[0][0] or 0)
 
     def entries(self, after: int = 0) -> Iterator[JournalEntry]:
         """Every entry with seq > ``after``, oldest first.
@@ -326,12 +369,8 @@ class Journal:
         """
         last = int(after)
         while True:
-            with self._lock:
-                self._check_open()
-                rows = self._db.execute(
-                    "SELECT seq, at, source, kind, data FROM events WHERE seq > ? ORDER BY seq LIMIT ?",
-                    (last, _BATCH),
-                ).fetchall()
+            rows = self._read("SELECT seq, at, source, kind, data FROM events WHERE seq > ? ORDER BY seq LIMIT ?",
+                              (last, _BATCH))
             for row in rows:
                 yield self._decode(row)
                 last = row[0]
@@ -340,14 +379,7 @@ class Journal:
 
     def entry(self, seq: int) -> JournalEntry:
         """One entry by seq; :class:`KeyError` when there is none."""
-        with self._lock:
-            self._check_open()
-            row = self._db.execute(
-                "SELECT seq, at, source, kind, data FROM events WHERE seq = ?", (int(seq),)
-            ).fetchone()
-        if row is None:
-            raise KeyError(seq)
-        return self._decode(row)
+        return self._decode(self._row("SELECT seq, at, source, kind, data FROM events WHERE seq = ?", seq))
 
     def _decode(self, row: tuple) -> JournalEntry:
         seq, at, source, kind, data = row
@@ -381,40 +413,35 @@ class Journal:
         except (TypeError, ValueError) as exc:
             raise ValueError(f"journal: hand {hand_id}: outcome is not JSON-serialisable: {exc}") from exc
         setup_json = json.dumps(setup.to_dict(), sort_keys=True)
+        self._write_upto(
+            last_seq, lambda newest: f"journal: hand {hand_id}: last_seq {last_seq} is beyond the journal ({newest})",
+            "INSERT INTO hands (hand_id, setup, first_seq, last_seq, outcome) VALUES (?, ?, ?, ?, ?) "
+            "ON CONFLICT(hand_id) DO UPDATE SET setup = excluded.setup, first_seq = excluded.first_seq, "
+            "last_seq = excluded.last_seq, outcome = excluded.outcome",
+            (hand_id, setup_json, first_seq, last_seq, outcome_json), f"recording hand {hand_id}")
+
+    def _write_upto(self, seq: int, beyond: Callable[[int], str], sql: str, params: tuple, what: str) -> None:
+        """One write about the events up to ``seq``, which must be journaled already (else a
+        :class:`ValueError`, ``beyond(newest seq)``); a database error is a :class:`JournalError`."""
         with self._lock:
             self._check_open()
             newest = self.last_seq
-            if last_seq > newest:
-                raise ValueError(f"journal: hand {hand_id}: last_seq {last_seq} is beyond the journal ({newest})")
+            if seq > newest:
+                raise ValueError(beyond(newest))
             try:
-                self._db.execute(
-                    "INSERT INTO hands (hand_id, setup, first_seq, last_seq, outcome) VALUES (?, ?, ?, ?, ?) "
-                    "ON CONFLICT(hand_id) DO UPDATE SET setup = excluded.setup, first_seq = excluded.first_seq, "
-                    "last_seq = excluded.last_seq, outcome = excluded.outcome",
-                    (hand_id, setup_json, first_seq, last_seq, outcome_json),
-                )
+                self._db.execute(sql, params)
             except sqlite3.Error as exc:
-                raise JournalError(f"journal {self.path}: recording hand {hand_id} failed: {exc}") from exc
+                raise JournalError(f"journal {self.path}: {what} failed: {exc}") from exc
 
     def hands(self) -> list[HandRecord]:
         """Every recorded hand, by hand id."""
-        with self._lock:
-            self._check_open()
-            rows = self._db.execute(
-                "SELECT hand_id, setup, first_seq, last_seq, outcome FROM hands ORDER BY hand_id"
-            ).fetchall()
+        rows = self._read("SELECT hand_id, setup, first_seq, last_seq, outcome FROM hands ORDER BY hand_id")
         return [self._decode_hand(row) for row in rows]
 
     def hand(self, hand_id: int) -> HandRecord:
         """One recorded hand; :class:`KeyError` when it was never recorded."""
-        with self._lock:
-            self._check_open()
-            row = self._db.execute(
-                "SELECT hand_id, setup, first_seq, last_seq, outcome FROM hands WHERE hand_id = ?", (int(hand_id),)
-            ).fetchone()
-        if row is None:
-            raise KeyError(hand_id)
-        return self._decode_hand(row)
+        return self._decode_hand(
+            self._row("SELECT hand_id, setup, first_seq, last_seq, outcome FROM hands WHERE hand_id = ?", hand_id))
 
     def _decode_hand(self, row: tuple) -> HandRecord:
         hand_id, setup, first_seq, last_seq, outcome = row
@@ -458,40 +485,26 @@ class Journal:
 
     def deal_of(self, seq: int) -> int:
         """The seq of the ``new_hand``/``start_hand`` event that started the deal ``seq`` is in (0: none)."""
-        with self._lock:
-            self._check_open()
-            row = self._db.execute(
-                "SELECT seq FROM events WHERE seq <= ? AND kind IN ('new_hand', 'start_hand') "
-                "ORDER BY seq DESC LIMIT 1",
-                (int(seq),)).fetchone()
-        return int(row[0]) if row else 0
+        rows = self._read("SELECT seq FROM events WHERE seq <= ? AND kind IN ('new_hand', 'start_hand') "
+                          "ORDER BY seq DESC LIMIT 1", (int(seq),))
+        return int(rows[0][0]) if rows else 0
 
     # ------------------------------------------------------------------ MQTT outbox cursor
     @property
     def published_seq(self) -> int:
         """The newest seq the MQTT publisher has delivered (0: nothing yet)."""
-        with self._lock:
-            self._check_open()
-            row = self._db.execute("SELECT value FROM meta WHERE key = 'published_seq'").fetchone()
-        return int(row[0]) if row else 0
+        rows = self._read("SELECT value FROM meta WHERE key = 'published_seq'")
+        return int(rows[0][0]) if rows else 0
 
     def mark_published(self, seq: int) -> None:
         """Move the outbox cursor forward to ``seq`` (never backwards); durable on return."""
         seq = int(seq)
         if seq < 0:
             raise ValueError(f"journal: published seq must be >= 0, got {seq}")
-        with self._lock:
-            self._check_open()
-            newest = self.last_seq
-            if seq > newest:
-                raise ValueError(f"journal: cannot mark seq {seq} published, the newest is {newest}")
-            try:
-                self._db.execute(
-                    "UPDATE meta SET value = CAST(MAX(CAST(value AS INTEGER), ?) AS TEXT) WHERE key = 'published_seq'",
-                    (seq,),
-                )
-            except sqlite3.Error as exc:
-                raise JournalError(f"journal {self.path}: marking seq {seq} published failed: {exc}") from exc
+        self._write_upto(
+            seq, lambda newest: f"journal: cannot mark seq {seq} published, the newest is {newest}",
+            "UPDATE meta SET value = CAST(MAX(CAST(value AS INTEGER), ?) AS TEXT) WHERE key = 'published_seq'",
+            (seq,), f"marking seq {seq} published")
 
     def unpublished(self) -> Iterator[JournalEntry]:
         """Entries the publisher still owes the broker."""

@@ -40,25 +40,7 @@ from controller.errors import PokerTableError
 from controller.journal import HandRecord, Journal
 from controller.rules.cards import Card
 from controller.rules.engine import HandEngine, Phase
-from controller.rules.events import (
-    Act,
-    Aside,
-    BoardCards,
-    Boxed,
-    Burn,
-    Deal,
-    Discard,
-    EndHand,
-    Event,
-    Expose,
-    Muck,
-    Put,
-    Report,
-    SeatPlayer,
-    StartHand,
-    Stub,
-    UnseatPlayer,
-)
+from controller.rules.events import HAND_PLAY_EVENTS, Act, Event, Put, SeatPlayer, StartHand, UnseatPlayer
 from controller.rules.games import Family, get_game
 
 VARIANTS: dict[tuple[str, str], str] = {
@@ -73,7 +55,6 @@ VARIANTS: dict[tuple[str, str], str] = {
 }
 """(game, structure) -> PHH variant code."""
 
-_HAND_EVENTS = (Deal, Burn, BoardCards, Stub, Muck, Aside, Boxed, Expose, Act, Put, Discard, Report, EndHand)
 _LIMIT_CODES = {"FT", "FO/8", "F7S", "F7S/8", "FR"}
 _STUD_CODES = {"F7S", "F7S/8", "FR"}
 
@@ -108,7 +89,7 @@ class _Exporter:
         self.code = code
         self.limit = code in _LIMIT_CODES
         self.stud = code in _STUD_CODES
-        self.events = [e for e in events if isinstance(e, _HAND_EVENTS)]
+        self.events = [e for e in events if isinstance(e, HAND_PLAY_EVENTS)]
         self.notes: list[str] = []
         self.actions: list[str] = []
         if self.setup.chips is None:
@@ -177,8 +158,9 @@ class _Exporter:
     # ------------------------------------------------------------------ replay
     def run(self) -> list[str]:
         for ev in self.events:
-            before = {s: [h.card for h in self.engine.hands[s] if not h.scrap] for s in self.order}
-            unknown = dict(self.engine.unknown_discards)
+            was = self.engine.view()
+            before = {s: list(was.cards(s)) for s in self.order}
+            unknown = dict(was.unknown_discards)
             chips = self.engine.chips
             assert chips is not None
             applied = chips.applied
@@ -189,7 +171,7 @@ class _Exporter:
             if chips.applied != applied and chips.last_action is not None:
                 self._open_pair_check(chips, top)
                 self._action(chips.last_action)
-            if self.engine.phase is Phase.DEAD:
+            if self.engine.view().phase == Phase.DEAD.value:
                 reasons = ", ".join(r.reason for r in self.engine.rulings if r.ends_hand)
                 raise PhhUnsupported(f"the hand ended in a misdeal or void ({reasons}): nothing to replay")
             self._track_cards(before, unknown)
@@ -207,18 +189,18 @@ class _Exporter:
                                  "PHH's fixed-limit stud has no such option")
 
     def _track_cards(self, before: dict[int, list[Card]], unknown: dict[int, int]) -> None:
-        eng = self.engine
+        hand = self.engine.view()
         for seat in self.order:
-            now = [h.card for h in eng.hands[seat] if not h.scrap]
+            now = list(hand.cards(seat))
             for card in now:
                 if card not in self.holding[seat]:
                     self.holding[seat].append(card)
             for card in before[seat]:
                 if card in now or card not in self.holding[seat]:
                     continue
-                if seat in eng.folded or eng.phase is Phase.DONE:
+                if seat in hand.folded or hand.phase == Phase.DONE.value:
                     continue  # a folded or finished hand collected: the cards were still dealt
-                if eng.unknown_discards.get(seat, 0) < unknown.get(seat, 0) and eng.where.get(card) == "muck":
+                if hand.unknown(seat) < unknown.get(seat, 0) and hand.where(card) == "muck":
                     if self.draw_written:
                         raise PhhUnsupported(f"seat {seat}: discard {card.face} identified after the draw was written")
                     self.holding[seat].remove(card)
@@ -238,10 +220,11 @@ class _Exporter:
 
     def _flush(self) -> None:
         """Write what has been dealt since the last action: discards, hole cards, board."""
+        hand = self.engine.view()
         if self._draw_passed():
             self.draw_written = True
             for seat in self.order:
-                if seat in self.engine.active and seat in self.engine.draw_declared:
+                if seat in hand.active and seat in self.engine.draw_declared:
                     declared = self.engine.draw_declared[seat]
                     known = self.discards[seat]
                     if len(known) != declared:
@@ -253,10 +236,10 @@ class _Exporter:
         for upto in self.hole_steps:
             for seat in self.order:
                 new = self.holding[seat][self.shown[seat]:upto]
-                if new and (seat not in self.engine.folded or self.shown[seat] == 0):
+                if new and (seat not in hand.folded or self.shown[seat] == 0):
                     self.actions.append(f"d dh {self._p(seat)} {_faces(new)}")
                     self.shown[seat] += len(new)
-        board = [c for c in self.engine.board if c not in self.engine.premature and not c.is_joker]
+        board = [c for c in hand.board if not c.is_joker]
         while self.chunk_i < len(self.board_chunks) and len(board) >= self.board_done + self.board_chunks[self.chunk_i]:
             n = self.board_chunks[self.chunk_i]
             self.actions.append(f"d db {_faces(board[self.board_done:self.board_done + n])}")
@@ -271,13 +254,13 @@ class _Exporter:
         return eng.street_i > draw_i or (eng.street_i == draw_i and eng.phase is not Phase.DRAW)
 
     def _showdown(self) -> None:
-        eng = self.engine
-        if eng.phase is not Phase.DONE or len(eng.active) < 2:
+        hand = self.engine.view()
+        if hand.phase != Phase.DONE.value or len(hand.active) < 2:
             return
         for seat in self.order:
-            if seat in eng.mucked:
+            if seat in self.engine.mucked:
                 self.actions.append(f"{self._p(seat)} sm")
-            elif seat in eng.active and self.holding[seat]:
+            elif seat in hand.active and self.holding[seat]:
                 self.actions.append(f"{self._p(seat)} sm {_faces(self.holding[seat])}")
 
     # ------------------------------------------------------------------ betting
@@ -314,9 +297,9 @@ def hand_history(record: HandRecord, events: Sequence[Event], *, table: str | No
         when = _dt.datetime.fromtimestamp(at, tz=_dt.UTC)
         extra |= {"time": when.time().replace(microsecond=0), "time_zone": "UTC", "day": when.day,
                   "month": when.month, "year": when.year}
-    chips = ex.engine.chips
-    if chips is not None and ex.engine.settle() is not None:
-        final = chips.final_stacks() or {}
+    settled = ex.engine.settle()
+    if settled is not None and settled.stacks is not None:
+        final = dict(settled.stacks)
         extra["finishing_stacks"] = [final[s] for s in ex.order]
     user: dict[str, Any] = {"_game": f"{ex.game.name} ({ex.structure})",
                             "_rules": f"{record.setup.rules} {record.setup.event}"}

@@ -26,7 +26,7 @@ from controller.equity.fasteval import card_values
 from controller.errors import PokerTableError
 from controller.geometry import seat_of
 from controller.mqtt.contract import alert_from_ruling, public_cards
-from controller.rules.engine import HandEngine, Phase, SetupError
+from controller.rules.engine import HandEngine, SetupError
 from controller.rules.events import (
     Acknowledge,
     Act,
@@ -51,6 +51,7 @@ from controller.rules.events import (
     Put,
     Report,
     SeatPlayer,
+    SetBroadcastDelay,
     SetButton,
     SetLevel,
     SetRotation,
@@ -65,6 +66,7 @@ from controller.rules.events import (
     UnseatPlayer,
 )
 from controller.rules.games import GameError, get_game
+from controller.rules.operations import Settlement
 from controller.rules.owed_blinds import owed_blind_looked
 from controller.rules.profiles import ProfileError, get_profile
 from controller.rules.rotations import Rotation, RotationError, rotation_from_mapping
@@ -150,6 +152,7 @@ class TableService:
     seq: int = 0
     last_hand_misdeal: bool = False
     dealer: str | None = None  # signed in (DealerSignIn): carried by every hand and ruling
+    broadcast_delay: float | str | None = None  # the last SetBroadcastDelay (None: the config's)
     _alert_count: int = 0
     _hand_first_seq: int = 0
     _hand_closed: bool = True
@@ -171,16 +174,20 @@ class TableService:
             seq = self.journal.append(event, at=now, source=source)
         return self.apply(event, seq=seq, at=now)
 
-    def replay(self, entries) -> list[Output]:
+    def replay(self, entries, each: Callable[[list[Output]], None] | None = None) -> list[Output]:
         """Rebuild state from journal entries (seq, at, event).  An entry this table cannot take
         (a journal written for a bigger table, another game...) raises :class:`JournalError`
-        naming its seq and the reason: never a traceback, never a half-applied guess."""
+        naming its seq and the reason: never a traceback, never a half-applied guess.  ``each``
+        sees each entry's outputs as the table stood right after it (the session statistics)."""
         from controller.journal import JournalError
 
         outputs: list[Output] = []
         for entry in entries:
             try:
-                outputs.extend(self.apply(entry.event, seq=entry.seq, at=entry.at))
+                outs = self.apply(entry.event, seq=entry.seq, at=entry.at)
+                if each is not None:
+                    each(outs)
+                outputs.extend(outs)
             except (TableError, GameError, ProfileError, SetupError, Rejected, ValueError, KeyError) as exc:
                 raise JournalError(
                     f"entry seq {entry.seq} ({entry.event.kind}) does not apply to this table "
@@ -265,26 +272,21 @@ class TableService:
         number = self.table.request_level(ev.number, ev.advance)
         out.append(Output(OutputKind.TABLE, {"change": "level", "next": number}))
 
-    def _chips_result(self, engine: HandEngine) -> dict[str, Any]:
-        """``payouts`` and ``pots`` of hand_end; the stacks carry into the next hand."""
-        if engine.chips is None:
+    def _chips_result(self, settled: Settlement | None) -> dict[str, Any]:
+        """``payouts`` and ``pots`` of hand_end; the stacks carry into the next hand.
+
+        ``started`` and ``stacks`` (each dealt-in seat's chips when the hand began and once it is
+        pushed; ``stacks`` null when nothing could be awarded) and ``names`` (who sat in each) are how a
+        tournament's floor reads its busts from the table itself: who ended with nothing, and who
+        began the hand with more."""
+        if settled is None:
             return {}
-        payouts = engine.settle()
-        if payouts is None:
-            # Nothing was awarded (a misdeal, a void, or hands not known): chips behind stay, and
-            # the pot is the floor's to settle with request/stack.
-            if engine.phase is Phase.DEAD:
-                self.table.carry_stacks(engine.chips.start)  # misdeal or void: every chip goes back
-            return {"payouts": None, "pots": [{"amount": p.amount, "eligible": list(p.eligible), "winners": []}
-                                              for p in engine.chips.pots()]}
-        final = engine.chips.final_stacks() or {}
-        self.table.carry_stacks(final)
-        seat, excess = engine.chips.uncalled()
-        # The uncalled excess goes back: it is in ``payouts`` (every chip pushed to the seat) but
-        # it is no winnings, so ``returned`` names it apart.
-        returned = {"seat": seat, "amount": excess} if seat is not None and excess else None
-        return {"payouts": {str(s): c for s, c in payouts.items() if c}, "pots": engine.chips.awarded,
-                "returned": returned}
+        # Nothing awarded (a misdeal, a void, or hands not known): after a misdeal or a void every
+        # chip goes back; otherwise the chips behind stay and the pot is the floor's (request/stack).
+        if settled.stacks is not None:
+            self.table.carry_stacks(dict(settled.stacks))
+        names = {str(s): self.table.players[s].name for s, _ in settled.started if s in self.table.players}
+        return settled.payload() | {"names": names}
 
     def _try(self, change: Callable[[Table], object]) -> None:
         probe = _copy_table(self.table)
@@ -337,6 +339,10 @@ class TableService:
         self.dealer = ev.dealer
         out.append(Output(OutputKind.DEALER, {"dealer": ev.dealer, "badge": ev.badge, "source": ev.source}))
 
+    def _apply_set_broadcast_delay(self, ev: SetBroadcastDelay, out: list[Output], at: float) -> None:
+        self.broadcast_delay = ev.delay  # the publisher applies it (controller/app/publisher.py)
+        out.append(Output(OutputKind.TABLE, {"change": "broadcast_delay", "delay": ev.delay, "by": ev.source}))
+
     def _apply_new_hand(self, ev: NewHand, out: list[Output], at: float) -> None:
         # TDA 33-C: after a misdeal the redeal is an exact replay; the button does not move.
         redeal = self.last_hand_misdeal and self.table.last_setup is not None
@@ -379,8 +385,16 @@ class TableService:
 
 
     def _apply_confirm_deals(self, ev: ConfirmDeals, out: list[Output], at: float) -> None:
-        # The dealer's answer to "order unknown: confirm": dealt in the order he gives.
-        for event in ev.events():
+        # The dealer's answer to "order unknown: confirm": dealt in the order he gives.  A card he
+        # names where the table already has it (a display a moment late showed it missing) is that
+        # very card, not a second copy: skipped (issue 26: the bench's false duplicate_card void).
+        # Anywhere else, the rules judge it.  The journal holds his answer whole: a replay skips alike.
+        placed = self.engine.placements() if self.engine is not None else {}
+        keep = [(z, c) for z, c in zip(ev.zones, ev.cards, strict=True) if placed.get(c) != z]
+        if not keep:
+            return
+        answer = ConfirmDeals(tuple(z for z, _ in keep), tuple(c for _, c in keep))
+        for event in answer.events():
             self._hand_event(event, out, at)
 
     def _apply_call_misdeal(self, ev: CallMisdeal, out: list[Output], at: float) -> None:
@@ -572,12 +586,11 @@ class TableService:
         self.last_hand_misdeal = outcome.misdeal
         result = outcome.payload()
         winners: list[dict[str, Any]] = result["winners"]
-        result |= self._chips_result(engine)
-        if result.get("payouts"):
-            back = result.get("returned") or {}
+        settled = engine.settlement()
+        result |= self._chips_result(settled)
+        if settled is not None and settled.awarded and any(c for _, c in settled.payouts):
             for w in winners:  # what the seat won: its own uncalled chips back are not winnings
-                w["share"] = int(result["payouts"].get(str(w["seat"]), 0)) - \
-                    (int(back["amount"]) if back.get("seat") == w["seat"] else 0)
+                w["share"] = settled.won(w["seat"])
         out.append(Output(OutputKind.HAND_END, result))
         if self.journal is not None and hasattr(self.journal, "record_hand"):
             try:
@@ -618,19 +631,16 @@ def _settled_chips(engine: HandEngine, chips: dict[str, Any]) -> dict[str, Any]:
     (a misdeal or void: every chip back where it was), no bets in front of anyone, and the pot
     that was awarded (an uncalled bet returned is no part of it).  When nothing could be awarded
     automatically the chips stay as they lie, for the floor to settle."""
-    book = engine.chips
-    if book is None:
+    settled = engine.settlement()
+    if settled is None or settled.stacks is None:
         return chips
-    none = {str(s): 0 for s in book.order}
-    base = {**chips, "bets": none, "to_call": None, "min_raise": None, "max_raise": None}
-    if engine.phase is Phase.DEAD:
-        return {**base, "stacks": {str(s): c for s, c in book.start.items()}, "pot": 0, "pots": []}
-    final = book.final_stacks()
-    if final is None:
-        return chips
-    pots = [{"amount": int(p["amount"]), "eligible": list(p["eligible"])} for p in book.awarded]
-    return {**base, "stacks": {str(s): c for s, c in final.items()}, "pot": sum(p["amount"] for p in pots),
-            "pots": pots}
+    none = {str(s): 0 for s, _ in settled.stacks}
+    base = {**chips, "bets": none, "to_call": None, "min_raise": None, "max_raise": None,
+            "stacks": {str(s): c for s, c in settled.stacks}}
+    if settled.void:
+        return {**base, "pot": 0, "pots": []}
+    pots = [{"amount": p.amount, "eligible": list(p.eligible)} for p in settled.pots]
+    return {**base, "pot": sum(p.amount for p in settled.pots), "pots": pots}
 
 
 def _is_reason(code: str) -> bool:
@@ -692,6 +702,7 @@ _HANDLERS: dict[type[Event], Callable[[TableService, Any, list[Output], float], 
     StartDraw: TableService._apply_start_draw,
     SetRotation: TableService._apply_set_rotation,
     Looked: TableService._apply_looked,
+    SetBroadcastDelay: TableService._apply_set_broadcast_delay,
 }
 
 

@@ -13,7 +13,9 @@ Counted from the service's own outputs as the publisher sends them (``hand_start
 * won: the player took a pot or a part of one (a high-low half, a split).
 
 Players are keyed by their name at the hand's start ("Seat N" when the seat has none), so a
-player who changes seats keeps his numbers.  Pure bookkeeping: no I/O, no clock.
+player who changes seats keeps his numbers.  Pure bookkeeping: no I/O, no clock.  At start the
+daemon feeds it the journal's replayed outputs (``controller.app.publisher.count_published``), so a
+session's numbers survive a restart.
 """
 
 from __future__ import annotations

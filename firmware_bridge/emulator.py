@@ -17,6 +17,7 @@ so the device code never needs locks (as on the microcontroller).
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import os
 import random
@@ -224,18 +225,23 @@ class PtyTransport:
             return b""
 
     def write(self, data: bytes) -> None:
-        if self._master is None:
-            return
-        view = memoryview(data)
-        while view:
-            try:
-                n = os.write(self._master, view)
-            except (BlockingIOError, InterruptedError):
-                self.overflows += 1  # host not reading: like a full USB CDC buffer, bytes are lost
-                return
-            except OSError:
-                return
-            view = view[n:]
+        if self._master is not None and not _send_all(functools.partial(os.write, self._master), data):
+            self.overflows += 1
+
+
+def _send_all(send: Callable[[memoryview], int], data: bytes) -> bool:
+    """Write ``data`` through a non-blocking ``send``; False when the host is not reading (like a
+    full USB CDC buffer: the rest of the bytes are lost).  A closed line loses them silently."""
+    view = memoryview(data)
+    while view:
+        try:
+            n = send(view)
+        except (BlockingIOError, InterruptedError):
+            return False
+        except OSError:
+            return True
+        view = view[n:]
+    return True
 
 
 class TcpTransport:
@@ -300,18 +306,8 @@ class TcpTransport:
         return data
 
     def write(self, data: bytes) -> None:
-        if self._client is None:
-            return
-        view = memoryview(data)
-        while view:
-            try:
-                n = self._client.send(view)
-            except (BlockingIOError, InterruptedError):
-                self.overflows += 1
-                return
-            except OSError:
-                return
-            view = view[n:]
+        if self._client is not None and not _send_all(self._client.send, data):
+            self.overflows += 1
 
 
 # -- the emulator -------------------------------------------------------------------------
@@ -357,6 +353,8 @@ class Emulator:
         self._table: dict[int, set[bytes]] = {a: set() for a in range(antenna_count)}
         self._lock = threading.Lock()
         self._actions: list[tuple[str, float, bool]] = []
+        self._reader_changes: list[tuple[int, bool]] = []
+        self._dead: set[int] = set()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._t0 = time.monotonic()
@@ -430,6 +428,11 @@ class Emulator:
             elif isinstance(step, Unplug):
                 self.unplug(step.seconds, step.reset)
 
+    def reader(self, antenna: int, alive: bool) -> None:
+        """A reader stops answering (its SPI or version register: FAULT 1), or answers again (FAULT 2)."""
+        with self._lock:
+            self._reader_changes.append((antenna, alive))
+
     def _post(self, action: str, seconds: float = 0.0, flag: bool = False) -> None:
         with self._lock:
             self._actions.append((action, seconds, flag))
@@ -447,6 +450,11 @@ class Emulator:
             protocol_version=self.protocol_version,
         )
         device.scan_period_ms, device.debounce_ms, device.heartbeat_ms = self._settings
+        # Its scans are faster than the board's, and so may a stall be that lets two cards land
+        # unseen (the benches pitch every 80 ms): five scan periods.
+        device.stall_gap_ms = 5 * max(device.scan_period_ms, 1)
+        for antenna in getattr(self, "_dead", ()):  # still dead after a reset (reported with the inventory)
+            device.reader_state(antenna, False)
         return device
 
     def _on_reboot(self) -> None:
@@ -480,6 +488,10 @@ class Emulator:
             now = time.monotonic()
             with self._lock:
                 actions, self._actions = self._actions, []
+                readers, self._reader_changes = self._reader_changes, []
+            for antenna, alive in readers:
+                (self._dead.discard if alive else self._dead.add)(antenna)
+                self.device.reader_state(antenna, alive)
             for action, seconds, flag in actions:
                 if action in ("reset", "reboot"):
                     self._do_reset(fw.RESET_SOFT if action == "reset" else fw.RESET_HOST_REQUEST)
@@ -528,6 +540,8 @@ class Emulator:
         miss = self.faults.miss_read
         now_ms = self._now_ms()
         for antenna in range(self.antenna_count):
+            if antenna in self._dead:
+                continue  # a dead reader reads nothing (the board skips it)
             uids = table.get(antenna, [])
             if miss:
                 uids = [u for u in uids if self._rng.random() >= miss]

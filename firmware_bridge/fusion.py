@@ -108,12 +108,14 @@ class Fusion:
         # ahead of the cards they followed, they would make the table rule falsely.
         self.awaiting: set[Card] = set()
         self._after_unknown: list[ZoneChange] = []
+        self._asked_again: frozenset[Card] = frozenset()
 
     def new_hand(self) -> list[FusionOutput]:
         """Forget which cards went where (call at StartHand); returns a pending group, flushed."""
         out = self.flush()
         self.awaiting.clear()
         self._after_unknown.clear()
+        self._asked_again = frozenset()
         self._last_dest.clear()
         self._board_dealt = 0
         return out
@@ -180,8 +182,21 @@ class Fusion:
         """The table has every card the dealer was asked about (``placed``: the engine's cards and
         their zones): the arrivals held behind them go on, in their order, but for those the
         dealer's answer placed already."""
-        if not self.awaiting or not self.awaiting <= set(placed):
+        if not self.awaiting:
             return []
+        rest = frozenset(self.awaiting - set(placed))
+        if rest:
+            if len(rest) < len(self.awaiting) and rest != self._asked_again:
+                # The dealer's answer left some out (a burn, say): they stay in doubt, and every card
+                # after them waits, so he is asked again for those, not left with a table that
+                # silently takes no more cards for the rest of the hand.
+                self._asked_again = rest
+                cards = tuple((Zone.parse(self._last_dest[c]), c) for c in sorted(rest, key=str))
+                log.warning("cards of unknown order, asked again", extra={
+                    "event": "fusion_order_unknown_again", "cards": [f"{z.name}:{c.label()}" for z, c in cards]})
+                return [OrderUnknown(cards, self._clock())]
+            return []
+        self._asked_again = frozenset()
         self.awaiting.clear()
         self._last_dest.update(placed)
         held, self._after_unknown = self._after_unknown, []

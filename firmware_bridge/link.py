@@ -46,6 +46,7 @@ import serial
 
 from controller.errors import PokerTableError
 from firmware_bridge import protocol as p
+from firmware_bridge.diagnostics import ReaderDiagnostics
 from firmware_bridge.firmware import bridge_proto as fw
 
 log = logging.getLogger(__name__)
@@ -194,8 +195,11 @@ class BridgeLink:
         on_change: Callable[[PresenceChange], None] | None = None,
         on_fault: Callable[[p.Fault], None] | None = None,
         clock: Callable[[], float] = time.monotonic,
+        diagnostics: ReaderDiagnostics | None = None,
     ) -> None:
         self.url = url
+        #: Per antenna reads, collisions, dead readers and the scan cycle, from the frames (diagnostics.py).
+        self.diagnostics = diagnostics or ReaderDiagnostics(clock=clock)
         self.config = config or LinkConfig()
         self.changes: queue.Queue[PresenceChange] = queue.Queue()
         self._on_change = on_change or self.changes.put
@@ -589,6 +593,7 @@ class BridgeLink:
         if self._stall is not None:
             self._close_stall(True)
         self._last_beat = None  # the new boot's uptime starts again
+        self.diagnostics.new_boot()
         self._boot_id = boot_id
         self._expected = next_seq
         self._replay = None
@@ -663,13 +668,26 @@ class BridgeLink:
                 self.counters["stall_windows"] += 1
                 self._stall = (now, [], True)
             self._last_beat = (msg.uptime_ms, msg.scan_cycles)
+            self.diagnostics.heartbeat(msg.uptime_ms, msg.scan_cycles)
             if not self._need_inventory and msg.present != len(self._model):
                 self.counters["consistency_mismatches"] += 1
                 reason = f"heartbeat counts {msg.present} tags, model has {len(self._model)}"
                 self._request_inventory(now, reason)
+        elif isinstance(msg, p.Fault) and msg.code == p.FaultCode.SCAN_STALLED:
+            # The board's loop stopped between two reads (msg.detail ms): the arrivals it found after
+            # it, up to the next heartbeat (which the board holds back for two cycles), may be out of order.
+            self.counters["scan_stalls"] += 1
+            self.diagnostics.fault(msg.source, msg.code, msg.detail)
+            if self._stall is None:
+                self.counters["stall_windows"] += 1
+                self._stall = (now, [], True)
+            else:
+                self._stall = (self._stall[0], self._stall[1], True)
+            log.info("device scan stalled", extra={"event": "bridge_scan_stall", "url": self.url, "gap_ms": msg.detail})
         elif isinstance(msg, p.Fault):
             self.counters["faults"] += 1
             self._faults.append(msg)
+            self.diagnostics.fault(msg.source, msg.code, msg.detail)
             log.warning(
                 "device fault", extra={"event": "bridge_fault", "url": self.url, "source": msg.source,
                                        "code": msg.code, "detail": msg.detail},
@@ -887,6 +905,7 @@ class BridgeLink:
             self._held.append(change)
             return
         self.counters["changes"] += 1
+        self.diagnostics.presence(change.antenna, change.arrived)
         log.debug(
             "presence change",
             extra={"event": "bridge_presence", "antenna": change.antenna, "uid": change.uid,

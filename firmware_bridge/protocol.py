@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import struct
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from enum import IntEnum
-from typing import ClassVar
+from typing import ClassVar, Self
 
 import crc
 from cobs import cobs
@@ -68,6 +68,7 @@ class FaultCode(IntEnum):
     BAD_HOST_FRAME = fw.FAULT_BAD_HOST_FRAME
     OUTPUT_OVERFLOW = fw.FAULT_OUTPUT_OVERFLOW
     FIRMWARE_ERROR = fw.FAULT_FIRMWARE_ERROR
+    SCAN_STALLED = fw.FAULT_SCAN_STALLED
 
 
 class ProtocolError(PokerTableError, ValueError):
@@ -118,6 +119,22 @@ class Message:
 
 
 @dataclass(frozen=True, slots=True)
+class _Packed(Message):
+    """A message whose body is its fields, in their order, packed by ``_FMT``: a fixed length."""
+
+    _FMT: ClassVar[struct.Struct]
+
+    def body(self) -> bytes:
+        return self._FMT.pack(*(getattr(self, f.name) for f in fields(self) if f.name != "seq"))
+
+    @classmethod
+    def parse(cls, body: bytes, seq: int, version: int) -> Self:
+        if len(body) != cls._FMT.size:
+            raise ProtocolError(f"bad {cls.TYPE.name} length")
+        return cls(*cls._FMT.unpack(body), seq=seq)
+
+
+@dataclass(frozen=True, slots=True)
 class Hello(Message):
     """Device boot / identification.  Its layout is frozen across protocol versions."""
 
@@ -144,22 +161,13 @@ class Hello(Message):
 
 
 @dataclass(frozen=True, slots=True)
-class Heartbeat(Message):
+class Heartbeat(_Packed):
     TYPE: ClassVar[MessageType] = MessageType.HEARTBEAT
     boot_id: int
     uptime_ms: int
     scan_cycles: int
     present: int
     _FMT: ClassVar[struct.Struct] = struct.Struct(">IIIH")
-
-    def body(self) -> bytes:
-        return self._FMT.pack(self.boot_id, self.uptime_ms, self.scan_cycles, self.present)
-
-    @classmethod
-    def parse(cls, body: bytes, seq: int, version: int) -> Heartbeat:
-        if len(body) != cls._FMT.size:
-            raise ProtocolError("bad HEARTBEAT length")
-        return cls(*cls._FMT.unpack(body), seq=seq)
 
 
 @dataclass(frozen=True, slots=True)
@@ -211,7 +219,7 @@ class Inventory(Message):
 
 
 @dataclass(frozen=True, slots=True)
-class Fault(Message):
+class Fault(_Packed):
     """A reader or the controller reports trouble; ``source`` is an antenna or 0xFF."""
 
     TYPE: ClassVar[MessageType] = MessageType.FAULT
@@ -220,49 +228,23 @@ class Fault(Message):
     detail: int = 0
     _FMT: ClassVar[struct.Struct] = struct.Struct(">BBH")
 
-    def body(self) -> bytes:
-        return self._FMT.pack(self.source, self.code, self.detail)
-
-    @classmethod
-    def parse(cls, body: bytes, seq: int, version: int) -> Fault:
-        if len(body) != cls._FMT.size:
-            raise ProtocolError("bad FAULT length")
-        return cls(*cls._FMT.unpack(body), seq=seq)
-
 
 @dataclass(frozen=True, slots=True)
-class Ack(Message):
+class Ack(_Packed):
     TYPE: ClassVar[MessageType] = MessageType.ACK
     cmd_seq: int
     cmd_type: int
     status: int = AckStatus.OK
     _FMT: ClassVar[struct.Struct] = struct.Struct(">HBB")
 
-    def body(self) -> bytes:
-        return self._FMT.pack(self.cmd_seq, self.cmd_type, self.status)
-
-    @classmethod
-    def parse(cls, body: bytes, seq: int, version: int) -> Ack:
-        if len(body) != cls._FMT.size:
-            raise ProtocolError("bad ACK length")
-        return cls(*cls._FMT.unpack(body), seq=seq)
-
 
 @dataclass(frozen=True, slots=True)
-class HelloAck(Message):
+class HelloAck(_Packed):
     """Host handshake: ``boot_id`` 0 asks the device to identify itself and send an inventory."""
 
     TYPE: ClassVar[MessageType] = MessageType.HELLO_ACK
     boot_id: int = 0
-
-    def body(self) -> bytes:
-        return struct.pack(">I", self.boot_id)
-
-    @classmethod
-    def parse(cls, body: bytes, seq: int, version: int) -> HelloAck:
-        if len(body) != 4:
-            raise ProtocolError("bad HELLO_ACK length")
-        return cls(struct.unpack(">I", body)[0], seq=seq)
+    _FMT: ClassVar[struct.Struct] = struct.Struct(">I")
 
 
 @dataclass(frozen=True, slots=True)

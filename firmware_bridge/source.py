@@ -17,6 +17,7 @@ from typing import Any
 from controller.rules.events import CameraReport, UnknownTagRead
 from controller.sources import SourceContext, SourcePlugin
 from firmware_bridge.config import SerialSection
+from firmware_bridge.diagnostics import ReaderDiagnostics
 from firmware_bridge.fusion import Fusion, OrderUnknown, RfidPipeline, UnknownTag
 from firmware_bridge.link import BridgeLink, LinkConfig
 from firmware_bridge.zones import ZoneTracker
@@ -40,6 +41,8 @@ class RfidSource:
                                      self._sink, lock=ctx.owner_lock)
         self.bridge: BridgeLink | None = None
         self._timer: Any = None
+        #: Reads, misses, collisions, dead readers, the scan cycle (the ``diagnostics`` topic).
+        self.diagnostics = ReaderDiagnostics(ctx.config.zone_map())
 
     def _sink(self, item: Any) -> None:
         # Runs under the owner lock (the pipeline's lock is the owner's): apply in place.
@@ -62,8 +65,8 @@ class RfidSource:
             self.pipeline.remember(engine.placements())
         config = LinkConfig(baudrate=self.baudrate, heartbeat_timeout=self.heartbeat_timeout,
                             device_time_scale=self.device_time_scale)
-        self.bridge = BridgeLink(self.url, config,
-                                 on_change=lambda change: self.pipeline.feed(change)).start()
+        self.bridge = BridgeLink(self.url, config, on_change=lambda change: self.pipeline.feed(change),
+                                 diagnostics=self.diagnostics).start()
         self._timer = self.ctx.thread(self._poll, "rfid-timer")
 
     def _poll(self) -> None:
@@ -98,6 +101,20 @@ class RfidSource:
         out = self.bridge.health().to_dict() if self.bridge is not None else {}
         out["timer_alive"] = bool(self._timer and self._timer.is_alive())
         return out
+
+    def camera_missed(self, zone: str) -> None:
+        """The camera saw a card in ``zone`` that no tag reported (a miss, per antenna when it can tell)."""
+        self.diagnostics.miss(zone, self.bridge.presence() if self.bridge is not None else {})
+
+    def diagnostics_payload(self) -> dict[str, Any]:
+        """What the ``diagnostics`` topic says of the antenna board: the link's state and the counters."""
+        health = self.bridge.health() if self.bridge is not None else None
+        link = {"state": health.state if health else "stopped", "synced": bool(health and health.synced),
+                "firmware_version": health.firmware_version if health else None,
+                "last_heartbeat_age": None if health is None or health.last_heartbeat_age is None
+                else round(health.last_heartbeat_age, 2),
+                "corrupt_frames": health.counters.get("corrupt_frames", 0) if health else 0}
+        return {"link": link, **self.diagnostics.snapshot()}
 
     def healthy(self) -> bool:
         """The timer turns and the link is not down (thread dead, device refused, or none in sync

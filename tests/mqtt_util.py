@@ -7,6 +7,7 @@ import secrets
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import paho.mqtt.client as mqtt
@@ -55,6 +56,51 @@ def start_daemon(journal: Any, broker: Broker, passwords: dict[str, str], *, tab
     d = Daemon(cfg, mqtt_username="controller", mqtt_password=passwords["controller"]).start()
     assert d.link is not None and d.link.connected_event.wait(10)
     return d
+
+
+def write_table_config(directory: Path, broker: Broker, controller_password: str, *, table: str,
+                       stakes: str = "", board_antennas: str = "", serial: str = "enabled = false") -> Path:
+    """``directory/table.toml`` for a ``tablectl run`` process on ``broker``: a 4-seat hold'em table, two
+    antennas a seat (and ``board_antennas``), no broadcast delay, the journal and the controller's
+    password file (written here) beside it, no web pages."""
+    (directory / "mqtt.pass").write_text(controller_password)
+    antennas = "\n".join(f'{i} = "seat:{i // 2 + 1}:{i % 2}"' for i in range(8))
+    cfg = directory / "table.toml"
+    cfg.write_text(f"""
+[table]
+id = "{table}"
+size = 4
+game = "holdem"
+rules = "robert"
+{stakes}
+[antennas]
+{antennas}
+{board_antennas}
+[serial]
+{serial}
+
+[mqtt]
+url = "mqtt://127.0.0.1:{broker.port}"
+username = "controller"
+password_file = "mqtt.pass"
+
+[broadcast]
+delay = 0
+
+[journal]
+path = "journal.sqlite"
+
+[web]
+enabled = false
+""")
+    return cfg
+
+
+def seat_four(request: Callable[[str, dict[str, Any]], None]) -> None:
+    """p1 to p4 in seats 1 to 4 and the button on seat 4, by the console's requests (``request(name, body)``)."""
+    for seat in (1, 2, 3, 4):
+        request("seat", {"seat": seat, "name": f"p{seat}"})
+    request("set_button", {"seat": 4})
 
 
 def require_mosquitto() -> None:

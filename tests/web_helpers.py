@@ -18,7 +18,8 @@ import secrets
 import shutil
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -54,6 +55,13 @@ def wait_until(cond: Callable[[], Any], timeout: float = 10.0, what: str = "cond
         time.sleep(0.01)
 
 
+def rig_parts(rig: dict[str, Any]) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
+    """The daemon, emulator, page and layout of ``controller.bench.alert.table_rig``, and each
+    card's tag uid by its face (``"Kd"``)."""
+    uids = {card.face: uid for uid, card in rig["deck"].tags.items()}
+    return rig["daemon"], rig["emulator"], rig["page"], rig["layout"], uids
+
+
 # ---------------------------------------------------------------------- browser
 
 
@@ -69,6 +77,16 @@ def browser_missing() -> str | None:
 def launch_browser(viewport: dict[str, int] | None = None):
     """A Playwright persistent context on Debian's Chromium with a fresh, throwaway profile."""
     return launch_chromium(viewport)
+
+
+@contextmanager
+def browse(url: str, width: int, height: int) -> Iterator[tuple[Any, list[str]]]:
+    """A page at ``url`` in a fresh browser of that viewport, with its JavaScript errors collected."""
+    with launch_browser({"width": width, "height": height}) as ctx:
+        page = ctx.new_page()
+        errors = watch_console(page)
+        page.goto(url)
+        yield page, errors
 
 
 def watch_console(page: Any) -> list[str]:
@@ -214,6 +232,22 @@ def play_scenario(feed: TableFeed, hand: dict[str, Any], *, upto: int | None = N
     return scenario
 
 
+def submit_hand(svc: TableService, scenario: Scenario, *, skip_rejected: bool = False,
+                until: Callable[[], bool] | None = None) -> list[Output]:
+    """A scenario's hand through a service: its StartHand, then its events until one is rejected
+    (or past the rejected ones, ``skip_rejected``) or ``until()`` holds; every output, in order."""
+    outputs = list(svc.submit(StartHand(scenario.setup)))
+    for event in scenario.events:
+        try:
+            outputs += svc.submit(event)
+        except Rejected:
+            if not skip_rejected:
+                break
+        if until is not None and until():
+            break
+    return outputs
+
+
 def showdown_holdem(seed_from: int = 1, tries: int = 400) -> dict[str, Any]:
     """A legal hold'em hand that reaches a showdown with a full board (for the overlay)."""
     from controller.sim import dealer as dealer_sim
@@ -224,12 +258,7 @@ def showdown_holdem(seed_from: int = 1, tries: int = 400) -> dict[str, Any]:
         if len(scenario.setup.seats) > 6:
             continue
         svc = TableService(Table(size=scenario.setup.table_size))
-        svc.submit(StartHand(scenario.setup))
-        for event in scenario.events:
-            try:
-                svc.submit(event)
-            except Rejected:
-                break
+        submit_hand(svc, scenario)
         engine = svc.engine
         if engine is not None and engine.showdown() is not None and len(engine.board) == 5 and len(engine.active) >= 2:
             return hand
@@ -338,5 +367,6 @@ def open_page(browser: Any, url: str, size: tuple[int, int] = (1920, 1080)) -> t
 __all__ = ["TIMEOUT_MS", "needs_browser", "open_page", "web_passwords", "web_broker", "web_server", "web_browser",
            "web_feed",
            "ACL", "ARTIFACTS", "CHROMIUM", "CHROMIUM_ARGS", "CONF", "REPO", "ROLES", "WEB", "Recorder", "TableFeed",
-           "browser_missing", "card_tokens", "json_of", "launch_browser", "new_passwords", "play_scenario",
-           "save_screenshot", "showdown_holdem", "start_broker", "wait_until", "watch_console"]
+           "browse", "browser_missing", "card_tokens", "json_of", "launch_browser", "new_passwords", "play_scenario",
+           "rig_parts", "save_screenshot", "showdown_holdem", "start_broker", "submit_hand", "wait_until",
+           "watch_console"]

@@ -6,6 +6,10 @@ card where a face-down one belongs is an exposed card for the engine.  The camer
 every tag it can see, so it starts after the ``serial`` source and watches its events.
 
 Backend: a callable ``() -> FrameSource`` (the demo's synthetic camera, a test's frames).
+
+Recognition runs in a process of its own (:mod:`vision.recognition_worker`): the camera's thread
+here grabs, skips unchanged scenes and waits on a pipe for the cards, so neither the daemon's loop
+nor its other threads wait for a frame's recognition (nor for the interpreter it would hold).
 """
 
 from __future__ import annotations
@@ -19,7 +23,8 @@ from controller.rules.events import CameraReport
 from controller.sources import SourceContext, SourcePlugin
 from hw.camera.config import CameraSection
 from vision.fallback import CameraCard, CameraFallback, CameraMismatch, ExposedCard, UnreadCard
-from vision.recognizer import CameraLayout, Recognizer
+from vision.recognition_worker import RecognitionWorker, RecognitionWorkerError
+from vision.recognizer import CameraLayout
 
 log = logging.getLogger(__name__)
 
@@ -35,6 +40,7 @@ class CameraSource:
         self._pending: list[Any] = []
         self._loop: threading.Thread | None = None
         self.rfid: Any = None
+        self.worker: RecognitionWorker | None = None
 
     def start(self) -> None:
         if self.layout is None:
@@ -51,14 +57,14 @@ class CameraSource:
         self.rfid = self.ctx.peers.get("serial")
         if self.rfid is not None:
             self.rfid.observers.append(self._note)
-        recognizer = Recognizer.stock()
-        from vision.labels import LabelStore, default_label_dir
+        from vision.labels import default_label_dir
 
-        labels = LabelStore(default_label_dir())  # the deck in play, as `tablectl calibrate-camera` stored it
-        if len(labels):
-            log.info("camera learns the deck in play", extra={"labels": len(labels),
-                                                              "examples": recognizer.refine(labels.items())})
-        self._loop = self.ctx.thread(lambda: self._run(recognizer, 1.0 / self.section.fps), "camera")
+        # The deck in play, as `tablectl calibrate-camera` stored it, is learnt by the worker.
+        self.worker = RecognitionWorker(self.layout, default_label_dir())
+        if self.worker.examples:
+            log.info("camera learns the deck in play", extra={"examples": self.worker.examples})
+        worker = self.worker
+        self._loop = self.ctx.thread(lambda: self._run(worker, 1.0 / self.section.fps), "camera")
 
     def _note(self, event: Any) -> None:
         # Called inside the antenna pipeline's lock: only note; act on the camera thread.
@@ -66,7 +72,7 @@ class CameraSource:
             with self._lock:
                 self._pending.extend(self.fallback.note_events([event]))
 
-    def _run(self, recognizer: Recognizer, period: float) -> None:
+    def _run(self, worker: RecognitionWorker, period: float) -> None:
         assert self.fallback is not None and self.layout is not None
         gate = SceneGate()
         found: Any = None
@@ -78,12 +84,16 @@ class CameraSource:
                     continue
                 if found is None or gate.changed(frame):
                     found = None  # (a frame the recogniser fails on is not reused)
-                    found = recognizer.scan(frame, self.layout, keep_crops=False)
+                    found = worker.scan(frame)  # in the worker's process; this thread waits on its pipe
                 # else: the table looks as it did when last recognised; its cards are those, seen again now
                 with self._lock:
                     outs = self._pending + self.fallback.observe(found, now=captured) + self.fallback.poll()
                     self._pending = []
                 self._act(outs)
+            except RecognitionWorkerError as exc:
+                if not self.ctx.stopping.is_set():  # (at a stop the worker is closed under it)
+                    log.error("camera stopped: its recogniser process failed: %s", exc)
+                return  # health() reports the camera's loop dead
             except Exception:
                 log.exception("camera loop failed")
 
@@ -92,6 +102,7 @@ class CameraSource:
             if isinstance(out, CameraCard):
                 log.info("camera filled in a card no tag reported", extra={"zone": str(out.zone)})
                 if self.rfid is not None:
+                    self.rfid.camera_missed(str(out.zone))
                     self.rfid.pipeline.camera_identified(out.zone, out.card)
             elif isinstance(out, CameraMismatch):
                 self.ctx.post(CameraReport("camera_mismatch", str(out.zone), out.camera.label(),
@@ -99,6 +110,8 @@ class CameraSource:
             elif isinstance(out, ExposedCard):
                 self.ctx.post(out.to_event(), "camera")
             elif isinstance(out, UnreadCard):
+                if self.rfid is not None:  # seen, named by nothing: a miss of the antennas too
+                    self.rfid.camera_missed(str(out.zone))
                 self.ctx.post(CameraReport("card_unread", str(out.zone)), "camera")
 
     def after(self, outputs: list[Any]) -> None:
@@ -109,6 +122,8 @@ class CameraSource:
     def stop(self) -> None:
         if self.camera is not None:
             self.camera.close()
+        if self.worker is not None:
+            self.worker.close()
 
     def health(self) -> dict[str, Any]:
         return {"loop_alive": bool(self._loop and self._loop.is_alive()),

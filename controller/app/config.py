@@ -28,7 +28,8 @@ Sections (see ``examples/table.toml`` for a commented, complete example):
 ``[gpio]``       enabled, and ``[gpio.pins]`` (``hw.gpio.config``: the panel's wiring, checked without gpiozero)
 ``[nfc]``        readers = [{zone, path}, ...], badges = {uid = "dealer"} (dealers sign in by NFC badge)
 ``[mqtt]``       url (``mqtt://`` or ``mqtts://``), base_topic, credentials, ``[mqtt.tls]``, keepalive
-``[broadcast]``  delay: seconds (int >= 0) or ``"end_of_hand"`` for hole cards
+``[broadcast]``  delay: seconds (int >= 0) or ``"end_of_hand"`` for hole cards; min_delay and max_delay:
+                 the range the producer may set live (seconds)
 ``[journal]``    path, sync
 ``[camera]``     enabled
 ``[room]``       name, resend_grace: the room this table belongs to (leave it out for a table in no room)
@@ -337,6 +338,10 @@ class MqttSection(_Section):
 class BroadcastSection(_Section):
     # Hole cards on the protected topic: held back this many seconds, or until the hand ends.
     delay: int | Literal["end_of_hand"] = "end_of_hand"
+    # What the producer may set live (producer/broadcast_delay): no fewer seconds than min_delay (the
+    # shortest delay the production accepts), no more than max_delay (what the table holds in memory).
+    min_delay: int = Field(default=0, ge=0)
+    max_delay: int = Field(default=600, ge=0, le=86400)
 
     @field_validator("delay", mode="before")
     @classmethod
@@ -344,6 +349,28 @@ class BroadcastSection(_Section):
         if isinstance(v, bool) or not (isinstance(v, int) and v >= 0 or v == "end_of_hand"):
             raise ValueError(f"expected seconds (an integer >= 0) or \"end_of_hand\", got {v!r}")
         return v
+
+    @model_validator(mode="after")
+    def _range(self) -> BroadcastSection:
+        if self.min_delay > self.max_delay:
+            raise ValueError(f"min_delay ({self.min_delay}) is more than max_delay ({self.max_delay})")
+        if self.delay != "end_of_hand" and not self.min_delay <= self.delay <= self.max_delay:
+            raise ValueError(f"delay {self.delay} is outside min_delay..max_delay ({self.min_delay}..{self.max_delay})")
+        return self
+
+    def refusal(self, delay: Any) -> str | None:
+        """Why a live change to ``delay`` is refused (None: it is taken)."""
+        if delay in ("end_of_hand", "hand_end"):
+            return None
+        if isinstance(delay, bool) or not isinstance(delay, int | float) or delay != delay:
+            return f"delay must be seconds (a number) or \"end_of_hand\", got {delay!r}"
+        if delay < 0:
+            return f"delay must not be negative, got {delay}"
+        if delay < self.min_delay:
+            return f"delay {delay} s is under this table's floor ([broadcast] min_delay = {self.min_delay} s)"
+        if delay > self.max_delay:
+            return f"delay {delay} s is over this table's maximum ([broadcast] max_delay = {self.max_delay} s)"
+        return None
 
 
 class JournalSection(_Section):
@@ -403,7 +430,8 @@ class WebSection(_Section):
     display: WebPageSection = Field(default_factory=lambda: WebPageSection(port=8080, user="console"))
     overlay: WebPageSection = Field(default_factory=lambda: WebPageSection(port=8081, user="overlay"))
     tracker: WebPageSection = Field(default_factory=lambda: WebPageSection(port=8082, user="console"))
-    # The producer's control page (web/producer/): shows and hides the overlay's graphics live.
+    # The producer's control page (web/producer/): shows and hides the overlay's graphics live, and
+    # changes the broadcast delay (within [broadcast] min_delay..max_delay).
     producer: WebPageSection = Field(default_factory=lambda: WebPageSection(enabled=False, port=8083, user="producer"))
 
     def pages(self) -> dict[str, WebPageSection]:
@@ -459,25 +487,18 @@ class CoreConfig(_Section):
         """The source sections this file names (their plug-ins are loaded)."""
         return [name for name in type(self).model_fields if name in plugin_names()]
 
-    @field_validator("stakes")
+    @field_validator("stakes", "levels")
     @classmethod
-    def _stakes_for_game(cls, v: StakesSection | None, info: ValidationInfo) -> StakesSection | None:
+    def _required_for_game(cls, v: Any, info: ValidationInfo) -> Any:
+        """The stakes, and each level (keyed by its index), carry what the table's game and structure need."""
         table = info.data.get("table")
-        if v is not None and table is not None:
-            problems = v.required_for(table.game, table.effective_structure)
-            if problems:
-                raise KeyedProblems(problems)
-        return v
-
-    @field_validator("levels")
-    @classmethod
-    def _levels_for_game(cls, v: list[LevelSection], info: ValidationInfo) -> list[LevelSection]:
-        table = info.data.get("table")
-        if table is not None:
-            problems = [(f"{i}.{key}", msg) for i, lv in enumerate(v)
-                        for key, msg in lv.required_for(table.game, table.effective_structure)]
-            if problems:
-                raise KeyedProblems(problems)
+        if v is None or table is None:
+            return v
+        sections = [("", v)] if isinstance(v, StakesSection) else [(f"{i}.", lv) for i, lv in enumerate(v)]
+        problems = [(f"{at}{key}", msg) for at, section in sections
+                    for key, msg in section.required_for(table.game, table.effective_structure)]
+        if problems:
+            raise KeyedProblems(problems)
         return v
 
     @field_validator("rotations")

@@ -25,6 +25,7 @@ the very same daemon on an emulator, gpiozero's mock pins and a scripted NFC fro
 from __future__ import annotations
 
 import functools
+import json
 import logging
 import queue
 import signal
@@ -40,7 +41,7 @@ from typing import Any
 from controller.app.config import CoreConfig
 from controller.app.floor_ack import FloorAck
 from controller.app.floor_orders import FloorOrders
-from controller.app.publisher import Publisher
+from controller.app.publisher import Publisher, count_published
 from controller.app.sdnotify import Notifier, watchdog_interval
 from controller.app.sealer import Sealer
 from controller.journal import Journal, JournalError, JournalFullError
@@ -62,6 +63,7 @@ from controller.rules.events import (
     NewHand,
     Put,
     SeatPlayer,
+    SetBroadcastDelay,
     SetButton,
     SetLevel,
     SetStack,
@@ -73,6 +75,7 @@ from controller.rules.events import (
 from controller.rules.rotations import ROTATIONS, Rotation, RotationError, rotation_event
 from controller.rules.table import Table
 from controller.service import Output, OutputKind, Rejected, TableService
+from controller.session_stats import SessionStats
 from controller.sources import Source, SourceContext, SourceError, in_start_order, plugin_names
 
 log = logging.getLogger("controller.app.daemon")
@@ -86,6 +89,11 @@ _WAKE = object()  # an inbox item that only makes the owner thread look at the c
 
 #: Seconds between two retained ``info`` messages (health, counters).
 INFO_PERIOD = 60.0
+
+#: Seconds between two looks at the readers' diagnostics: the retained ``diagnostics`` topic is
+#: published when its counts changed, and at least every DIAGNOSTICS_REFRESH seconds.
+DIAGNOSTICS_PERIOD = 2.0
+DIAGNOSTICS_REFRESH = 60.0
 
 #: Longest response topic accepted (bytes); MQTT allows 65535, nothing needs more than this.
 MAX_RESPONSE_TOPIC = 512
@@ -128,69 +136,59 @@ def clean_topic(topic: str, limit: int = 80) -> str:
     return text if len(text) <= limit else text[:limit] + "..."
 
 
+def _put_event(fields: dict[str, Any]) -> Event:
+    declare = fields.get("declare")
+    to = None
+    if isinstance(declare, dict):
+        ((declare, to),) = declare.items()
+    return Put(int(fields["seat"]), tuple(int(c) for c in fields["chips"]), declare, _int_or_none(to))
+
+
+def _int_or_none(value: Any) -> int | None:
+    """An optional whole-number field of a request (a stack, an amount), absent as None."""
+    return int(value) if value is not None else None
+
+
+# Each console request (its fields validated by parse_request) as the table event it makes.
+_REQUEST_EVENTS: dict[str, Callable[[dict[str, Any]], Event]] = {
+    "new_hand": lambda f: NewHand(source="console"),
+    "set_button": lambda f: SetButton(int(f["seat"])),
+    "seat": lambda f: SeatPlayer(int(f["seat"]), str(f["name"]), bool(f.get("post", False)),
+                                 _int_or_none(f.get("stack"))),
+    "put": _put_event,
+    "stack": lambda f: SetStack(int(f["seat"]), f.get("stack"), f.get("add")),
+    "level": lambda f: SetLevel(f.get("number"), bool(f.get("advance", False))),
+    "unseat": lambda f: UnseatPlayer(int(f["seat"])),
+    "action": lambda f: Act(int(f["seat"]), str(f["action"]), bool(f.get("all_in", False)),
+                            _int_or_none(f.get("amount"))),
+    "acknowledge": lambda f: Acknowledge(f.get("alert")),
+    "misdeal": lambda f: CallMisdeal(str(f["reason"])),
+    "dealer": lambda f: DealerSignIn(f["dealer"], source="console"),
+    "clock": lambda f: CallClock(int(f["seat"])),
+    "confirm": lambda f: ConfirmDeals(tuple(str(c["to"]) for c in f["cards"]),
+                                      tuple(Card.parse(c["card"]) for c in f["cards"])),
+    "producer/broadcast_delay": lambda f: SetBroadcastDelay(f["delay"], source="producer"),  # docs/mqtt.md
+    "change_game": lambda f: ChangeGame(str(f["game"]), f.get("rules"), f.get("structure"), f.get("event")),
+    # Issue 22's requests: sitting out and in, the draw for the button, "looked" (and a rotation, below).
+    "sit_out": lambda f: SitOut(int(f["seat"])),
+    "sit_in": lambda f: SitIn(int(f["seat"]), bool(f.get("post", False))),
+    "draw_button": lambda f: StartDraw(bool(f.get("cancel", False))),
+    "looked": lambda f: Looked(int(f["seat"])),
+}
+
+
 def request_event(name: str, fields: dict[str, Any], rotations: Mapping[str, Rotation] | None = None) -> Event:
     """A validated console request (see :func:`parse_request`) as a table event (``rotations``: the
     ones ``request/rotation`` may name)."""
-    table_side = _table_side_event(name, fields, rotations)
-    if table_side is not None:
-        return table_side
-    if name == "new_hand":
-        return NewHand(source="console")
-    if name == "set_button":
-        return SetButton(int(fields["seat"]))
-    if name == "seat":
-        stack = fields.get("stack")
-        return SeatPlayer(int(fields["seat"]), str(fields["name"]), bool(fields.get("post", False)),
-                          int(stack) if stack is not None else None)
-    if name == "put":
-        declare = fields.get("declare")
-        to = None
-        if isinstance(declare, dict):
-            ((declare, to),) = declare.items()
-        return Put(int(fields["seat"]), tuple(int(c) for c in fields["chips"]), declare,
-                   int(to) if to is not None else None)
-    if name == "stack":
-        return SetStack(int(fields["seat"]), fields.get("stack"), fields.get("add"))
-    if name == "level":
-        return SetLevel(fields.get("number"), bool(fields.get("advance", False)))
-    if name == "unseat":
-        return UnseatPlayer(int(fields["seat"]))
-    if name == "action":
-        amount = fields.get("amount")
-        return Act(int(fields["seat"]), str(fields["action"]), bool(fields.get("all_in", False)),
-                   int(amount) if amount is not None else None)
-    if name == "acknowledge":
-        return Acknowledge(fields.get("alert"))
-    if name == "misdeal":
-        return CallMisdeal(str(fields["reason"]))
-    if name == "dealer":
-        return DealerSignIn(fields["dealer"], source="console")
-    if name == "clock":
-        return CallClock(int(fields["seat"]))
-    if name == "confirm":
-        return ConfirmDeals(tuple(str(c["to"]) for c in fields["cards"]),
-                            tuple(Card.parse(c["card"]) for c in fields["cards"]))
-    if name == "change_game":
-        return ChangeGame(str(fields["game"]), fields.get("rules"), fields.get("structure"), fields.get("event"))
-    raise RequestError(f"unknown request {name!r}")
-
-
-def _table_side_event(name: str, fields: dict[str, Any], rotations: Mapping[str, Rotation] | None) -> Event | None:
-    """Issue 22's requests: sitting out and in, the draw for the button, a rotation, "looked"."""
-    if name == "sit_out":
-        return SitOut(int(fields["seat"]))
-    if name == "sit_in":
-        return SitIn(int(fields["seat"]), bool(fields.get("post", False)))
-    if name == "draw_button":
-        return StartDraw(bool(fields.get("cancel", False)))
-    if name == "looked":
-        return Looked(int(fields["seat"]))
     if name == "rotation":
         try:
             return rotation_event(fields.get("name"), dict(rotations if rotations is not None else ROTATIONS))
         except RotationError as exc:
             raise RequestError(f"request/rotation: {exc}", fields.get("transaction")) from None
-    return None
+    make = _REQUEST_EVENTS.get(name)
+    if make is None:
+        raise RequestError(f"unknown request {name!r}")
+    return make(fields)
 
 
 class Daemon:
@@ -260,7 +258,9 @@ class Daemon:
         sys.setswitchinterval(0.0005)
         self.journal = Journal(cfg.journal.path, sync=cfg.journal.sync)
         self.service = TableService(Table(**cfg.table_kwargs()), journal=self.journal, clock=self.clock)
-        replayed = self.service.replay(self.journal.entries())
+        stats = SessionStats()  # broadcast/stats goes on from the journal (count_published)
+        replayed = self.service.replay(self.journal.entries(), each=functools.partial(
+            count_published, stats, self.service, self.journal.published_seq))
         log.info("journal replayed", extra={"events": self.journal.last_seq, "hand_id": self.service.hand_id,
                                              "table_id": cfg.table.id})
         m = cfg.mqtt
@@ -275,22 +275,29 @@ class Daemon:
             keyfile=str(tls.keyfile) if tls and tls.keyfile else None,
             persistent=True,  # console requests sent while the daemon is down wait on the broker
         )
-        self.link = MqttLink(settings, self.topics.availability, request_filter=self.topics.requests,
+        self.link = MqttLink(settings, self.topics.availability,
+                             request_filter=(self.topics.requests, self.topics.producer_requests),
                              on_request=self._on_request, on_delivered=self._delivered, manual_ack=True,
                              on_refused=self._refuse_request)
+        self.link.request_name = self._request_name
         # In a room, the floor reports what it stored (floor/<table>/stored, bridged in); what it lacks
         # is resent.  A table in no room runs none of it.
         if cfg.room is not None:
             self.floor_ack = FloorAck(self.link, settings, self.topics.root, grace=cfg.room.resend_grace)
             log.info("in a room: resending what its floor reports missing", extra={"room": cfg.room.name})
-        self.publisher = Publisher(self.link, self.topics, cfg.table.id, cfg.broadcast.delay, clock=self.clock,
-                                   on_event=self.floor_ack.record if self.floor_ack is not None else None)
+        self.publisher = Publisher(self.link, self.topics, cfg.table.id, self._journaled_delay(), clock=self.clock,
+                                   on_event=self.floor_ack.record if self.floor_ack is not None else None,
+                                   delay_range=(cfg.broadcast.min_delay, cfg.broadcast.max_delay), stats=stats)
+        self.link.keep_order(self.topics.root + "/broadcast/")  # nothing on air before what was held before it
         self.publisher.sealer = Sealer(self.link, self.topics, cfg.table.id, self.journal)
         published = self.journal.published_seq
         unsent = [o for o in replayed if o.seq > published]
         if unsent:
             log.info("republishing what the broker never acknowledged", extra={"outputs": len(unsent)})
+        self.publisher.republish_stats(self.service, published, unsent)
         self.publisher.publish(unsent, self.service)
+        self.publisher.publish_delay(self.journal.last_seq, "journal" if self.service.broadcast_delay is not None
+                                     else "config")
         self.link.start()
         if self.floor_ack is not None:
             self.floor_ack.start()
@@ -307,6 +314,9 @@ class Daemon:
         self._owner.start()
         self.started.set()
         self.publish_info()
+        t = threading.Thread(target=self._diagnostics_loop, name="diagnostics", daemon=True)
+        t.start()
+        self._threads.append(t)
         status = f"table {cfg.table.id}: hand {self.service.hand_id}"
         if not self.registry.decks:
             # Loud: every tag will read as unknown and every card as an irregularity.
@@ -384,6 +394,14 @@ class Daemon:
     def post(self, event: Event, source: str = "") -> None:
         """Hardware threads: hand an event to the owner and return at once."""
         self.inbox.put(_Item(event, source, None, time.monotonic()))
+
+    def post_once(self, event: Event, source: str, transaction: str) -> Future:
+        """Hand an event to the owner with a transaction id (a floor's order it carries out): journaled
+        with the id and applied once, however often it is posted; the future holds the outputs, a
+        duplicate's seq, or the refusal."""
+        fut: Future = Future()
+        self.inbox.put(_Item(event, source, fut, time.monotonic(), transaction, request=True))
+        return fut
 
     def apply_now(self, event: Event, source: str = "") -> None:
         """Apply on the caller's thread, under the owner lock (the RFID pipeline: a card is
@@ -486,12 +504,37 @@ class Daemon:
             item.future.set_result(outputs)
         return True
 
-    def set_broadcast_delay(self, delay: float | str) -> None:
-        """Change the broadcast delay while the table runs: what is held already never leaves
-        sooner than the new delay allows, and nothing held is dropped (Publisher.set_delay)."""
-        assert self.publisher is not None
-        with self.owner_lock:
-            self.publisher.set_delay(delay)
+    def set_broadcast_delay(self, delay: float | str, by: str = "daemon") -> None:
+        """Change the broadcast delay while the table runs, journaled (a restart keeps it): what is
+        held already never leaves sooner than the new delay allows, nothing held is dropped, and
+        nothing leaves before what was queued before it (Publisher.set_delay, link.keep_order).
+        The producer's request comes here too (``producer/broadcast_delay``).  Raises
+        :class:`Rejected` for a value out of ``[broadcast]``'s range (nothing changed).  Waits for
+        the owner thread: call it from any other thread."""
+        refusal = self.config.broadcast.refusal(delay)
+        if refusal is not None:
+            raise Rejected(refusal)
+        self.submit(SetBroadcastDelay("end_of_hand" if delay in ("end_of_hand", "hand_end") else delay, source=by))
+
+    def _journaled_delay(self) -> float | str:
+        """The delay in force at start: the journal's last change, if the config still allows it."""
+        assert self.service is not None
+        delay = self.service.broadcast_delay
+        if delay is None:
+            return self.config.broadcast.delay
+        refusal = self.config.broadcast.refusal(delay)
+        if refusal is not None:
+            log.warning("the journaled broadcast delay is refused now (%s): the config's %s applies", refusal,
+                        self.config.broadcast.delay)
+            return self.config.broadcast.delay
+        return delay
+
+    def _request_name(self, topic: str) -> str:
+        """``seat`` for ``<root>/request/seat``, ``producer/broadcast_delay`` for the producer's
+        topic: a console's ``request/broadcast_delay`` is an unknown request, never the producer's."""
+        root = self.topics.root + "/"
+        rel = topic[len(root):] if topic.startswith(root) else topic
+        return rel[len("request/"):] if rel.startswith("request/") else rel
 
     # ------------------------------------------------------------------ a journal that cannot be written
     def _journal_failed(self, item: _Item, exc: JournalError, front: bool) -> None:
@@ -653,6 +696,9 @@ class Daemon:
         try:
             fields = parse_request(name, payload)
             event = request_event(name, fields, self.service.table.rotations if self.service is not None else None)
+            refusal = self.config.broadcast.refusal(event.delay) if isinstance(event, SetBroadcastDelay) else None
+            if refusal is not None:
+                raise RequestError(f"{name}: {refusal}; the delay is unchanged", transaction)
         except RequestError as exc:
             self._finish(reply, response_payload(exc.transaction or transaction, False, str(exc)))
             return
@@ -770,6 +816,33 @@ class Daemon:
             except Exception:
                 log.exception("could not publish info")
 
+    # ------------------------------------------------------------------ diagnostics
+    def diagnostics(self) -> dict[str, Any]:
+        """The ``diagnostics`` payload (diagnostics.schema.json): the antenna board's per-antenna
+        reads, misses, collisions, dead readers and scan cycle, and the camera's state."""
+        rfid, camera = self.sources.get("serial"), self.sources.get("camera")
+        cam = None
+        if camera is not None:
+            h = camera.health()
+            cam = {"running": bool(h.get("loop_alive")), "failures": int(h.get("failures") or 0)}
+        board = getattr(rfid, "diagnostics_payload", None)  # the antenna board's source (firmware_bridge/source.py)
+        return {"schema": 1, "ts": round(self.clock(), 3), "table_id": self.config.table.id,
+                "rfid": board() if board is not None else None, "camera": cam}
+
+    def _diagnostics_loop(self) -> None:
+        """Publish ``diagnostics`` (retained) when a count changed, and every DIAGNOSTICS_REFRESH s."""
+        last: Any = None
+        sent = 0.0
+        while not self._stop.wait(DIAGNOSTICS_PERIOD):
+            try:
+                payload = self.diagnostics()
+                counts = json.dumps(_counts_only(payload), sort_keys=True)
+                if self.link is not None and (counts != last or time.monotonic() - sent >= DIAGNOSTICS_REFRESH):
+                    self.link.publish(self.topics.diagnostics, payload, retain=True)
+                    last, sent = counts, time.monotonic()
+            except Exception:
+                log.exception("could not publish diagnostics")
+
     # ------------------------------------------------------------------ health
     def health(self) -> dict[str, Any]:
         now = time.monotonic()
@@ -800,6 +873,17 @@ class Daemon:
         if mqtt is not None and (mqtt["outbox_age"] > 5 or mqtt["network_age"] > 5 or not mqtt["link_alive"]):
             return False
         return all(h[name]["healthy"] for name in self.sources)
+
+
+def _counts_only(payload: dict[str, Any]) -> dict[str, Any]:
+    """A diagnostics payload less what changes by itself (clock, ages): what says it changed."""
+    out = {k: v for k, v in payload.items() if k != "ts"}
+    rfid = out.get("rfid")
+    if rfid:
+        out["rfid"] = {**rfid, "link": {k: v for k, v in rfid["link"].items() if k != "last_heartbeat_age"},
+                       "antennas": [{k: v for k, v in a.items() if k != "last_read_s"} for a in rfid["antennas"]],
+                       "scan": {k: v for k, v in rfid["scan"].items() if k not in ("cycles", "cycle_ms")}}
+    return out
 
 
 def controller_client_id(table_id: str, username: str | None, password: str | None) -> str:

@@ -17,10 +17,9 @@ from __future__ import annotations
 
 import logging
 import secrets
-import ssl
 from typing import Any
 
-from controller.mqtt.link import MqttSettings
+from controller.mqtt.link import MqttSettings, subscriber
 from controller.mqtt.resend import Resender, local_stored_topic
 
 log = logging.getLogger("controller.floor_ack")
@@ -52,22 +51,8 @@ class FloorAck:
 
     # ------------------------------------------------------------------ the report's subscriber
     def start(self) -> FloorAck:
-        import paho.mqtt.client as mqtt
-
-        s = self.settings
-        client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2,
-                             client_id=f"floor-ack-{self.table_id}-{secrets.token_hex(3)}",
-                             protocol=mqtt.MQTTv311)
-        if s.username:
-            client.username_pw_set(s.username, s.password)
-        host, port, tls = s.host_port
-        if tls:
-            client.tls_set(ca_certs=s.ca_file, certfile=s.certfile, keyfile=s.keyfile, cert_reqs=ssl.CERT_REQUIRED)
-        topic = local_stored_topic(self.table_id)
-        client.on_connect = lambda c, u, f, rc, p=None: None if rc.is_failure else c.subscribe(topic, qos=1)
-        client.on_message = self._on_message
-        client.reconnect_delay_set(0.5, 10)  # type: ignore[arg-type]  # paho takes float seconds
-        client.connect_async(host, port, keepalive=30)
+        client = subscriber(self.settings, f"floor-ack-{self.table_id}-{secrets.token_hex(3)}",
+                            local_stored_topic(self.table_id), self._on_message)
         client.loop_start()
         self.client = client
         return self

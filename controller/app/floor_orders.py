@@ -19,7 +19,16 @@ orders into the table's own journaled events, with no console typing:
   once his new seat is free (a swap at one table waits for the other player to get up);
 
 * ``ruling`` ``dead_hand`` at this table (TDA 26: the clock the floor ran out on a player): the table
-  journals the report ``clock_expired`` and its engine rules the hand dead, citing the rule.
+  journals the report ``clock_expired`` and its engine rules the hand dead, citing the rule;
+* ``bust`` at this table, or naming it as the table he was sent to (RRoP s15 20: the floor read from a
+  table's hand end that he is out): he gets up once no hand is in progress, and an arrival of his
+  not yet seated is called off.
+
+An order that waits (a departure until the hand is over, an arrival until the seat is free) is kept in
+the daemon's journal before the broker is told it arrived, and re-armed when the daemon starts again
+(``kill -9`` mid-hand included); the event that carries an order out is journaled with the order's
+``id`` as its transaction, so an order delivered twice (QoS 1 through the room's bridge, a restart) is
+carried out once.
 
 Everything else (levels, halts, breaks, the clock's count) only reaches the dealer's display, which reads
 the same topic. A refused order (the seat taken, the player not at the seat named) is logged and changes nothing.
@@ -29,11 +38,11 @@ from __future__ import annotations
 
 import json
 import logging
-import ssl
 import threading
+import time
 from typing import Any
 
-from controller.mqtt.link import MqttSettings
+from controller.mqtt.link import MqttSettings, subscriber
 from controller.rules.events import Report, SeatPlayer, UnseatPlayer
 from controller.service import Output
 
@@ -47,7 +56,13 @@ def orders_topic(table_id: str) -> str:
 
 
 class FloorOrders:
-    """The floor's orders for one table, applied through the daemon's engine owner (``daemon.post``)."""
+    """The floor's orders for one table, applied through the daemon's engine owner (``daemon.post_once``).
+
+    Each order carries the floor's ``id``. An order that waits (a departure until the hand is over, an
+    arrival until the seat is free) is kept in the daemon's journal (``Journal.keep_order``) before the
+    broker is told it arrived, and re-armed when the daemon starts again; the event that carries it out
+    is journaled with the order's id as its transaction, so an order delivered twice (the bridge's QoS 1,
+    a restart) is applied once."""
 
     def __init__(self, daemon: Any, settings: MqttSettings, table_id: str) -> None:
         self.daemon = daemon
@@ -56,34 +71,91 @@ class FloorOrders:
         self.client: Any = None
         self.connected = threading.Event()
         self._lock = threading.Lock()
-        #: players to let go once the hand in progress is over: name -> the seat the floor named
-        self.departures: dict[str, int] = {}
+        #: players to let go once the hand in progress is over: name -> (the seat the floor named, order id)
+        self.departures: dict[str, tuple[int, str | None]] = {}
         #: players to seat once their seat is free: name -> (seat, chips, the order)
         self.arrivals: dict[str, tuple[int, int | None, dict[str, Any]]] = {}
         self.applied: list[dict[str, Any]] = []
 
     # ------------------------------------------------------------------ orders
+    def _done(self, oid: str | None) -> bool:
+        """Carried out already: the journal holds the event made under this order's id."""
+        journal = getattr(self.daemon, "journal", None)
+        if oid is None or journal is None or journal.transaction_seq(oid) is None:
+            return False
+        journal.drop_order(oid)
+        return True
+
+    def _keep(self, order: dict[str, Any]) -> None:
+        journal, oid = getattr(self.daemon, "journal", None), order.get("id")
+        if journal is not None and isinstance(oid, str):
+            journal.keep_order(oid, order, time.time())
+
+    def _drop(self, oid: str | None) -> None:
+        journal = getattr(self.daemon, "journal", None)
+        if journal is not None and oid is not None:
+            journal.drop_order(oid)
+
     def on_order(self, order: dict[str, Any]) -> None:
         kind, me = order.get("kind"), self.table_id
         name, seat = order.get("player"), order.get("seat")
+        oid = order.get("id") if isinstance(order.get("id"), str) else None
+        if self._done(oid):
+            log.info("the floor's order %s is carried out already", oid, extra={"table_id": me})
+            return
         if kind == "ruling" and order.get("ruling") == "dead_hand" and str(order.get("table")) == me:
             self.kill(order)
             return
         if not isinstance(name, str):
             return
-        if kind in ("move", "seat") and str(order.get("from_table")) == me and isinstance(order.get("from_seat"), int):
+        leaves = kind in ("move", "seat") and str(order.get("from_table")) == me \
+            and isinstance(order.get("from_seat"), int)
+        if kind == "bust" and me in (str(order.get("table")), str(order.get("to_table"))):
+            self._bust(name, order, oid)
+            return
+        if leaves:
+            self._keep(order)
             with self._lock:
-                self.departures[name] = order["from_seat"]
+                self.departures[name] = (order["from_seat"], oid)
             self.let_go()
         if kind == "arrive" and str(order.get("table")) == me and isinstance(seat, int):
             stack = order.get("stack")
+            self._keep(order)
             with self._lock:
                 self.arrivals[name] = (seat, int(stack) if isinstance(stack, int) else None, order)
             self.let_go()
         elif kind == "seat" and str(order.get("table")) == me and isinstance(seat, int) and "from_table" not in order:
             players = self._players()  # a redraw's seat (from_table) waits for his "arrive" with his chips
             if seat not in players and name not in players.values():
+                self._keep(order)
                 self._post(SeatPlayer(seat, name), order)
+
+    def _bust(self, name: str, order: dict[str, Any], oid: str | None) -> None:
+        """RRoP s15 20: a player out leaves his seat (once the hand is over), wherever he sits at this table
+        (he may have come here since he went out: a redraw's seat); one on his way here stays away."""
+        with self._lock:
+            coming = self.arrivals.pop(name, None)
+        if coming is not None:
+            self._drop(coming[2].get("id") if isinstance(coming[2].get("id"), str) else None)
+        seat = next((s for s, n in self._players().items() if n == name), None)
+        if seat is None:
+            self._drop(oid)
+            return
+        self._keep(order)
+        with self._lock:
+            self.departures[name] = (seat, oid)
+        self.let_go()
+
+    def rearm(self) -> int:
+        """The orders the journal kept from before a restart wait again (their events not yet journaled)."""
+        journal = getattr(self.daemon, "journal", None)
+        kept = journal.kept_orders() if journal is not None else []
+        for order in kept:
+            self.on_order(order)
+        if kept:
+            log.info("re-armed the floor's orders kept in the journal", extra={"orders": len(kept),
+                                                                                "table_id": self.table_id})
+        return len(kept)
 
     def let_go(self, outputs: list[Output] | None = None) -> None:
         """Between hands, the players the floor sent away get up; those it sent here sit down once their
@@ -103,12 +175,14 @@ class FloorOrders:
         if engine is not None and not engine.over:
             return  # he plays the hand out; the hand's end calls this again
         with self._lock:
-            due = [(n, s) for n, s in self.departures.items() if players.get(s) == n]
-            for n in [n for n, s in self.departures.items() if players.get(s) != n]:
-                log.warning("the floor moved %s from seat %s, who is not there", n, self.departures[n])
+            due = [(n, s, oid) for n, (s, oid) in self.departures.items() if players.get(s) == n]
+            gone = [(n, s, oid) for n, (s, oid) in self.departures.items() if players.get(s) != n]
             self.departures.clear()
-        for name, seat in due:
-            self._post(UnseatPlayer(seat), {"kind": "move", "player": name})
+        for n, s, oid in gone:
+            log.warning("the floor moved %s from seat %s, who is not there", n, s)
+            self._drop(oid)
+        for name, seat, oid in due:
+            self._post(UnseatPlayer(seat), {"kind": "move", "player": name, "id": oid})
 
     def kill(self, order: dict[str, Any]) -> None:
         """TDA 26: the clock the floor ran on a player ran out: the table journals the report (source the
@@ -130,35 +204,32 @@ class FloorOrders:
         self.applied.append(order)
         log.info("the floor's order: %s %s", order.get("kind"), order.get("player"),
                  extra={"table_id": self.table_id})
-        self.daemon.post(event, SOURCE)
+        oid = order.get("id")
+        if not isinstance(oid, str):  # an order without an id (an older floor): applied as it comes
+            self.daemon.post(event, SOURCE)
+            return
+        done = self.daemon.post_once(event, SOURCE, oid)
+        # journaled (or refused, or carried out before): the order no longer waits
+        done.add_done_callback(lambda f: self._finished(oid, f))
+
+    def _finished(self, oid: str, fut: Any) -> None:
+        if fut.exception() is not None:
+            log.warning("the floor's order %s refused: %s", oid, fut.exception(), extra={"table_id": self.table_id})
+        try:
+            self._drop(oid)
+        except Exception:  # the journal closed meanwhile (the daemon stopping): kept, re-armed on restart
+            log.exception("could not drop the floor's order %s", oid)
 
     # ------------------------------------------------------------------ the subscriber
     def start(self) -> FloorOrders:
-        import paho.mqtt.client as mqtt
-
-        s = self.settings
         # The controller's own (secret, stable) client id plus a suffix: its session survives a restart.
-        client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=f"{s.client_id}-orders",
-                             clean_session=False, protocol=mqtt.MQTTv311)
-        if s.username:
-            client.username_pw_set(s.username, s.password)
-        host, port, tls = s.host_port
-        if tls:
-            client.tls_set(ca_certs=s.ca_file, certfile=s.certfile, keyfile=s.keyfile, cert_reqs=ssl.CERT_REQUIRED)
-        topic = orders_topic(self.table_id)
-
-        def on_connect(c: Any, u: Any, f: Any, rc: Any, p: Any = None) -> None:
-            if not rc.is_failure:
-                c.subscribe(topic, qos=1)
-
-        client.on_connect = on_connect
+        client = subscriber(self.settings, f"{self.settings.client_id}-orders", orders_topic(self.table_id),
+                            self._on_message, clean_session=False)
         client.on_subscribe = lambda *a: self.connected.set()
-        client.on_message = self._on_message
-        client.reconnect_delay_set(0.5, 10)  # type: ignore[arg-type]  # paho takes float seconds
-        client.connect_async(host, port, keepalive=30)
+        self.daemon.listeners.append(self.let_go)
+        self.rearm()
         client.loop_start()
         self.client = client
-        self.daemon.listeners.append(self.let_go)
         return self
 
     def _on_message(self, client: Any, userdata: Any, message: Any) -> None:

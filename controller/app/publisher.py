@@ -42,6 +42,8 @@ class Publisher:
     #: Seals the hole cards for the broadcast chain and commits to them (controller/app/sealer.py).
     sealer: Any = None
     _holding: bool = False  # a switch to the end-of-hand delay holds what was queued until the hand ends
+    #: What the producer may set live ([broadcast] min_delay, max_delay), shown on broadcast/delay.
+    delay_range: tuple[int, int] = (0, 600)
 
     def close(self) -> None:
         if self._equity is not None:
@@ -58,11 +60,20 @@ class Publisher:
 
     def set_delay(self, delay: float | str) -> None:
         """Change the broadcast delay mid-stream: what is held already leaves no sooner than the
-        new delay allows (a shorter one applies from the next message on), never lost."""
+        new delay allows, never lost; a shorter one applies to what is queued from now on, which
+        still leaves behind what was queued before it (the daemon's ``link.keep_order``)."""
         self.broadcast_delay = END_OF_HAND if delay in (END_OF_HAND, "hand_end") else float(delay)
         self._holding = self._holding or self.broadcast_delay == END_OF_HAND
         self.link.hold_back(self._prefix,
                             float("inf") if self.broadcast_delay == END_OF_HAND else float(self.broadcast_delay))
+
+    def publish_delay(self, seq: int = 0, by: str = "config", previous: float | str | None = None) -> None:
+        """``broadcast/delay``: the delay in force, retained and at once (it carries no card), so
+        the producer's page and the overlay know it (docs/mqtt.md)."""
+        self.link.publish(self.topics.broadcast("delay"), {
+            "schema": SCHEMA_VERSION, "seq": seq, "ts": round(self.clock(), 3), "delay": self.delay_label,
+            "previous": previous, "by": by, "min_delay": self.delay_range[0], "max_delay": self.delay_range[1]},
+            retain=True, seq=seq)
 
     # ------------------------------------------------------------------ outputs
     def publish(self, outputs: Iterable[Output], service: TableService, state: bool = True) -> None:
@@ -113,6 +124,10 @@ class Publisher:
                 self._end_broadcast(service, hand_id or 1, seq, now)
             if counted:
                 self._publish_stats(service, hand_id or 1, seq, now)
+        elif kind == OutputKind.TABLE and p.get("change") == "broadcast_delay":  # journaled: SetBroadcastDelay
+            previous = self.delay_label
+            self.set_delay(p["delay"])
+            self.publish_delay(seq, str(p.get("by") or "producer"), previous)
         elif kind == OutputKind.ALERT:
             self.link.publish(t.alert, p, seq=seq)
             ruling = event_payload("ruling", seq=seq, ts=now, hand_id=p.get("hand_id") or hand_id or 1, alert=p)
@@ -135,6 +150,17 @@ class Publisher:
         delay = 0.0 if self.broadcast_delay == END_OF_HAND else float(self.broadcast_delay)
         self.link.publish(self.topics.broadcast("stats"), msg, retain=True, delay=delay, seq=seq)
 
+    def republish_stats(self, service: TableService, seq: int, unsent: list[Output]) -> None:
+        """At start: the statistics rebuilt from the journal (:func:`count_published`), at once: they
+        count only hands whose own statistics the broker already had, so nothing in them is new.
+        Not while a hand's end waits in ``unsent`` (its newer statistics follow it)."""
+        if self.stats.hands and not any(o.kind == OutputKind.HAND_END for o in unsent):
+            in_play = service.engine is not None and not service.engine.over  # not counted yet
+            body = self.stats.payload(_names(service))
+            self.link.publish(self.topics.broadcast("stats"), {
+                "schema": SCHEMA_VERSION, "seq": seq, "ts": round(self.clock(), 3),
+                "hand_id": max(service.hand_id - in_play, 1), **body}, retain=True, seq=seq)
+
     def _event(self, topic: str, msg: dict[str, Any], seq: int) -> None:
         self.link.publish(topic, msg, seq=seq)
         if self.on_event is not None:
@@ -148,7 +174,7 @@ class Publisher:
             return
         from controller.equity.worker import EquityWorker, request_for
 
-        req = request_for(service.engine, service.hand_id, seq)
+        req = request_for(service.engine.view() if service.engine is not None else None, service.hand_id, seq)
         if req is None or req.key() == self._equity_key:
             return
         self._equity_key = req.key()
@@ -219,6 +245,16 @@ class Publisher:
                 self.sealer.clear(seq, 0.001)
         else:
             self._clear_due = True  # sent by publish_state, after the final state it belongs to
+
+
+def count_published(stats: SessionStats, service: TableService, upto: int, outputs: list[Output]) -> None:
+    """Replaying the journal at start: the session statistics of what was published before (up to
+    the delivered cursor ``upto``), counted as :meth:`Publisher._one` counted them; what the broker
+    never had is counted as it is published again.  So a restart, even ``kill -9``, goes on from
+    the same numbers."""
+    for out in outputs:
+        if out.seq <= upto and out.kind in EVENT_OUTPUTS:
+            stats.observe(out.kind, out.payload, _names(service) if out.kind == OutputKind.HAND_START else {})
 
 
 def _names(service: TableService) -> dict[int, str | None]:

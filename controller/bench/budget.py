@@ -3,7 +3,8 @@
 The real daemon (the journal on disk, the engine, the publisher, paho and a real Mosquitto,
 the antenna emulator over a pty, and with the camera on the camera source with the stock
 recogniser) runs in a process of its own, so the CPU seconds (utime + stime, /proc) and the
-resident memory measured are its alone.  The emulator, the dealer and a display (a subscriber
+resident memory measured are its alone: its process and, with the camera on, the recogniser's
+process it starts (:mod:`vision.recognition_worker`), summed.  The emulator, the dealer and a display (a subscriber
 to ``event/card``) each run in another process.  The dealer plays dealer_sim's legal hold'em
 hands through :class:`~firmware_bridge.table_sim.TableSim` (tags placed and lifted on the
 antennas, the console's actions) at two paces:
@@ -40,7 +41,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from controller.bench.latency import EmulatorProcess, _ChildProcess, _summary, rfid_source, subscribed_client
+from controller.bench.latency import (
+    EmulatorProcess,
+    _ChildProcess,
+    _summary,
+    rfid_source,
+    serve_subscriber,
+    subscribed_client,
+)
 
 #: Seconds between the dealer's moves.
 PACES = {"live": 4.5, "shuffler": 1.5}
@@ -172,6 +180,49 @@ def proc_cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def process_tree(pid: int) -> list[int]:
+    """``pid`` and its descendants (the camera's recogniser runs in a child of the daemon: its CPU and
+    memory are the daemon's cost too)."""
+    out, i = [pid], 0
+    while i < len(out):
+        for task in Path(f"/proc/{out[i]}/task").glob("*"):
+            try:
+                out += [int(c) for c in (task / "children").read_text().split()]
+            except OSError:  # a thread or process that ended meanwhile
+                pass
+        i += 1
+    return out
+
+
+def tree_cpu_seconds(pids: list[int]) -> float:
+    """utime + stime of these processes (those still running)."""
+    total = 0.0
+    for pid in pids:
+        try:
+            total += proc_cpu_seconds(pid)
+        except OSError:
+            pass
+    return total
+
+
+def tree_memory_mb(pids: list[int]) -> dict[str, float]:
+    """The processes' resident memory summed (now and their peaks): shared library pages are
+    counted once per process, so this is an upper bound of what they hold together."""
+    figures = [proc_memory_mb(pid) for pid in pids]
+    out = {key: round(sum(f[key] for f in figures), 1) for key in ("rss_mb", "peak_rss_mb")}
+    out["pss_mb"] = round(sum(proc_pss_mb(pid) for pid in pids), 1)
+    return out
+
+
+def proc_pss_mb(pid: int) -> float:
+    """Proportional set size now, MB: each shared page divided among the processes that map it, so
+    the sum over processes is what they hold together (Linux's smaps_rollup)."""
+    for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+        if line.startswith("Pss:"):
+            return round(int(line.split()[1]) / 1024, 1)
+    return 0.0
+
+
 def proc_memory_mb(pid: int) -> dict[str, float]:
     """Resident memory now (VmRSS) and at its peak (VmHWM), MB."""
     out = {}
@@ -200,7 +251,6 @@ class CardSubscriber(_ChildProcess):
 def _subscriber_main(conn, host: str, port: int, topic: str) -> None:
     import json
 
-
     got: list[tuple[int, float]] = []
 
     def on_message(c, u, m) -> None:
@@ -210,17 +260,7 @@ def _subscriber_main(conn, host: str, port: int, topic: str) -> None:
         except (ValueError, KeyError, TypeError):
             pass
 
-    sub = subscribed_client(host, port, topic, "budget-sub", on_message)
-    conn.send("ready")
-    while True:
-        cmd = conn.recv()
-        if cmd[0] == "results":
-            conn.send(list(got))
-        elif cmd[0] == "stop":
-            sub.disconnect()
-            sub.loop_stop()
-            conn.send("bye")
-            return
+    serve_subscriber(conn, subscribed_client(host, port, topic, "budget-sub", on_message), got)
 
 
 # ---------------------------------------------------------------------- the dealer
@@ -379,11 +419,13 @@ def _one_run(table: _Table, broker: Any, camera: bool, pace_name: str, plans: li
         grabs0 = daemon.call("camera")
         pid = daemon.proc.pid
         assert pid is not None
-        cpu0, t0 = proc_cpu_seconds(pid), time.monotonic()
+        pids = process_tree(pid)  # the daemon and, with the camera on, its recogniser's process
+        cpu0, t0 = tree_cpu_seconds(pids), time.monotonic()
         dealt = _deal(table, plans, daemon, emu, pace, camera)
-        cpu1, t1 = proc_cpu_seconds(pid), time.monotonic()
+        cpu1, t1 = tree_cpu_seconds(pids), time.monotonic()
         grabs = daemon.call("camera") - grabs0
-        memory = proc_memory_mb(pid)
+        memory = tree_memory_mb(pids)
+        memory["processes"] = len(pids)
         arrivals = daemon.call("arrivals")
         written = emu.frame_list()
         received = sub.received()
@@ -526,7 +568,9 @@ def run_bench(hands: int = 2, live_hands: int = 1, fps: float = 10.0, seed: int 
         "pi_source": PI_SOURCE,
         "runs": runs,
         "goals": goals,
-        "note": "the daemon alone (its own process: CPU from /proc, resident memory VmRSS/VmHWM); hold'em "
+        "note": "the daemon alone (its own process and, camera on, its recogniser's process, summed: CPU from /proc, "
+                "resident memory VmRSS/VmHWM summed, an upper bound as shared libraries count once per process, and "
+                "pss_mb now, shared pages divided among them; processes: how many); hold'em "
                 "hands with no dealer mistake, every tag read; the camera at the configured fps over the board "
                 "and seats 1-2 (frames_per_s: what it kept up here; host_core_share_at_fps: the off run's share "
                 "plus cpu_ms_per_frame at the configured fps, which the goals use); pi_core_share = "

@@ -21,6 +21,7 @@ both are reported.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import random
 import statistics
@@ -95,9 +96,10 @@ class EmulatorProcess(_ChildProcess):
         return list(self.conn.recv())
 
 
-def subscribed_client(host: str, port: int, topic: str, client_id: str, on_message: Callable[..., None]) -> Any:
-    """A paho client (MQTT v5) subscribed to ``topic`` at QoS 1, its loop running: the benches'
-    subscribers in their own processes."""
+def subscribed_client(host: str, port: int, topic: str | list[tuple[str, int]], client_id: str,
+                      on_message: Callable[..., None]) -> Any:
+    """A paho client (MQTT v5) subscribed to ``topic`` at QoS 1 (or to a list of ``(topic, qos)``),
+    its loop running: the benches' subscribers in their own processes."""
     import paho.mqtt.client as mqtt
     from paho.mqtt.enums import CallbackAPIVersion
 
@@ -110,6 +112,27 @@ def subscribed_client(host: str, port: int, topic: str, client_id: str, on_messa
     sub.subscribe(topic, qos=1)
     subscribed.wait(10)
     return sub
+
+
+def serve_subscriber(conn: Any, sub: Any, got: list[Any], lock: Any = None,
+                     other: Callable[[tuple[Any, ...]], None] | None = None) -> None:
+    """A bench subscriber's command loop, in its own process: says ``ready``, answers ``("results",)``
+    with what ``got`` holds (under ``lock``), and on ``("stop",)`` disconnects ``sub`` and says
+    ``bye``; any other command goes to ``other``."""
+    guard = lock if lock is not None else contextlib.nullcontext()
+    conn.send("ready")
+    while True:
+        cmd = conn.recv()
+        if cmd[0] == "results":
+            with guard:
+                conn.send(list(got))
+        elif cmd[0] == "stop":
+            sub.disconnect()
+            sub.loop_stop()
+            conn.send("bye")
+            return
+        elif other is not None:
+            other(cmd)
 
 
 def _longer_than(items: Any, n: int) -> bool:
@@ -214,7 +237,6 @@ class SubscriberProcess(_ChildProcess):
 def _subscriber_main(conn, host: str, port: int, topic: str, client_id: str) -> None:
     import json
 
-
     got: list[tuple[Any, float]] = []
     cond = threading.Condition()
 
@@ -229,22 +251,12 @@ def _subscriber_main(conn, host: str, port: int, topic: str, client_id: str) -> 
             got.append((key, now))
             cond.notify_all()
 
-    sub = subscribed_client(host, port, topic, client_id, on_message)
-    conn.send("ready")
-    while True:
-        cmd = conn.recv()
-        if cmd[0] == "wait":
-            with cond:
-                cond.wait_for(functools.partial(_longer_than, got, cmd[1] - 1), cmd[2])
-                conn.send(len(got))
-        elif cmd[0] == "results":
-            with cond:
-                conn.send(list(got))
-        elif cmd[0] == "stop":
-            sub.disconnect()
-            sub.loop_stop()
-            conn.send("bye")
-            return
+    def wait(cmd: tuple[Any, ...]) -> None:  # ("wait", n, timeout): until n messages came
+        with cond:
+            cond.wait_for(functools.partial(_longer_than, got, cmd[1] - 1), cmd[2])
+            conn.send(len(got))
+
+    serve_subscriber(conn, subscribed_client(host, port, topic, client_id, on_message), got, cond, wait)
 
 
 def mqtt_floor(broker: Broker, messages: int, pace: float = CARD_PACE) -> dict[str, Any]:

@@ -39,7 +39,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from controller.bench.latency import _ChildProcess, _summary, rfid_source
+from controller.bench.latency import _ChildProcess, _summary, rfid_source, serve_subscriber, subscribed_client
 from controller.demo.config import demo_config
 from controller.mqtt.broker import Broker
 from controller.rules.cards import standard_deck
@@ -54,6 +54,19 @@ FLOP_SPREAD = 0.08  # seconds between the three flop cards landing
 
 def _uid(i: int) -> str:
     return f"04{i:02X}5EED{i:02X}A080"
+
+
+def bench_table(broker: Broker, prefix: str) -> tuple[Deck, list[str], Path, Any]:
+    """The benches' table: a 52-card deck tagged with :func:`_uid`, a fresh working folder
+    named by ``prefix``, and a demo config of ``SEATS`` seats publishing on ``broker`` without delay."""
+    deck = Deck("A")
+    uids = [_uid(i) for i in range(52)]
+    for uid, card in zip(uids, standard_deck(), strict=True):
+        deck.add(uid, card)
+    tmp = Path(tempfile.mkdtemp(prefix=prefix))
+    config = demo_config("bench", size=SEATS, journal=tmp / "journal.sqlite",
+                         mqtt_url=f"mqtt://127.0.0.1:{broker.port}", broadcast_delay=0)
+    return deck, uids, tmp, config
 
 
 def _powerup(rng: random.Random, slow: float) -> int:
@@ -127,12 +140,8 @@ class EventSubscriber(_ChildProcess):
 def _subscriber_main(conn, host: str, port: int, root: str) -> None:
     import json
 
-    import paho.mqtt.client as mqtt
-    from paho.mqtt.enums import CallbackAPIVersion
-
     got: list[tuple[str, Any, float]] = []
     lock = threading.Lock()
-    subscribed = threading.Event()
 
     def on_message(c, u, m) -> None:
         now = time.monotonic()
@@ -143,25 +152,8 @@ def _subscriber_main(conn, host: str, port: int, root: str) -> None:
         with lock:
             got.append((m.topic, body, now))
 
-    sub = mqtt.Client(callback_api_version=CallbackAPIVersion.VERSION2, protocol=mqtt.MQTTv5,
-                      client_id="bench-table-sub")
-    sub.on_message = on_message
-    sub.on_subscribe = lambda *a: subscribed.set()
-    sub.connect(host, port)
-    sub.loop_start()
-    sub.subscribe([(f"{root}/event/#", 1), (f"{root}/alert", 1)])
-    subscribed.wait(10)
-    conn.send("ready")
-    while True:
-        cmd = conn.recv()
-        if cmd[0] == "results":
-            with lock:
-                conn.send(list(got))
-        elif cmd[0] == "stop":
-            sub.disconnect()
-            sub.loop_stop()
-            conn.send("bye")
-            return
+    topics = [(f"{root}/event/#", 1), (f"{root}/alert", 1)]
+    serve_subscriber(conn, subscribed_client(host, port, topics, "bench-table-sub", on_message), got, lock)
 
 
 def floor_read_ms(fw_dir: str | Path = FIRMWARE_DIR) -> float:
@@ -313,13 +305,7 @@ def session_latency(broker: Broker, hands: int, fw_dir: str | Path, seed: int = 
     from controller.app.daemon import Daemon
 
     rng = random.Random(seed)
-    deck = Deck("A")
-    uids = [_uid(i) for i in range(52)]
-    for uid, card in zip(uids, standard_deck(), strict=True):
-        deck.add(uid, card)
-    tmp = Path(tempfile.mkdtemp(prefix="tablectl-bench-table-"))
-    config = demo_config("bench", size=SEATS, journal=tmp / "journal.sqlite",
-                                 mqtt_url=f"mqtt://127.0.0.1:{broker.port}", broadcast_delay=0)
+    deck, uids, tmp, config = bench_table(broker, "tablectl-bench-table-")
     link_path = str(tmp / "ttyRP2040")
     fw = FirmwareProcess(link_path, str(fw_dir))
     d = Daemon(config, registry=DeckRegistry([deck]), backends={"serial": link_path})
@@ -377,40 +363,33 @@ def _score(s: _Session, times: dict[int, float], msgs: list[tuple[str, Any, floa
             boards.append((set(body.get("cards") or ()), t))
         elif topic.endswith("/alert"):
             alerts.append((body.get("hand_id"), t, str(body.get("reason") or "")))
-    hole_ms, lost = [], 0
+    def measured(name: str, arrivals: list[tuple[int, float | None]]) -> tuple[list[float], int]:
+        """Each move's latency in ms to its arrival (None: it never came) and how many never came."""
+        ms: list[float] = []
+        for key, t in arrivals:
+            if t is not None:
+                ms.append((t - times[key]) * 1000)
+                per_key[key] = ms[-1]
+                if steady(times[key], t):
+                    steady_ms[name].append(ms[-1])
+        return ms, sum(t is None for _, t in arrivals)
+
+    hole: list[tuple[int, float | None]] = []
     seen: dict[tuple[int, int], int] = {}
     for hand, seat, key in s.hole:
         k = seen.get((hand, seat), 0)
         seen[(hand, seat)] = k + 1
         got = cards.get((hand, seat), [])
-        if k < len(got) and key in times:  # (on the chip: no key when the board never reported the card)
-            hole_ms.append((got[k] - times[key]) * 1000)
-            per_key[key] = hole_ms[-1]
-            if steady(times[key], got[k]):
-                steady_ms["hole"].append(hole_ms[-1])
-        else:
-            lost += 1
+        # (on the chip: no key when the board never reported the card)
+        hole.append((key, got[k] if k < len(got) and key in times else None))
+    hole_ms, lost = measured("hole", hole)
     phantom = sum(max(0, len(v) - seen.get(k, 0)) for k, v in cards.items())
-    flop_ms, flops_missing = [], 0
-    for _hand, labels, key in s.flops:
-        shown = next((t for cs, t in boards if key in times and set(labels) <= cs and t >= times[key] - 1), None)
-        if shown is None:
-            flops_missing += 1
-        else:
-            flop_ms.append((shown - times[key]) * 1000)
-            per_key[key] = flop_ms[-1]
-            if steady(times[key], shown):
-                steady_ms["flop"].append(flop_ms[-1])
-    alert_ms, alerts_missing = [], 0
-    for hand, key in s.wrong:
-        raised = next((t for h, t, _ in alerts if key in times and h == hand and t >= times[key]), None)
-        if raised is None:
-            alerts_missing += 1
-        else:
-            alert_ms.append((raised - times[key]) * 1000)
-            per_key[key] = alert_ms[-1]
-            if steady(times[key], raised):
-                steady_ms["wrong_seat_alert"].append(alert_ms[-1])
+    flop_ms, flops_missing = measured("flop", [
+        (key, next((t for cs, t in boards if key in times and set(labels) <= cs and t >= times[key] - 1), None))
+        for _hand, labels, key in s.flops])
+    alert_ms, alerts_missing = measured("wrong_seat_alert", [
+        (key, next((t for h, t, _ in alerts if key in times and h == hand and t >= times[key]), None))
+        for hand, key in s.wrong])
     leave_ms, leaves_missing = [], 0
     for uid, key in s.leaves:
         cand = [t for t in gone.get(uid, []) if key in times and t >= times[key]]

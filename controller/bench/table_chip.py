@@ -23,18 +23,15 @@ low-water mark moves hand over hand.
 from __future__ import annotations
 
 import random
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from controller.bench.latency import _summary, rfid_source
-from controller.bench.table import SEATS, EventSubscriber, _score, _Session, _uid, time_removals
-from controller.demo.config import demo_config
+from controller.bench.table import SEATS, EventSubscriber, _score, _Session, bench_table, time_removals
 from controller.mqtt.broker import Broker
-from controller.rules.cards import standard_deck
-from controller.rules.decks import Deck, DeckRegistry
+from controller.rules.decks import DeckRegistry
 from controller.rules.events import SeatPlayer, SetButton
 from firmware_bridge.firmware import bridge_proto as fw
 
@@ -131,13 +128,7 @@ def chip_session(broker: Broker, hands: int, files: dict[str, bytes], board: str
 
     say = progress or (lambda _m: None)
     rng = random.Random(seed)
-    deck = Deck("A")
-    uids = [_uid(i) for i in range(52)]
-    for uid, card in zip(uids, standard_deck(), strict=True):
-        deck.add(uid, card)
-    tmp = Path(tempfile.mkdtemp(prefix="tablectl-bench-chip-"))
-    config = demo_config("bench", size=SEATS, journal=tmp / "journal.sqlite",
-                         mqtt_url=f"mqtt://127.0.0.1:{broker.port}", broadcast_delay=0)
+    deck, uids, tmp, config = bench_table(broker, "tablectl-bench-chip-")
     # The chip's 500 ms heartbeat comes every few wall seconds here: a long timeout, and the link's
     # stall window on the chip's clock (SLOWEST chip s per wall s, below the emulator's slowest).
     serial = config.source("serial")

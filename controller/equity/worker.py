@@ -24,6 +24,7 @@ from typing import Any
 
 from controller.mqtt.contract import SCHEMA_VERSION
 from controller.rules.cards import Card
+from controller.rules.operations import HandView
 
 log = logging.getLogger("controller.equity.odds")
 
@@ -45,21 +46,20 @@ class EquityRequest:
                 self.unknown)
 
 
-def request_for(engine: Any, hand_id: int, seq: int) -> EquityRequest | None:
+def request_for(hand: HandView | None, hand_id: int, seq: int) -> EquityRequest | None:
     """The equity question a hand asks now (None mid-deal or once it is over): the live seats'
     cards, the settled board and the folded hands' cards (dead)."""
-    if engine is None or engine.over or engine.phase.value not in ("bet", "board"):
+    if hand is None or hand.over or hand.phase not in ("bet", "board"):
         return None
 
     def cards(seat: int) -> tuple[Card, ...]:
-        return tuple(h.card for h in engine.hands.get(seat, []) if not h.scrap and not h.card.is_joker)
+        return tuple(c for c in hand.cards(seat) if not c.is_joker)
 
-    live = {s: cards(s) for s in sorted(engine.active) if cards(s)}
-    dead = tuple(c for s in sorted(engine.folded) for c in cards(s))
-    board = tuple(c for c in engine.board if c not in engine.premature and not c.is_joker)
-    unknown = frozenset(s for s in live if engine.unknown_discards.get(s, 0) > 0)
-    return EquityRequest(hand_id, seq, engine.game.name, live, board, dead, after_draw=engine.street.draw,
-                         unknown=unknown)
+    live = {s: cards(s) for s in sorted(hand.active) if cards(s)}
+    dead = tuple(c for s in sorted(hand.folded) for c in cards(s))
+    board = tuple(c for c in hand.board if not c.is_joker)
+    unknown = frozenset(s for s in live if hand.unknown(s) > 0)
+    return EquityRequest(hand_id, seq, hand.game, live, board, dead, after_draw=hand.drawing, unknown=unknown)
 
 
 def _named(game: str, cards: tuple[Card, ...], board: tuple[Card, ...], entry: dict[str, Any]) -> None:

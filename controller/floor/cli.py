@@ -29,6 +29,8 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--nats", default=None, help="a room: NATS servers, comma-separated (tls://host:4222,...)")
     p.add_argument("--nats-user", default=None, help="a room: the floor's NATS user")
     p.add_argument("--nats-password-file", default=None, help="a room: a file holding that user's password")
+    p.add_argument("--nats-mqtt", default=None, help="a room: the nodes' MQTT listeners, comma-separated "
+                   "(host:8883,...): the floor's orders to the tables go there at QoS 1")
     p.add_argument("--ca", default=None, help="the room's CA certificate (TLS to NATS)")
     p.add_argument("--cert", default=None, help="client certificate (if the cluster asks for one)")
     p.add_argument("--key", default=None, help="the client certificate's private key")
@@ -62,7 +64,9 @@ def cmd_floor(args: argparse.Namespace) -> int:
     if args.nats:
         nats = NatsSettings(servers=args.nats.split(","), user=args.nats_user,
                             password=_read(args.nats_password_file), ca=args.ca, cert=args.cert, key=args.key,
-                            replicas=args.replicas, base=args.base)
+                            replicas=args.replicas, base=args.base,
+                            mqtt=[(h, int(p)) for h, _, p in (a.rpartition(":") for a in
+                                                               (args.nats_mqtt or "").split(",") if a)])
     host, _, port = args.mqtt.rpartition(":")
     svc = FloorService(db=args.db, nats=nats, mqtt=(host or "127.0.0.1", int(port)), mqtt_user=args.mqtt_user,
                        mqtt_password=_read(args.mqtt_password_file), http_host=args.http_host,

@@ -16,6 +16,7 @@ the tables answer (``event/seating``, ``event/clock``, ``event/action``) comes b
 
 from __future__ import annotations
 
+import logging
 import secrets
 import threading
 import time
@@ -32,6 +33,8 @@ from controller.floor.tournament.seating import Tournament
 from controller.floor.tournament.structure import Structure, TournamentClock
 
 STREAM = "room"
+
+log = logging.getLogger("controller.floor.director")
 
 
 class DirectorError(PokerTableError, ValueError):
@@ -101,6 +104,10 @@ class Director:
             raise DirectorError(f"{op}: missing {exc.args[0]!r}") from None
         except TypeError as exc:
             raise DirectorError(f"{op}: {exc}") from None
+        for i, d in enumerate(decisions):
+            # the order's id: a table carries each out once however often it arrives (floor_orders.py);
+            # the request's time keeps ids apart should a room's log ever start again from seq 1
+            d.setdefault("id", f"{t:.6f}-{entry['seq']}-{i}")
         if not self._replaying:
             for d in decisions:
                 self._announce(d)
@@ -108,10 +115,13 @@ class Director:
 
     def _announce(self, decision: dict[str, Any]) -> None:
         self.publish(f"floor/room/{decision['kind']}", decision)
-        # A move goes to both tables: the giving table lets the player go, the receiving table seats him.
-        for key in ("table", "from_table"):
+        # A move goes to both tables: the giving table lets the player go, the receiving table seats him;
+        # a bust to the table he went out at and the one he was sent to, should he have left for it.
+        sent: list[Any] = []
+        for key in ("table", "from_table", "to_table"):
             table = decision.get(key)
-            if table is not None and (key == "table" or table != decision.get("table")):
+            if table is not None and table not in sent:
+                sent.append(table)
                 self.publish(f"floor/room/table/{table}", decision)
 
     def tick(self, t: float | None = None) -> list[dict[str, Any]]:
@@ -162,7 +172,9 @@ class Director:
             "late_entry": lambda: tour.late_entry(str(body["name"])),
             "bust": lambda: tour.bust(body["hand"]),
             "positions": lambda: tour.positions(body["table"], int(body["button"]),
-                                                body.get("small_blind"), int(body["big_blind"])),
+                                                body.get("small_blind"), int(body["big_blind"]), body.get("hand_id")),
+            "hand_end": lambda: tour.hand_end(body["table"], int(body["hand_id"]), dict(body["started"]),
+                                              dict(body["stacks"]), body.get("names")),
             "confirm_move": lambda: tour.confirm_move(str(body["name"])),
             "break_cards": lambda: tour.break_cards(body["table"], dict(body["cards"])),
             "departed": lambda: self._departed(tour, body),
@@ -312,6 +324,9 @@ class Director:
         if msg.path == "event/card" and table in tour.pending_breaks:
             self._break_read(table, p)
             return
+        if msg.path == "event/hand_end":
+            self._hand_end(tour, table, p)
+            return
         if msg.path != "event/hand_start" or not tour.tables[table].open:
             return
         raw = p.get("blinds")
@@ -319,7 +334,28 @@ class Director:
         if not isinstance(p.get("button"), int) or not isinstance(blinds.get("big"), int):
             return
         self.request("tournament.positions", {"table": table, "button": p["button"],
-                                              "small_blind": blinds.get("small"), "big_blind": blinds["big"]})
+                                              "small_blind": blinds.get("small"), "big_blind": blinds["big"],
+                                              "hand_id": p.get("hand_id")})
+
+    def _hand_end(self, tour: Tournament, table: Any, p: dict[str, Any]) -> None:
+        """A tournament table's hand is over: its busts are read from the chips it published (each seat's
+        when the hand began and once the pot was pushed), journaled as ``tournament.hand_end``. A misdeal
+        or a void is no hand played; a hand whose pot could not be awarded says no stacks. The ingestor
+        hands this every delivery of a hand's end (a first one may have been stored just before the
+        floor stopped): one already read is not journaled again."""
+        started, stacks, hand_id, names = p.get("started"), p.get("stacks"), p.get("hand_id"), p.get("names")
+        if p.get("result") in ("misdeal", "void") or not isinstance(hand_id, int) \
+                or not isinstance(started, dict) or not isinstance(stacks, dict):
+            return
+        if (str(table), hand_id) in tour.hands_read:
+            return
+        body = {"table": table, "hand_id": hand_id, "started": started, "stacks": stacks}
+        if isinstance(names, dict):
+            body["names"] = names
+        try:
+            self.request("tournament.hand_end", body)
+        except PokerTableError as exc:  # journaled and refused (a seat the floor has no player in...)
+            log.warning("table %s hand %s: %s", table, hand_id, exc)
 
     def _seating(self, tour: Tournament, table: Any, p: dict[str, Any]) -> None:
         """A table let go a player the floor sent elsewhere (a move, a redraw), or seated one it moved."""

@@ -12,6 +12,8 @@ What the floor takes, and why:
   ``hand_start``/``hand_end`` also make the hand's row; ``ruling`` its ruling row;
   ``dealer`` a sign-in; ``street`` the at-a-glance street;
 * ``availability``: online/offline;
+* ``diagnostics``: the table's readers (misses, collisions, readers not answering, the scan
+  cycle), latest only, in memory (:func:`readers_summary`); no row;
 * ``broadcast/holecards``: the delayed copy of the hole cards (the only one that ever leaves
   a table), so a replay can show them.  ``private/holecards`` never reaches the floor: the
   bridge does not carry it, and :func:`rows_for` drops it if it ever came.
@@ -26,7 +28,7 @@ from typing import Any
 from controller.floor.store import Row
 
 #: MQTT topic filters the floor subscribes to on one Mosquitto (and the bridge forwards).
-FLOOR_TOPICS = ("{base}/+/availability", "{base}/+/event/#", "{base}/+/broadcast/holecards")
+FLOOR_TOPICS = ("{base}/+/availability", "{base}/+/event/#", "{base}/+/broadcast/holecards", "{base}/+/diagnostics")
 
 
 @dataclass
@@ -102,6 +104,21 @@ def rows_for(msg: Parsed) -> list[Row]:
         rows.append(Row("ruling", {"table_id": t, "seq": seq, "ts": ts, "alert": alert,
                                    "dealer": alert.get("dealer") or p.get("dealer")}))
     return rows
+
+
+def readers_summary(payload: Any) -> dict[str, Any] | None:
+    """What the floor's tile shows of a table's ``diagnostics`` (diagnostics.schema.json): the readers
+    not answering, misses, collisions, the scan cycle and its stalls; None if it is not one."""
+    try:
+        rfid = payload["rfid"]
+        if rfid is None:
+            return None
+        return {"not_answering": [int(a) for a in rfid["not_answering"]], "reads": int(rfid["totals"]["reads"]),
+                "misses": int(rfid["totals"]["misses"]), "collisions": int(rfid["totals"]["collisions"]),
+                "cycle_ms": rfid["scan"]["cycle_ms"], "stalls": int(rfid["scan"]["stalls"]),
+                "synced": bool(rfid["link"]["synced"]), "ts": float(payload["ts"])}
+    except (KeyError, TypeError, ValueError):
+        return None
 
 
 def live_notes(msg: Parsed) -> list[dict[str, Any]]:

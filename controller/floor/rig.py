@@ -178,7 +178,30 @@ class LightTable(_Table):
         self.link.stop()
 
 
-class FloorProcess:
+class ChildProcess:
+    """A process the rig started (``proc``): killed as a crash would (SIGKILL), or stopped (SIGTERM,
+    then SIGKILL after 10 s)."""
+
+    proc: subprocess.Popen | None = None
+
+    def kill(self) -> None:
+        if self.proc is not None:
+            self.proc.kill()
+            self.proc.wait(10)
+            self.proc = None
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(10)
+            self.proc = None
+
+
+class FloorProcess(ChildProcess):
     """``tablectl floor`` as its own process (so a test can ``kill -9`` it)."""
 
     def __init__(self, cluster: NatsCluster, db: str, folder: Path, http_port: int | None = None) -> None:
@@ -188,9 +211,9 @@ class FloorProcess:
         pw.write_text(cluster.floor_password)
         self.args = [sys.executable, "-m", "controller.cli", "floor", "--nats", ",".join(cluster.servers),
                      "--nats-user", "floor", "--nats-password-file", str(pw), "--ca", str(cluster.pki.ca),
+                     "--nats-mqtt", ",".join(f"{h}:{p}" for h, p in cluster.mqtt_addresses),
                      "--db", db, "--http-port", str(self.http_port)]
         self.log = folder / "floor.log"
-        self.proc: subprocess.Popen | None = None
 
     def start(self) -> FloorProcess:
         with open(self.log, "ab") as log:
@@ -207,21 +230,6 @@ class FloorProcess:
                 pass
             time.sleep(0.1)
         raise AssertionError(f"the floor did not start: {self.log.read_text()[-2000:]}")
-
-    def kill(self) -> None:
-        if self.proc is not None:
-            self.proc.kill()
-            self.proc.wait(10)
-            self.proc = None
-
-    def stop(self) -> None:
-        if self.proc is not None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-            self.proc = None
 
     @property
     def url(self) -> str:

@@ -26,6 +26,7 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Self
 
 from controller.errors import PokerTableError
 from controller.floor.pki import Pki, make_pki
@@ -88,7 +89,7 @@ def users_conf(tables: dict[str, str], floor_password: str, base: str = "poker")
                      f'publish: {{allow: ["{b}.{table_id}.>"], '
                      f'deny: ["{b}.{table_id}.floor.>", "{b}.{table_id}.request.>"]}}, '
                      f'subscribe: {{allow: ["{b}.{table_id}.floor.stored", "floor.room.level", '
-                     f'"floor.room.table.{table_id}", "{b}.{table_id}.request.level"]}}}}, '
+                     f'"floor.room.table.{table_id}", "{b}.{table_id}.request.level", "$MQTT.sub.>"]}}}}, '
                      f'allowed_connection_types: ["MQTT"]}}')
     return "authorization {\n  users: [\n    " + "\n    ".join(users) + "\n  ]\n}\n"
 
@@ -131,8 +132,32 @@ class NatsNode:
         self.proc = None
 
 
+class _InFolder:
+    """A server run from its own scratch folder: ``stop()`` halts it and removes the folder (unless
+    ``cleanup=False``); a context manager that starts and stops it."""
+
+    folder: Path
+
+    def start(self) -> Self:
+        raise NotImplementedError
+
+    def _halt(self) -> None:
+        raise NotImplementedError
+
+    def stop(self, cleanup: bool = True) -> None:
+        self._halt()
+        if cleanup:
+            shutil.rmtree(self.folder, ignore_errors=True)
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
 @dataclass
-class NatsCluster:
+class NatsCluster(_InFolder):
     """Three nodes on loopback (``size=1``: one node, no cluster); ``tables``: table id -> MQTT password."""
 
     tables: dict[str, str]
@@ -144,7 +169,7 @@ class NatsCluster:
     pki: Pki | None = None
     max_file_store: str = "1GB"
 
-    def start(self, timeout: float = 30) -> NatsCluster:
+    def start(self, timeout: float = 30) -> Self:
         binary = nats_server()
         self.pki = make_pki(self.folder / "pki")
         template = string.Template((ROOM_CONF / "nats-node.conf").read_text())
@@ -220,17 +245,9 @@ class NatsCluster:
     def rss_kb(self) -> int:
         return sum(n.rss_kb() for n in self.nodes)
 
-    def stop(self, cleanup: bool = True) -> None:
+    def _halt(self) -> None:
         for node in self.nodes:
             node.stop()
-        if cleanup:
-            shutil.rmtree(self.folder, ignore_errors=True)
-
-    def __enter__(self) -> NatsCluster:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
 
 
 def _rss_kb(pid: int) -> int:
@@ -249,7 +266,7 @@ def rss_kb(pid: int | None = None) -> int:
 
 # ---------------------------------------------------------------------- PostgreSQL
 @dataclass
-class Postgres:
+class Postgres(_InFolder):
     """Debian's PostgreSQL in a throwaway cluster: ``url`` for psycopg; ``stop()`` removes it."""
 
     folder: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="poker-pg-")))
@@ -271,7 +288,7 @@ class Postgres:
             args = ["runuser", "-u", self.proc_user, "--", *args]
         return subprocess.run(args, capture_output=True, text=True, timeout=120)
 
-    def start(self) -> Postgres:
+    def start(self) -> Self:
         if os.geteuid() == 0:
             self.proc_user = "postgres"  # initdb refuses root
             os.chmod(self.folder, 0o755)
@@ -303,17 +320,9 @@ class Postgres:
         except (OSError, ValueError, IndexError):
             return None
 
-    def stop(self, cleanup: bool = True) -> None:
+    def _halt(self) -> None:
         if (self.folder / "data").exists():
             self._run([self._bin("pg_ctl"), "-D", str(self.folder / "data"), "-m", "fast", "-w", "stop"])
-        if cleanup:
-            shutil.rmtree(self.folder, ignore_errors=True)
-
-    def __enter__(self) -> Postgres:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
 
 
 # ---------------------------------------------------------------------- a table's Mosquitto

@@ -2,7 +2,8 @@
 per request; loopback by default).
 
 * ``/floor/``: the page (``web/floor/``); ``/common/``: the shared card styles;
-* ``GET /api/tables``: every table at a glance, with its oldest unacknowledged alert;
+* ``GET /api/tables``: every table at a glance, with its oldest unacknowledged alert and its readers
+  (the latest ``diagnostics``: readers not answering, misses, collisions, the scan cycle);
 * ``GET /api/alerts?limit=``: the room's alert feed; ``POST /api/alerts/<table>/<id>/ack``;
 * ``GET /api/hands?table=&dealer=&result=&limit=&before=``: the hand history;
 * ``GET /api/hands/<table>/<hand>/<start_seq>``: one hand and its events, for the replay;
@@ -70,6 +71,7 @@ class FloorApi:
         for r in rows:
             got = first.get(r["table_id"])
             r["alert"] = dict(got, age=round(now - float(got["ts"]), 1)) if got else None
+            r["readers"] = self.ingestor.readers.get(r["table_id"]) if self.ingestor else None
         return rows
 
     def alerts(self, limit: int = 100) -> list[dict[str, Any]]:

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from controller.floor.director import Director
+from controller.floor.orders import RoomOrders
 from controller.floor.server import FloorApi, FloorServer
 from controller.floor.sources import Ingestor, MqttSource, NatsSettings, NatsSource
 from controller.floor.store import Store
@@ -50,6 +51,8 @@ class FloorService:
     server: FloorServer | None = None
     read_store: Store | None = None
     director: Director | None = None
+    #: a room's orders to its tables at QoS 1 (when the nodes' MQTT listeners are known)
+    orders: RoomOrders | None = None
     _stopped: threading.Event = field(default_factory=threading.Event)
 
     def start(self) -> FloorService:
@@ -61,6 +64,8 @@ class FloorService:
         self.director = Director(self.store, self._announce, base=self.base).restore()
         self.ingestor.observers.append(self.director.observe)
         if self.nats is not None:
+            if self.nats.mqtt:
+                self.orders = RoomOrders(self.nats).start()
             self.source = NatsSource(self.ingestor, self.nats).start()
         else:
             host, port = self.mqtt or ("127.0.0.1", 1883)
@@ -85,7 +90,10 @@ class FloorService:
         assert self.ingestor is not None
         self.ingestor.hub.publish({"type": "room", "topic": topic, "decision": payload})
         if isinstance(self.source, NatsSource):  # a room: through NATS, to each table's bridge
-            self.source.publish(topic, json.dumps(payload).encode())
+            if self.orders is not None and topic.startswith("floor/room/table/"):
+                self.orders.publish(topic, json.dumps(payload).encode())  # QoS 1: kept for a bridge away
+            else:
+                self.source.publish(topic, json.dumps(payload).encode())
             return
         client = getattr(self.source, "client", None)
         if client is not None:  # one machine: the tables' own Mosquitto
@@ -107,6 +115,8 @@ class FloorService:
             self.server.stop()
         if self.source is not None:
             self.source.stop()
+        if self.orders is not None:
+            self.orders.stop()
         for s in (self.store, self.read_store):
             if s is not None:
                 s.close()

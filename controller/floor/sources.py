@@ -26,7 +26,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from controller.floor.ingest import FLOOR_TOPICS, Counters, Parsed, live_notes, parse, rows_for
+from controller.floor.ingest import FLOOR_TOPICS, Counters, Parsed, live_notes, parse, readers_summary, rows_for
 from controller.floor.store import Store
 from controller.floor.stored import StoredTracker
 
@@ -80,8 +80,11 @@ class Ingestor:
     counters: Counters = field(default_factory=Counters)
     #: What the store holds per table, for the end-to-end acknowledgement (a room's floor only).
     stored: StoredTracker | None = None
-    #: Called with each first delivery of a table's message (the director follows its tournament tables).
+    #: Called with each first delivery of a table's message, and every delivery of an ``event/hand_end``
+    #: (the director follows its tournament tables).
     observers: list[Callable[[Parsed], None]] = field(default_factory=list)
+    #: Each table's latest ``diagnostics``, summarised for its tile (kept in memory, not stored).
+    readers: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def handle(self, batch: Sequence[tuple[str, bytes]]) -> int:
         rows: list[Any] = []
@@ -92,6 +95,11 @@ class Ingestor:
             msg = parse(name, data, self.base)
             if msg is None:
                 self.counters.rejected += 1
+                continue
+            if msg.path == "diagnostics":
+                summary = readers_summary(msg.payload)
+                if summary is not None:
+                    self.readers[msg.table_id] = summary
                 continue
             made = rows_for(msg)
             if not made and msg.path.startswith("event/"):
@@ -115,6 +123,12 @@ class Ingestor:
             elif msg.path == "availability":
                 for note in live_notes(msg):
                     self.hub.publish(note)
+            elif count and msg.path == "event/hand_end":
+                # A hand's end again: the floor may have stored it and stopped before acting on it (the
+                # broker or JetStream redelivers what was not acknowledged). The director reads each
+                # hand once (controller.floor.director: Director._hand_end).
+                for observe in self.observers:
+                    observe(msg)
         return new
 
 
@@ -174,6 +188,9 @@ class NatsSettings:
     key: str | None = None
     replicas: int = 3
     base: str = "poker"
+    #: the nodes' MQTT listeners (host, port): the floor's orders go out there at QoS 1
+    #: (controller/floor/orders.py); none: on core NATS, which keeps nothing for a table away
+    mqtt: list[tuple[str, int]] = field(default_factory=list)
 
     def tls(self) -> ssl.SSLContext | None:
         if not self.ca:

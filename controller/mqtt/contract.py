@@ -40,7 +40,10 @@ REQUEST_NAMES = ("new_hand", "set_button", "seat", "unseat", "action", "acknowle
                  "put", "stack", "level", "dealer", "clock",
                  "sit_out", "sit_in", "draw_button", "rotation", "looked",  # issue 22: the table side
                  "confirm")
-BROADCAST_NAMES = ("holecards", "state", "hand_end", "equity", "stats", "graphics", "sealed", "key", "reveal")
+BROADCAST_NAMES = ("holecards", "state", "hand_end", "equity", "stats", "graphics", "sealed", "key", "reveal",
+                   "delay")
+#: The producer's requests (``<root>/producer/<name>``; only the ``producer`` login may publish them).
+PRODUCER_REQUESTS = ("broadcast_delay",)
 CARD_SOURCES = ("rfid", "camera", "dealer", "script")
 
 #: Payload schemas by name (``load_schema``/``validate``).
@@ -49,6 +52,8 @@ SCHEMA_NAMES = (
     "broadcast_state", "broadcast_hand_end", "broadcast_equity", "response", *(f"request_{n}" for n in REQUEST_NAMES),
     "broadcast_stats", "broadcast_graphics",
     "commitment", "broadcast_sealed", "broadcast_key", "broadcast_reveal",
+    "broadcast_delay", *(f"producer_{n}" for n in PRODUCER_REQUESTS),
+    "diagnostics",
 )
 
 #: Topic suffixes a ``display`` may read (the broker ACL enforces it; see systemd/mosquitto/acl).
@@ -130,6 +135,11 @@ class Topics:
         """Public: the salted hashes of each seat's hole cards, at the deal (controller/mqtt/sealed.py)."""
         return self._t("commitment")
 
+    @property
+    def diagnostics(self) -> str:
+        """Retained: the readers' diagnostics (firmware_bridge/diagnostics.py); counts only, no tag, no card."""
+        return self._t("diagnostics")
+
     # secret
     @property
     def private_holecards(self) -> str:
@@ -145,6 +155,12 @@ class Topics:
         if name not in REQUEST_NAMES:
             raise ValueError(f"unknown request {name!r}; expected one of {REQUEST_NAMES}")
         return self._t(f"request/{name}")
+
+    def producer(self, name: str) -> str:
+        """The producer's request ``name`` (web/producer/): a topic the console's login cannot write."""
+        if name not in PRODUCER_REQUESTS:
+            raise ValueError(f"unknown producer request {name!r}; expected one of {PRODUCER_REQUESTS}")
+        return self._t(f"producer/{name}")
 
     @property
     def response(self) -> str:
@@ -164,6 +180,11 @@ class Topics:
     def requests(self) -> str:
         """What the controller subscribes to for the console."""
         return self._t("request/+")
+
+    @property
+    def producer_requests(self) -> str:
+        """What the controller subscribes to for the producer."""
+        return self._t("producer/+")
 
     @property
     def broadcasts(self) -> str:
@@ -274,7 +295,8 @@ def _integral(value: Any) -> Any:
 
 
 def parse_request(name: str, payload: bytes | bytearray | memoryview | str | None) -> dict[str, Any]:
-    """Check one console request (topic ``request/<name>``) and return its fields.
+    """Check one console request (topic ``request/<name>``), or a producer's (``name`` is then
+    ``producer/<name>``, its topic's), and return its fields.
 
     An empty payload counts as ``{}``.  Raises :class:`RequestError` naming the problem (not
     JSON, not an object, unknown request, unknown or missing field, wrong type or value) and
@@ -289,9 +311,11 @@ def parse_request(name: str, payload: bytes | bytearray | memoryview | str | Non
 
 
 def _parse_request(name: str, payload: Any) -> dict[str, Any]:
-    if not isinstance(name, str) or name not in REQUEST_NAMES:
+    producer = isinstance(name, str) and name.startswith("producer/") and name[9:] in PRODUCER_REQUESTS
+    if not producer and (not isinstance(name, str) or name not in REQUEST_NAMES):
         raise RequestError(f"unknown request {name!r}; expected one of {', '.join(REQUEST_NAMES)}")
-    where = f"request/{name}"
+    where = name if producer else f"request/{name}"
+    schema = name.replace("/", "_") if producer else f"request_{name}"
     if payload is None:
         payload = b""
     if isinstance(payload, memoryview | bytearray):
@@ -324,9 +348,9 @@ def _parse_request(name: str, payload: Any) -> dict[str, Any]:
     if not (isinstance(transaction, str) and 0 < len(transaction) <= 128):
         transaction = None
     try:
-        validate(f"request_{name}", data)
+        validate(schema, data)
     except ContractError as exc:
-        raise RequestError(str(exc).replace(f"request_{name}:", f"{where}:", 1), transaction) from None
+        raise RequestError(str(exc).replace(f"{schema}:", f"{where}:", 1), transaction) from None
     return {k: _integral(v) for k, v in data.items()}
 
 

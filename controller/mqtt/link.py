@@ -107,6 +107,7 @@ class Message:
     seq: int = field(default=0, compare=False)
     properties: Any = field(default=None, compare=False)
     held_since: float = field(default=0.0, compare=False)  # when a delayed message was queued
+    due: float = field(default=0.0, compare=False)  # first due: a later change of delay never frees it sooner
 
 
 Request = tuple[str, bytes, str | None, bytes | None]  # name, payload, response topic, correlation data
@@ -121,6 +122,30 @@ def set_nodelay(sock: Any) -> None:
         log.debug("TCP_NODELAY not set: %s", exc)
 
 
+def subscriber(settings: MqttSettings, client_id: str, topic: str, on_message: Callable[..., None], *,
+               clean_session: bool = True) -> mqtt.Client:
+    """A plain MQTT 3.1.1 connection beside the link, with the table's login and TLS: subscribes ``topic``
+    (QoS 1) at every connect, reconnects after 0.5 to 10 s.  Connected once its caller starts its loop."""
+    client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=client_id, clean_session=clean_session,
+                         protocol=mqtt.MQTTv311)
+    if settings.username:
+        client.username_pw_set(settings.username, settings.password)
+    host, port, tls = settings.host_port
+    if tls:
+        client.tls_set(ca_certs=settings.ca_file, certfile=settings.certfile, keyfile=settings.keyfile,
+                       cert_reqs=ssl.CERT_REQUIRED)
+
+    def on_connect(c: Any, u: Any, f: Any, rc: Any, p: Any = None) -> None:
+        if not rc.is_failure:
+            c.subscribe(topic, qos=1)
+
+    client.on_connect = on_connect
+    client.on_message = on_message
+    client.reconnect_delay_set(0.5, 10)  # type: ignore[arg-type]  # paho takes float seconds
+    client.connect_async(host, port, keepalive=30)
+    return client
+
+
 class MqttLink:
     """Publish with an outbox; deliver console requests to ``on_request``."""
 
@@ -128,7 +153,7 @@ class MqttLink:
         self,
         settings: MqttSettings,
         availability_topic: str,
-        request_filter: str | None = None,
+        request_filter: str | tuple[str, ...] | None = None,
         on_request: Callable[..., None] | None = None,
         on_delivered: Callable[[int], None] | None = None,
         clock: Callable[[], float] = time.monotonic,
@@ -138,6 +163,9 @@ class MqttLink:
         self.settings = settings
         self.availability_topic = availability_topic
         self.request_filter = request_filter
+        #: A request's name from its topic (default: the last level; the daemon tells a producer's
+        #: request from a console's by more than that).
+        self.request_name: Callable[[str], str] = lambda topic: topic.rsplit("/", 1)[-1]
         self.on_request = on_request
         self.on_delivered = on_delivered
         #: Told of a request refused before ``on_request`` (a retained one): name, payload,
@@ -164,6 +192,7 @@ class MqttLink:
         self._delayed: list[Message] = []
         self._inflight: dict[int, Message] = {}
         self._retained: dict[str, Message] = {}
+        self._in_order: dict[str, float] = {}  # keep_order's prefixes -> the latest release queued under each
         self._connected = False
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -219,8 +248,9 @@ class MqttLink:
             log.warning("mqtt connect refused: %s", reason_code)
             return
         self._reconnect_delay = self.settings.min_reconnect
-        if self.request_filter:
-            client.subscribe(self.request_filter, options=SubscribeOptions(
+        filters = (self.request_filter,) if isinstance(self.request_filter, str) else self.request_filter or ()
+        for request_filter in filters:
+            client.subscribe(request_filter, options=SubscribeOptions(
                 qos=1, noLocal=True, retainAsPublished=True, retainHandling=SubscribeOptions.RETAIN_DO_NOT_SEND))
         self._notes.put(("connected", None))
 
@@ -249,7 +279,7 @@ class MqttLink:
         props = getattr(message, "properties", None)
         response = getattr(props, "ResponseTopic", None) if props else None
         correlation = getattr(props, "CorrelationData", None) if props else None
-        name = message.topic.rsplit("/", 1)[-1]
+        name = self.request_name(message.topic)
         acked = threading.Event()
 
         def ack() -> None:
@@ -409,6 +439,10 @@ class MqttLink:
                       properties, now)
         if msg.release:
             with self._lock:
+                ordered = next((p for p in self._in_order if topic.startswith(p)), None)
+                if ordered is not None:  # never before what was queued before it (keep_order)
+                    msg.release = self._in_order[ordered] = max(msg.release, self._in_order[ordered])
+                msg.due = msg.release
                 heapq.heappush(self._delayed, msg)
             self._notes.put(("wake", None))  # the outbox thread's next timeout may be sooner now
             return
@@ -496,6 +530,21 @@ class MqttLink:
             self.connected_event.clear()
             self._requeue_inflight()
 
+    def keep_order(self, prefix: str) -> None:
+        """Delayed messages under ``prefix`` leave in the order they were queued: one queued with a
+        shorter delay waits for those queued before it (the broadcast chain: a later snapshot holds
+        an earlier one's cards, so a shortened delay must not open them sooner than promised; a
+        message held until :meth:`release_held` holds back every later one under ``prefix``)."""
+        with self._lock:
+            self._in_order[prefix] = 0.0
+            self._reorder()
+
+    def _reorder(self) -> None:
+        """The latest release under each ordered prefix, again (the lock is held; after
+        :meth:`hold_back` or :meth:`release_held` moved some)."""
+        for prefix in self._in_order:
+            self._in_order[prefix] = max((m.release for m in self._delayed if m.topic.startswith(prefix)), default=0.0)
+
     def hold_back(self, prefix: str, delay: float) -> int:
         """A longer broadcast delay, for what is already held: each delayed message under
         ``prefix`` leaves no sooner than ``delay`` after it was queued (``math.inf``: not before
@@ -507,20 +556,25 @@ class MqttLink:
                     m.release = m.held_since + delay
                     postponed += 1
             heapq.heapify(self._delayed)
+            self._reorder()
         self._notes.put(("wake", None))
         return postponed
 
     def release_held(self, prefix: str, delay: float = 0.0) -> int:
         """Messages under ``prefix`` held by :meth:`hold_back` (``math.inf``) leave ``delay`` after
-        they were queued, or now if that has passed (the end of the hand they waited for)."""
+        they were queued, or now if that has passed (the end of the hand they waited for), and
+        never before they were first due (a delay lengthened to the hand's end, then shortened)."""
         released = 0
         with self._lock:
             now = self.clock()
-            for m in self._delayed:
-                if m.topic.startswith(prefix) and m.release == math.inf:
-                    m.release = max(now, m.held_since + delay)
+            last = 0.0  # in the order they were queued (keep_order): never before an earlier one
+            for m in sorted((m for m in self._delayed if m.topic.startswith(prefix)), key=lambda m: m.order):
+                if m.release == math.inf:
+                    m.release = max(now, m.held_since + delay, m.due if m.due != math.inf else 0.0, last)
                     released += 1
+                last = max(last, m.release)
             heapq.heapify(self._delayed)
+            self._reorder()
         self._notes.put(("wake", None))
         return released
 

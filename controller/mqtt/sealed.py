@@ -102,7 +102,9 @@ class BroadcastVerifier:
       (``hand_end``: before the hand's public ``event/hand_end``), with ``tolerance`` seconds
       for the clocks of two messages received by one reader;
     * every seat's cards in every opened snapshot match a commitment received on the public
-      ``commitment`` topic before the snapshot, once the salts are revealed.
+      ``commitment`` topic before the snapshot, once the salts are revealed;
+    * no key was received before the delay of an earlier snapshot of its deal had passed: a later
+      snapshot holds the earlier one's cards, so a shortened delay must not open them sooner.
     """
 
     table_id: str
@@ -135,22 +137,29 @@ class BroadcastVerifier:
         opened = tampered = early = missing_key = verified = mismatched = uncommitted = unrevealed = 0
         problems: list[str] = []
         shown: dict[int, dict[str, list[str]]] = {}
+        promised: dict[int, tuple[float, int]] = {}  # deal -> (latest promise of its snapshots so far, whose seq)
         for (deal, seq), msg in sorted(self.sealed.items()):
+            delay = msg["delay"]
+            due = (self.hand_ends.get(int(msg["hand_id"]), math.inf) if delay == "hand_end"
+                   else msg["_rx"] + float(delay))
+            before, by = promised.get(deal, (-math.inf, seq))
+            promised[deal] = (due, seq) if due >= before else (before, by)
             key = self.keys.get((deal, seq))
             if key is None:
                 missing_key += 1
                 problems.append(f"deal {deal} seq {seq}: no key")
                 continue
             secret, key_rx = key
-            delay = msg["delay"]
             if delay == "hand_end":
-                end = self.hand_ends.get(int(msg["hand_id"]), math.inf)
-                if key_rx + self.tolerance < end:
+                if key_rx + self.tolerance < due:
                     early += 1
                     problems.append(f"deal {deal} seq {seq}: key before the hand's end")
-            elif key_rx + self.tolerance < msg["_rx"] + float(delay):
+            elif key_rx + self.tolerance < due:
                 early += 1
                 problems.append(f"deal {deal} seq {seq}: key {key_rx - msg['_rx']:.3f} s after, delay {delay}")
+            elif key_rx + self.tolerance < before:
+                early += 1
+                problems.append(f"deal {deal} seq {seq}: key opens seq {by}'s cards {before - key_rx:.3f} s early")
             try:
                 snap = unseal(secret, unb64(msg["nonce"]), msg["ciphertext"], aad(self.table_id, deal, seq))
             except (InvalidTag, ValueError):

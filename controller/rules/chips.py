@@ -32,6 +32,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from controller.errors import PokerTableError
+from controller.rules.operations import PotAwarded
 from controller.rules.profiles import BettingRules
 
 STRUCTURES = ("no_limit", "pot_limit", "limit")
@@ -182,7 +183,7 @@ class ChipBook:
         self.straddle_seat: int | None = None
         self.street = 0
         self.payouts: dict[int, int] | None = None
-        self.awarded: list[dict[str, Any]] = []
+        self.awarded: tuple[PotAwarded, ...] = ()
         self._new_round(0)
         self._post_forced(small_blind, big_blind)
 
@@ -665,17 +666,17 @@ class ChipBook:
         seat, excess = self.uncalled()
         if seat is not None:
             payouts[seat] += excess
-        awarded = []
+        awarded: list[PotAwarded] = []
         for pot in self.pots():
             shares = winners_of(pot.eligible, pot.amount)
             if shares is None:
                 return None
             for s, c in shares.items():
                 payouts[s] += c
-            awarded.append({"amount": pot.amount, "eligible": list(pot.eligible),
-                            "winners": sorted(s for s, c in shares.items() if c > 0)})
+            won = tuple(sorted(s for s, c in shares.items() if c > 0))
+            awarded.append(PotAwarded(pot.amount, tuple(pot.eligible), won))
         self.payouts = {s: c for s, c in payouts.items()}
-        self.awarded = awarded
+        self.awarded = tuple(awarded)
         return self.payouts
 
     # ------------------------------------------------------------------ views

@@ -60,9 +60,12 @@ from controller.rules.operations import (
     DrawDeclared,
     HandOutcome,
     HandStarted,
+    HandView,
     HoleCards,
     Operation,
     Played,
+    PotAwarded,
+    Settlement,
     StreetStarted,
     Winner,
 )
@@ -113,6 +116,16 @@ class HandEngine(BoardRules):
     def can_play(self, event: Event, *, in_turn: bool = False) -> bool:
         """Whether :meth:`play` may take ``event`` now (PokerKit's ``can_...``; :meth:`refusal` says why not)."""
         return self.refusal(event, in_turn=in_turn) is None
+
+    def can_act(self, seat: int, action: str, amount: int | None = None, *, all_in: bool = False,
+                in_turn: bool = True) -> bool:
+        """Whether ``seat`` may ``action`` now (PokerKit's ``can_fold``, ``can_check_or_call``,
+        ``can_complete_bet_or_raise_to``), the console's way by default: in turn, within the legal range."""
+        return self.can_play(Act(seat, action, all_in, amount), in_turn=in_turn)
+
+    def can_put(self, seat: int, chips: tuple[int, ...], declare: str | None = None, to: int | None = None) -> bool:
+        """Whether chips pushed by ``seat`` can be ruled on now (a hand with chips, a seat still able to bet)."""
+        return self.can_play(Put(seat, chips, declare, to))
 
     def _chips_refusal(self, event: Act | Put) -> str | None:
         """An action or a push the chips cannot mean is refused with what is legal; an ``act``
@@ -345,15 +358,30 @@ class HandEngine(BoardRules):
         drawn = [h.card for h in held if h.street >= draw_i]
         return kept_after_draw(self.game.showdown[0], before, unknown) + drawn
 
-    def settle(self) -> dict[int, int] | None:
+    def settle(self) -> Settlement | None:
         """Once the hand is over: every pot awarded from what each seat put in (TDA 19; RRoP s3
-        Ties 5(d)), ``{seat: chips won}``; None without chips, before the end, or while a live
-        hand is unknown."""
-        if self.chips is None or self.phase is not Phase.DONE:
+        Ties 5(d)); None without chips, before the end, or while a live hand is unknown."""
+        settled = self.settlement()
+        return settled if settled is not None and settled.awarded else None
+
+    def settlement(self) -> Settlement | None:
+        """The chips at the hand's end, typed (:class:`~controller.rules.operations.Settlement`):
+        every pot awarded once the hand is over and every live hand known; else what is in the pots,
+        each chip given back after a misdeal or a void.  None without chips."""
+        book = self.chips
+        if book is None:
             return None
-        if self.chips.payouts is not None:
-            return self.chips.payouts
-        return self.chips.settle(self._pot_winners)
+        payouts = None
+        if self.phase is Phase.DONE:
+            payouts = book.payouts if book.payouts is not None else book.settle(self._pot_winners)
+        if payouts is None:
+            void = self.phase is Phase.DEAD
+            return Settlement(False, void, (), tuple(PotAwarded(p.amount, tuple(p.eligible)) for p in book.pots()),
+                              None, tuple(book.start.items()) if void else None, tuple(book.start.items()))
+        seat, excess = book.uncalled()
+        return Settlement(True, False, tuple(payouts.items()), book.awarded,
+                          (seat, excess) if seat is not None and excess else None,
+                          tuple((book.final_stacks() or {}).items()), tuple(book.start.items()))
 
     def _pot_winners(self, eligible: Sequence[int], amount: int) -> dict[int, int] | None:
         seats = [s for s in eligible if s in self.active and s not in self.mucked]
@@ -363,6 +391,19 @@ class HandEngine(BoardRules):
             return None
         award = self._award(seats, amount, named=False)
         return award.shares if award is not None else None
+
+    def view(self) -> HandView:
+        """The hand now, frozen, for readers outside the rules (:class:`~controller.rules.operations.HandView`)."""
+        premature = self.premature
+        return HandView(
+            game=self.game.name, phase=self.phase.value, over=self.over,
+            drawing=self.street_i < len(self.game.streets) and self.street.draw,
+            small_blind=self.small_blind, big_blind=self.big_blind, active=frozenset(self.active),
+            folded=frozenset(self.folded), all_in=frozenset(self.all_in),
+            held=tuple((s, tuple(h.card for h in self.hands.get(s, []) if not h.scrap)) for s in self.order),
+            board=tuple(c for c in self.board if c not in premature),
+            unknown_discards=tuple((s, n) for s, n in self.unknown_discards.items() if n > 0),
+            placements=tuple(self.where.items()))
 
     def placements(self) -> dict[Card, str]:
         """Where each card of this hand lies: ``seat:N``, ``board``, ``burn``, ``muck``, ``aside``, ``boxed``."""

@@ -174,6 +174,20 @@ def _dashed(ranks: Iterable[int]) -> str:
     return "-".join(_RANK_CHAR[r] for r in ranks)
 
 
+# How a high key of each category is called (its name from the key, its short name); a category
+# not here is a high card.
+_HIGH_NAMES: dict[int, tuple[Callable[[tuple[int, ...]], str], str]] = {
+    FIVE_ACES: (lambda k: "Five Aces", "Five Aces"),
+    QUADS: (lambda k: f"Four of a Kind, {_many(k[1])}", "Four of a Kind"),
+    FULL_HOUSE: (lambda k: f"Full House, {_many(k[1])} over {_many(k[2])}", "Full House"),
+    FLUSH: (lambda k: f"Flush, {_one(k[1])} high", "Flush"),
+    STRAIGHT: (lambda k: f"Straight, {_one(k[1])} high", "Straight"),
+    TRIPS: (lambda k: f"Three of a Kind, {_many(k[1])}", "Three of a Kind"),
+    TWO_PAIR: (lambda k: f"Two Pair, {_many(k[1])} and {_many(k[2])}", "Two Pair"),
+    PAIR: (lambda k: f"Pair of {_many(k[1])}", "Pair"),
+}
+
+
 def _high_name(key: tuple[int, ...]) -> tuple[str, str]:
     """(name, short) of a conventional high key."""
     category, first = key[0], key[1]
@@ -181,22 +195,9 @@ def _high_name(key: tuple[int, ...]) -> tuple[str, str]:
         if first == 14:
             return "Royal Flush", "Royal Flush"
         return f"Straight Flush, {_one(first)} high", "Straight Flush"
-    if category == FIVE_ACES:
-        return "Five Aces", "Five Aces"
-    if category == QUADS:
-        return f"Four of a Kind, {_many(first)}", "Four of a Kind"
-    if category == FULL_HOUSE:
-        return f"Full House, {_many(first)} over {_many(key[2])}", "Full House"
-    if category == FLUSH:
-        return f"Flush, {_one(first)} high", "Flush"
-    if category == STRAIGHT:
-        return f"Straight, {_one(first)} high", "Straight"
-    if category == TRIPS:
-        return f"Three of a Kind, {_many(first)}", "Three of a Kind"
-    if category == TWO_PAIR:
-        return f"Two Pair, {_many(first)} and {_many(key[2])}", "Two Pair"
-    if category == PAIR:
-        return f"Pair of {_many(first)}", "Pair"
+    if category in _HIGH_NAMES:
+        name, short = _HIGH_NAMES[category]
+        return name(key), short
     return f"{_one(first)} high", f"{_one(first)} high"
 
 

@@ -427,15 +427,31 @@ class ConfirmDeals(Event):
         return tuple(out)
 
 
-EVENT_TYPES: dict[str, type[Event]] = {
-    cls.kind: cls
-    for cls in (
-        StartHand, Deal, Burn, BoardCards, Stub, Muck, Aside, Boxed, Expose, Act, Put, Discard, Report, EndHand,
-        SetStack, SetLevel,
-        SeatPlayer, UnseatPlayer, SetButton, ChangeGame, NewHand, CallMisdeal, Acknowledge, DealerSignIn, ShufflerFault,
-        UnknownTagRead, CameraReport, CallClock, SitOut, SitIn, StartDraw, SetRotation, Looked, ConfirmDeals,
-    )
-}
+@dataclass(frozen=True, slots=True)
+class SetBroadcastDelay(Event):
+    """The broadcast delay changes (the producer's request, docs/mqtt.md): seconds, or
+    ``"end_of_hand"``.  Journaled so a replay or a restart keeps the delay in force; it changes
+    nothing at the table itself."""
+
+    kind: ClassVar[str] = "set_broadcast_delay"
+    delay: float | str
+    source: str = "producer"
+
+
+HAND_PLAY_EVENTS: tuple[type[Event], ...] = (
+    Deal, Burn, BoardCards, Stub, Muck, Aside, Boxed, Expose, Act, Put, Discard, Report, EndHand,
+)
+"""What is played within a hand after its ``StartHand``: a recorded hand is made of these."""
+
+_TABLE_EVENTS: tuple[type[Event], ...] = (
+    SetStack, SetLevel,
+    SeatPlayer, UnseatPlayer, SetButton, ChangeGame, NewHand, CallMisdeal, Acknowledge, DealerSignIn, ShufflerFault,
+    UnknownTagRead, CameraReport, CallClock, SitOut, SitIn, StartDraw, SetRotation, Looked, ConfirmDeals,
+    SetBroadcastDelay,
+)
+
+_ALL_EVENTS: tuple[type[Event], ...] = (StartHand, *HAND_PLAY_EVENTS, *_TABLE_EVENTS)
+EVENT_TYPES: dict[str, type[Event]] = {cls.kind: cls for cls in _ALL_EVENTS}
 
 _CARD_FIELDS = {"card"}
 _SEAT_ZONE = re.compile(r"seat:(10|[1-9])")
@@ -510,6 +526,9 @@ def validate_event(event: Event) -> None:
                 raise EventError(f"{event.kind}.{name} must be a seat number >= 1, got {seat!r}")
     if isinstance(event, BoardCards | Stub) and not event.cards:
         raise EventError(f"{event.kind} needs at least one card")
+    if isinstance(event, SetBroadcastDelay) and event.delay != "end_of_hand" and (
+            isinstance(event.delay, bool) or not isinstance(event.delay, int | float) or not 0 <= event.delay < 1e9):
+        raise EventError(f"set_broadcast_delay.delay must be seconds >= 0 or 'end_of_hand', got {event.delay!r}")
 
 
 __all__ = [
@@ -525,6 +544,7 @@ __all__ = [
     "Burn",
     "ConfirmDeals",
     "Deal",
+    "SetBroadcastDelay",
     "Discard",
     "EndHand",
     "Event",

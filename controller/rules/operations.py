@@ -7,6 +7,9 @@ operations an event came to, the rulings it raised, whether the hand is over) an
 :meth:`~controller.rules.engine.HandEngine.refusal` (``can_play``) says beforehand whether an
 event may apply now.  Each operation carries its display payload (docs/mqtt.md ``event/<kind>``),
 so the service publishes from it and never works out what happened by reading the engine's state.
+The hand's end is typed too (:class:`HandOutcome`, and the chips' :class:`Settlement`), and code
+outside the rules can read a hand through :class:`HandView`, a frozen copy (``HandEngine.view()``: the
+equity worker and the PHH export do).
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from controller.rules.cards import Card
 from controller.rules.rulings import Ruling
 
 
@@ -180,3 +184,86 @@ class Played:
     rulings: tuple[Ruling, ...]
     hole_cards: HoleCards | None
     over: bool
+
+
+@dataclass(frozen=True, slots=True)
+class PotAwarded:
+    """One pot at the hand's end: its chips, the seats that could win it and those that did (none
+    when nothing was awarded)."""
+
+    amount: int
+    eligible: tuple[int, ...]
+    winners: tuple[int, ...] = ()
+
+    def payload(self) -> dict[str, Any]:
+        return {"amount": self.amount, "eligible": list(self.eligible), "winners": list(self.winners)}
+
+
+@dataclass(frozen=True, slots=True)
+class Settlement:
+    """The chips at a hand's end (TDA 19; RRoP s3 Ties 5(d)): ``event/hand_end``'s ``payouts``,
+    ``pots`` and ``returned``, and the stacks the table carries into the next hand.
+
+    ``awarded``: every pot was awarded automatically; then ``payouts`` holds every chip pushed to
+    each seat (its own uncalled excess, ``returned``, included) and ``stacks`` the stacks after the
+    push.  Otherwise nothing was pushed: a misdeal or a void (``void``) gives every chip back
+    (``stacks`` are the starting ones); hands not known leave the chips where they lie, the pot the
+    floor's to settle (``stacks`` None).  ``started``: each dealt-in seat's chips when the hand
+    began (a tournament's floor places players out in one hand by it, RRoP s15 35)."""
+
+    awarded: bool
+    void: bool
+    payouts: tuple[tuple[int, int], ...]
+    pots: tuple[PotAwarded, ...]
+    returned: tuple[int, int] | None  # (seat, chips): a bet nobody called, given back
+    stacks: tuple[tuple[int, int], ...] | None
+    started: tuple[tuple[int, int], ...] = ()
+
+    def paid(self) -> dict[int, int]:
+        """``{seat: chips pushed}``, every seat of the hand (0 for a seat that got nothing)."""
+        return dict(self.payouts)
+
+    def won(self, seat: int) -> int:
+        """What the seat won: the chips pushed to it, less its own uncalled bet given back."""
+        back = self.returned[1] if self.returned is not None and self.returned[0] == seat else 0
+        return dict(self.payouts).get(seat, 0) - back
+
+    def payload(self) -> dict[str, Any]:
+        chips = {"started": {str(s): c for s, c in self.started},
+                 "stacks": None if self.stacks is None else {str(s): c for s, c in self.stacks}}
+        if not self.awarded:
+            return {"payouts": None, "pots": [p.payload() for p in self.pots], **chips}
+        returned = None if self.returned is None else {"seat": self.returned[0], "amount": self.returned[1]}
+        return {"payouts": {str(s): c for s, c in self.payouts if c}, "pots": [p.payload() for p in self.pots],
+                "returned": returned, **chips}
+
+
+@dataclass(frozen=True, slots=True)
+class HandView:
+    """A hand as code outside the rules reads it: a frozen copy (``HandEngine.view()``), so a reader
+    (the equity worker, the floor's orders, the dealer simulator) names what it depends on and can
+    change nothing.  Cards are the engine's own :class:`~controller.rules.cards.Card` values."""
+
+    game: str
+    phase: str  # ``Phase``'s value: deal, bet, board, draw, done, dead
+    over: bool
+    drawing: bool  # the street is a draw
+    small_blind: int | None
+    big_blind: int | None
+    active: frozenset[int]  # seats still holding a live hand
+    folded: frozenset[int]
+    all_in: frozenset[int]
+    held: tuple[tuple[int, tuple[Card, ...]], ...]  # each dealt-in seat's cards (discards left out)
+    board: tuple[Card, ...]  # the settled board: premature cards left out
+    unknown_discards: tuple[tuple[int, int], ...]  # draw games: (seat, discards no sensor identified)
+    placements: tuple[tuple[Card, str], ...]  # where each card of the hand lies (``HandEngine.placements``)
+
+    def cards(self, seat: int) -> tuple[Card, ...]:
+        return dict(self.held).get(seat, ())
+
+    def unknown(self, seat: int) -> int:
+        """How many of the seat's discards no sensor identified (draw games)."""
+        return dict(self.unknown_discards).get(seat, 0)
+
+    def where(self, card: Card) -> str | None:
+        return dict(self.placements).get(card)

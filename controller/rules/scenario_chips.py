@@ -80,11 +80,12 @@ def check_final_stacks(engine: Any, want: dict[int, int], failures: list[str]) -
     if engine.chips is None:
         failures.append("final_stacks expected, but the hand counts no chips")
         return
-    if engine.settle() is None:
+    settled = engine.settle()
+    if settled is None or settled.stacks is None:
         failures.append(f"final_stacks: the hand is not settled (phase {engine.phase.value}; every pot needs "
                         "a single live hand or a showdown with every live hand known)")
         return
-    got = engine.chips.final_stacks()
+    got = dict(settled.stacks)
     if got != want:
         diff = {s: (want.get(s), got.get(s)) for s in sorted(set(want) | set(got)) if want.get(s) != got.get(s)}
         failures.append(f"final_stacks: expected {want}, got {got} (seat: expected, got {diff})")

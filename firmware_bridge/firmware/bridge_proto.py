@@ -15,7 +15,7 @@ The wire format is specified in ``firmware_bridge/PROTOCOL.md``.
 import struct
 
 PROTOCOL_VERSION = 1
-FIRMWARE_VERSION = (1, 3, 0)
+FIRMWARE_VERSION = (1, 5, 0)
 
 # Message types, device -> host.
 T_HELLO = 0x01
@@ -47,6 +47,7 @@ FAULT_TOO_MANY_TAGS = 3
 FAULT_BAD_HOST_FRAME = 4
 FAULT_OUTPUT_OVERFLOW = 5
 FAULT_FIRMWARE_ERROR = 6
+FAULT_SCAN_STALLED = 7  # detail = the gap in ms between two reads (sent before the next arrival)
 
 # Reset causes reported in HELLO.
 RESET_POWER_ON = 0
@@ -64,12 +65,17 @@ MAX_UID_LEN = 10
 INVENTORY_HEAD_FORMAT = ">IHBBB"  # boot id, snapshot, part, parts, count
 INVENTORY_HEAD_SIZE = 9
 
+STALL_GAP_MS = 100
 DEFAULT_SCAN_PERIOD_MS = 100
 DEFAULT_DEBOUNCE_MS = 250
 DEFAULT_HEARTBEAT_MS = 500
 MAX_TAGS_PER_ANTENNA = 8
 LEAVE_MISSES = 3  # consecutive scans without a read, besides debounce_ms, before a tag has left
 RING_FRAMES = 128  # recent frames kept for REPLAY after the host missed some
+# The ring is kept in lists of RING_CHUNK frames: MicroPython's collector marks through a 64-deep
+# stack, and one list of 128 frames overflowed it at every collection once the ring was full (the
+# heap is then scanned again: a collection took 6.9 ms instead of 2.2 on the RP2040).
+RING_CHUNK = 16
 MAX_EXPECT = 16
 
 
@@ -83,12 +89,15 @@ def _make_crc_table():
     return table
 
 
-_CRC_TABLE = _make_crc_table()
+# Built at the first use: the RP2040 never uses it (rp2fast's CRC), nor spends its boot on it.
+_CRC_TABLE = []  # type: list[int]
 
 
 def crc16(data, crc=0xFFFF):
     """CRC-16/CCITT-FALSE (poly 0x1021, init 0xFFFF, no reflection, no xorout)."""
     table = _CRC_TABLE
+    if not table:
+        table.extend(_make_crc_table())
     for b in data:
         crc = ((crc << 8) & 0xFFFF) ^ table[((crc >> 8) ^ b) & 0xFF]
     return crc
@@ -206,6 +215,14 @@ def _sub(a, b):
     return a - b
 
 
+def all_in(keys, seen):
+    """Every key is in ``seen`` (without building a list)."""
+    for k in keys:
+        if k not in seen:
+            return False
+    return True
+
+
 class Device:
     """The protocol state machine of one microcontroller.
 
@@ -255,15 +272,34 @@ class Device:
         self.awaiting = 0  # entries in pending, all antennas (the scan loop checks it, not 28 dicts)
         self.dead = [False] * antenna_count  # readers reported not responding
         self.expected = []  # antennas the host expects the next cards on (EXPECT)
-        self.ring = []  # [seq, frame]: the last RING_FRAMES frames, for REPLAY
+        self.ring = [[]]  # lists of (seq, frame): the last RING_FRAMES frames, for REPLAY
+        self._ring_len = 0
+        # A gap between two reads longer than this (a stalled loop) may have let two cards land
+        # unseen: the scan that finds them reports them in antenna order, so the next arrival is
+        # preceded by FAULT 7 (the host asks the dealer to confirm their order).  The reference
+        # cycle is 35-44 ms; a dealer pitches no two cards within 100 ms.
+        self.stall_gap_ms = STALL_GAP_MS
+        self._last_read_ms = now_ms
+        self._stall_gap = 0  # a stall's gap not told yet (ms)
+        # The heartbeat waits until two cycles end after the gap, so every card found by the scans
+        # after it comes between FAULT 7 and the next HEARTBEAT (the host's window).
+        self._stall_cycles = 0
 
     # -- output ---------------------------------------------------------------
     def _send(self, mtype, body):
         frame = encode_frame(self.protocol_version, mtype, self.seq, body)
         ring = self.ring
-        ring.append((self.seq, frame))
-        if len(ring) > RING_FRAMES:
-            ring.pop(0)
+        last = ring[-1]
+        if len(last) >= RING_CHUNK:
+            last = []
+            ring.append(last)
+        last.append((self.seq, frame))
+        self._ring_len += 1
+        if self._ring_len > RING_FRAMES:
+            self._ring_len -= 1
+            ring[0].pop(0)
+            if not ring[0]:
+                ring.pop(0)
         self.seq = (self.seq + 1) & 0xFFFF
         self.frames_sent += 1
         self._write(frame)
@@ -330,9 +366,19 @@ class Device:
     def present_count(self):
         return sum(len(tags) for tags in self.present) & 0xFFFF
 
+    def read_at(self, now_ms):
+        """A read of any antenna at ``now_ms``, an empty slot's too (the scan loop does not call
+        :meth:`observe` for those): a gap between two reads over ``stall_gap_ms`` is a stall."""
+        gap = self._diff(now_ms, self._last_read_ms)
+        self._last_read_ms = now_ms
+        if gap > self.stall_gap_ms and self.booted:
+            self._stall_gap = min(gap, 0xFFFF)
+            self._stall_cycles = 2
+
     def observe(self, antenna, uids, now_ms):
         """Record one scan of one antenna: ``uids`` is the list of UIDs it read."""
         self._now_ms = now_ms
+        self.read_at(now_ms)
         if antenna < 0 or antenna >= self.antenna_count or not self.enabled[antenna]:
             return
         tags = self.present[antenna]
@@ -341,12 +387,15 @@ class Device:
             return  # an empty slot read empty: most reads (nothing to learn, nothing to send)
         seen = []
         for uid in uids:
-            uid = bytes(uid)
+            if type(uid) is not bytes:
+                uid = bytes(uid)
             if not uid or len(uid) > MAX_UID_LEN:
                 continue
             seen.append(uid)
-            if uid in tags:
-                tags[uid] = [now_ms, 0]
+            state = tags.get(uid)
+            if state is not None:  # seen again: its state updated in place (no garbage per read)
+                state[0] = now_ms
+                state[1] = 0
             elif self.confirm_ms and self.booted and not self._confirmed(antenna, uid, now_ms):
                 continue
             elif len(tags) >= MAX_TAGS_PER_ANTENNA:
@@ -356,6 +405,9 @@ class Device:
             else:
                 tags[uid] = [now_ms, 0]
                 if self.booted:
+                    if self._stall_gap:
+                        self.fault(SOURCE_CONTROLLER, FAULT_SCAN_STALLED, self._stall_gap)
+                        self._stall_gap = 0
                     self._send(T_TAG_ARRIVE, encode_uid_entry(antenna, uid))
         if len(seen) < MAX_TAGS_PER_ANTENNA:
             self._crowded[antenna] = False
@@ -365,8 +417,8 @@ class Device:
                 if uid not in seen:
                     del pending[uid]  # read once, then gone: a card skimming past, not an arrival
                     self.awaiting -= 1
-        if not self.booted:
-            return  # still settling: only learn
+        if not self.booted or len(seen) >= len(tags) and all_in(tags, seen):
+            return  # still settling: only learn; or every tag was read: none is missing
         for uid in sorted(tags):
             if uid in seen:
                 continue
@@ -408,6 +460,10 @@ class Device:
         """A full pass over all antennas is done; the first one completes the boot."""
         self.cycles += 1
         self._now_ms = now_ms
+        if self._stall_cycles:
+            self._stall_cycles -= 1
+            if not self._stall_cycles and not self.awaiting:
+                self._stall_gap = 0  # no card landed in the gap: nothing to order
         if not self.booted and self.cycles >= 2 and self._diff(now_ms, self._boot_ms) >= self.debounce_ms:
             self.booted = True
             self.send_hello()
@@ -418,7 +474,7 @@ class Device:
         """Periodic duties: the heartbeat, and HELLO again until the host acknowledges it."""
         self._now_ms = now_ms
         self.uptime_ms(now_ms)
-        if self.booted and self._diff(now_ms, self._last_heartbeat_ms) >= self.heartbeat_ms:
+        if self.booted and not self._stall_cycles and self._diff(now_ms, self._last_heartbeat_ms) >= self.heartbeat_ms:
             self._last_heartbeat_ms = now_ms
             if not self.synced:
                 self.send_hello()
@@ -477,14 +533,17 @@ class Device:
         """Send again, with their own sequence numbers, the frames from ``first`` on, then the ACK
         (so it marks the end): OK if the ring still held ``first``; NOT_READY if not, after the
         whole ring (a host that has no position, e.g. just started, learns the recent order)."""
+        ring = []
+        for chunk in self.ring:
+            ring.extend(chunk)
         start = 0
         found = False
-        for i in range(len(self.ring)):
-            if self.ring[i][0] == first:
+        for i in range(len(ring)):
+            if ring[i][0] == first:
                 start = i
                 found = True
                 break
-        frames = [frame for _, frame in self.ring[start:]]
+        frames = [frame for _, frame in ring[start:]]
         for frame in frames:
             self._write(frame)
         self._ack(cmd_seq, T_REPLAY, ACK_OK if found else ACK_NOT_READY)

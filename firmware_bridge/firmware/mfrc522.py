@@ -57,7 +57,10 @@ _SETUP = (
     (_T_MODE, 0x80),  # TAuto: the timer starts at the end of each transmission
     (_T_PRESCALER, 0xA9),  # 13.56 MHz / (2 * 169 + 1) = 40 kHz: 25 us ticks
     (_T_RELOAD_H, 0x00),
-    (_T_RELOAD_L, 0x0B),  # 12 ticks = 300 us: an answer starts ~90 us after our frame
+    # 8 ticks = 200 us: every answer this driver asks for (ATQA, anticollision, SAK) starts a fixed
+    # 86-91 us after our frame (ISO/IEC 14443-3 6.2.1.1, n = 9), and the timer stops once ~5 bits
+    # of it are in (~47 us): 200 us leaves 60 us to spare.
+    (_T_RELOAD_L, 0x07),
     (_TX_ASK, 0x40),  # 100 % ASK
     (_MODE, 0x3D),  # CRC preset 0x6363
 )
@@ -101,6 +104,7 @@ class MFRC522:
         self.settle_us = settle_us  # field on -> tag powered up and ready for REQA (ISO 14443-3 5.2.1)
         self.collisions = 0
         self.on_us = None  # ticks_us when the field went on
+        self.read_ms = 0  # ticks_ms of the last scan's first REQA (after the settle)
         self._tx_control = None  # TxControlReg without the field bits, once read
         self._tx = bytearray(2)
         self._rx = bytearray(2)
@@ -263,7 +267,10 @@ class MFRC522:
         if cl[0] ^ cl[1] ^ cl[2] ^ cl[3] != cl[4]:
             return None  # BCC mismatch: a garbled read is never a UID
         frame = bytes((sel, 0x70)) + bytes(cl)
-        got = self._transceive(frame + crc_a(frame))
+        try:
+            got = self._transceive(frame + crc_a(frame))
+        except _Collision:  # two answers to a SELECT of one UID: not a valid select
+            return None
         if got is None:
             return None
         sak, last = got
@@ -328,33 +335,41 @@ class MFRC522:
         wait = self.settle_us - time.ticks_diff(time.ticks_us(), self.on_us)
         if wait > 0:
             time.sleep_us(wait)
-        found = []
         try:
-            if known:
-                for uid in known:
-                    if not self._reqa():
-                        return found
-                    if self._select(uid) is not None:
-                        found.append(uid)
-                if len(found) == len(known):
-                    return found
-                if found:
-                    return found  # the missing one is missing; the next full scan looks for others
-            for _ in range(MAX_TAGS):
-                if not self._reqa():
-                    break
-                got = self._select()
-                if got is None:
-                    break
-                uid, collided = got
-                if uid not in found:
-                    found.append(uid)
-                if not collided:
-                    break  # one tag answered: nobody else is there
-                self._halt()  # more than one: silence this one, and ask again
-            return found
+            self.read_ms = time.ticks_ms()  # when the tags were asked: what the read's time is
+            return self._tags(known, self._reqa())
         finally:
             self.field(False)
+
+    def _tags(self, known, answered):
+        """The rest of :meth:`scan` once the first REQA is sent (``answered``: a tag answered it);
+        the field stays on (the caller switches it off)."""
+        found = []
+        if known:
+            for uid in known:
+                if not (answered or (answered is None and self._reqa())):
+                    return found
+                answered = None  # the next one asks again
+                if self._select(uid) is not None:
+                    found.append(uid)
+            if len(found) == len(known):
+                return found
+            if found:
+                return found  # the missing one is missing; the next full scan looks for others
+        for _ in range(MAX_TAGS):
+            if not (answered or (answered is None and self._reqa())):
+                break
+            answered = None
+            got = self._select()
+            if got is None:
+                break
+            uid, collided = got
+            if uid not in found:
+                found.append(uid)
+            if not collided:
+                break  # one tag answered: nobody else is there
+            self._halt()  # more than one: silence this one, and ask again
+        return found
 
 
 def _cascade(uid):

@@ -13,20 +13,18 @@ and the MicroPython WebAssembly tests run the portable driver, whose logic this 
 already be set up by ``machine.SPI`` (clock, mode, pins).
 """
 
+import time
+
 import bridge_proto
 import micropython
-from mfrc522 import EXCHANGE_US, MFRC522, _Collision
+from mfrc522 import _SEL, _SETUP, EXCHANGE_US, KNOWN_VERSIONS, MFRC522, ReaderDead, _cascade, _Collision, crc_a
+
+_VERSIONS = bytes(KNOWN_VERSIONS)
+_EMPTY = ()  # what an empty slot reads: shared, nothing allocated
+_FIFO = bytearray(65)  # every reader's FIFO transfers: one reader is read at a time
 
 # One reader's selection, an array('I', 4): SIO bits to set (address ones), to clear (address
 # zeros), to clear last (its enable or chip select: goes low), to set when done (deselect).
-
-
-@micropython.viper
-def _select(sel: ptr32):  # noqa: F821 - viper types
-    sio = ptr32(0xD0000000)  # noqa: F821
-    sio[5] = sel[0]  # GPIO_OUT_SET (0x14)
-    sio[6] = sel[1]  # GPIO_OUT_CLR (0x18)
-    sio[6] = sel[2]
 
 
 @micropython.viper
@@ -135,12 +133,128 @@ def write_all(sel, pairs, n: int):
         i += 1
 
 
+@micropython.viper
+def _known(v: int) -> int:
+    """1 if ``v`` is a VersionReg value of a reader (mfrc522.KNOWN_VERSIONS)."""
+    known = ptr8(_VERSIONS)  # noqa: F821
+    n = int(len(_VERSIONS))
+    i = 0
+    while i < n:
+        if known[i] == v:
+            return 1
+        i += 1
+    return 0
+
+
+@micropython.viper
+def setup(sel, pairs, n: int, gain: int) -> int:
+    """MFRC522.init after a reset, in one call: VersionReg checked, the ``n`` setup writes of
+    ``pairs``, RxGain into RFCfgReg (its reserved bits kept), the field off.  Returns TxControlReg
+    without the field bits, or -1 if the reader does not answer (yet)."""
+    if not _known(int(reg(sel, 0xEE, 0))):  # VersionReg (0x37), read
+        return -1
+    write_all(sel, pairs, n)
+    rf = int(reg(sel, 0xCC, 0))  # RFCfgReg (0x26), read
+    reg(sel, 0x4C, (rf & 0x8F) | (gain & 0x70))
+    tx = int(reg(sel, 0xA8, 0)) & 0xFC  # TxControlReg (0x14), read
+    reg(sel, 0x28, tx)
+    return tx
+
+
+@micropython.viper
+def field_on(sel, tx: int) -> int:
+    """The field on (TxControlReg = ``tx`` | both antenna drivers); returns time.ticks_us()."""
+    reg(sel, 0x28, tx | 3)
+    timer = ptr32(0x40054000)  # noqa: F821 - TIMERAWL at 0x28: what ticks_us reads
+    return timer[10] & 0x3FFFFFFF
+
+
+@micropython.viper
+def first_reqa(sel, bufo, on_us: int, tx_settle: int) -> int:
+    """A scan's start in one call: VersionReg checked, the rest of the settle time from ``on_us``
+    (``tx_settle`` >> 8 us) waited, REQA, and for an empty slot the field off (TxControlReg =
+    ``tx_settle`` & 0xFF).  Returns -1 (the reader does not answer), 0 (nobody answered, or
+    garbled: field off) or 1 (a tag answered, or tags collided: field still on)."""
+    if not _known(int(reg(sel, 0xEE, 0))):
+        return -1
+    settle = tx_settle >> 8
+    timer = ptr32(0x40054000)  # noqa: F821
+    while ((timer[10] - on_us) & 0x3FFFFFFF) < settle:
+        pass
+    buf = ptr8(bufo)  # noqa: F821
+    buf[0] = 0x12
+    buf[1] = 0x26  # REQA, 7 bits
+    r = int(exchange(sel, bufo, 0x701))
+    if r & 0x800:  # collided: tags of different types answered
+        return 1
+    if r and ((r >> 1) & 0x7F) == 2 and ((r >> 8) & 7) == 0:  # ATQA: two bytes, whole
+        return 1
+    reg(sel, 0x28, tx_settle & 0xFF)
+    return 0
+
+
+@micropython.viper
+def select_known(sel, bufo, frames, levels: int) -> int:
+    """The direct SELECT of a known UID (a presence check), every cascade level in one call:
+    ``frames`` holds each level's SELECT frame (SEL, NVB 0x70, the 4 bytes and BCC, CRC_A: 9
+    bytes).  Returns 1 if each SAK came whole, with a good CRC_A and a cascade bit that agrees
+    with the cascade tag (and the last level's says complete), else 0 (MFRC522._select_level's
+    checks)."""
+    buf = ptr8(bufo)  # noqa: F821
+    f = ptr8(frames)  # noqa: F821
+    level = 0
+    while level < levels:
+        base = 9 * level
+        buf[0] = 0x12
+        j = 0
+        while j < 9:
+            buf[1 + j] = f[base + j]
+            j += 1
+        r = int(exchange(sel, bufo, 9))
+        if r == 0 or (r & 0x800):
+            return 0
+        if ((r >> 1) & 0x7F) != 3 or ((r >> 8) & 7) != 0:
+            return 0
+        sak = buf[1]
+        b = (sak ^ 0x63) & 0xFF  # CRC_A of the SAK byte (preset 0x6363)
+        b = (b ^ (b << 4)) & 0xFF
+        crc = (0x63 ^ (b << 8) ^ (b << 3) ^ (b >> 4)) & 0xFFFF
+        if buf[2] != (crc & 0xFF) or buf[3] != (crc >> 8):
+            return 0
+        cascade = 0
+        if sak & 4:
+            cascade = 1
+        tag = 0
+        if f[base + 2] == 0x88:
+            tag = 1
+        if cascade != tag:
+            return 0
+        level += 1
+        if cascade and level >= levels:
+            return 0
+    return 1
+
+
+def _select_frames(uid):
+    """A UID's SELECT frames for select_known (SEL, NVB, the cascade level's 4 bytes and BCC,
+    CRC_A; 9 bytes a level), or None for a UID of no ISO length."""
+    parts = _cascade(uid)
+    if parts is None:
+        return None
+    f = bytearray()
+    for level in range(len(parts)):
+        frame = bytes((_SEL[level], 0x70)) + parts[level]
+        f.extend(frame)
+        f.extend(crc_a(frame))
+    return f
+
+
 class FastMFRC522(MFRC522):
     """The portable driver, its bus methods replaced by the viper ones above."""
 
     _encoded = {}  # register pairs (by identity) -> their address/value bytes, built once
 
-    def _write_all(self, pairs):
+    def _encode(self, pairs):
         enc = self._encoded.get(id(pairs))
         if enc is None:
             enc = bytearray()
@@ -148,11 +262,25 @@ class FastMFRC522(MFRC522):
                 enc.append((reg_ << 1) & 0x7E)
                 enc.append(value)
             self._encoded[id(pairs)] = enc
-        write_all(self._sel, enc, len(pairs))
+        return enc
 
-    def __init__(self, spi, cs, sel, **kw):
+    def _write_all(self, pairs):
+        write_all(self._sel, self._encode(pairs), len(pairs))
+
+    def __init__(self, sel, gain=0x50, settle_us=5000):
+        # Only what the viper paths use: no SPI object, chip-select object or per-reader buffers
+        # (the portable driver's four): every reader shares one FIFO buffer (one is read at a
+        # time), which keeps ~14 KiB of 28 readers off the heap the collector marks.
         self._sel = sel
-        super().__init__(spi, cs, **kw)
+        self.gain = gain
+        self.settle_us = settle_us
+        self.collisions = 0
+        self.on_us = None
+        self.read_ms = 0
+        self._tx_control = None
+        self._fifo = _FIFO
+        self._known_uid = None
+        self._known_frames = None
 
     def _write(self, reg_, value):
         reg(self._sel, (reg_ << 1) & 0x7E, value)
@@ -167,6 +295,71 @@ class FastMFRC522(MFRC522):
         for i in range(n):
             buf[i + 1] = data[i]
         xfer(self._sel, buf, n + 1)
+
+    def init(self, reset=True):
+        if reset:
+            self.soft_reset()
+            time.sleep_ms(2)
+        tx = setup(self._sel, self._encode(_SETUP), len(_SETUP), self.gain)
+        if tx < 0:
+            self._tx_control = None
+            return False
+        self._tx_control = tx
+        self.on_us = None
+        return True
+
+    def field(self, on):
+        tx = self._tx_control
+        if tx is None:
+            MFRC522.field(self, on)
+        elif on:
+            self.on_us = field_on(self._sel, tx)
+        else:
+            reg(self._sel, 0x28, tx)
+            self.on_us = None
+
+    def scan(self, known=None):
+        """MFRC522.scan with its start in one call (first_reqa): an empty slot is read without a
+        line of Python between the VersionReg read and the field going off."""
+        on = self.on_us
+        tx = self._tx_control
+        if on is None or tx is None:
+            return MFRC522.scan(self, known)
+        r = first_reqa(self._sel, self._fifo, on, tx | (self.settle_us << 8))
+        self.read_ms = time.ticks_ms()  # (its REQA: a fraction of a millisecond ago)
+        if r <= 0:
+            self.on_us = None
+            if r < 0:
+                raise ReaderDead("reader not answering")
+            return _EMPTY
+        try:
+            return self._tags(known, True)
+        finally:
+            self.field(False)
+
+    def _reqa(self):
+        buf = self._fifo
+        buf[0] = 0x12
+        buf[1] = 0x26
+        r = exchange(self._sel, buf, 0x701)
+        if r & 0x800:
+            self.collisions += 1
+            return True
+        return r != 0 and (r >> 1) & 0x7F == 2 and (r >> 8) & 7 == 0
+
+    def _select(self, known=None):
+        if known is not None:
+            # Built once per card a reader holds (its last one kept: one card a slot), not kept
+            # in one table-wide dict: a container of many objects costs every collection more.
+            if known != self._known_uid:
+                self._known_uid = known
+                self._known_frames = _select_frames(known)
+            frames = self._known_frames
+            if frames is not None:
+                if select_known(self._sel, self._fifo, frames, len(frames) // 9):
+                    return known, False
+                return None
+        return MFRC522._select(self, known)
 
     def _transceive(self, data, last_bits=0, align=0):
         buf = self._fifo

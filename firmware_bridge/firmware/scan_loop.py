@@ -14,6 +14,7 @@ import micropython
 
 micropython.kbd_intr(-1)  # before anything slow: the line is binary (boot.py does it first; see there)
 
+import gc
 import os
 import select
 import struct
@@ -76,14 +77,18 @@ WDT_MS = 4000  # hardware watchdog: a hung SPI bus reboots the board (reset caus
 REINIT_MS = 5000  # how often a dead reader is retried
 
 # -- scan schedule (README "Scan timing") ------------------------------------------------
-PIPELINE = _setting("PIPELINE", 3)  # readers whose field is already on (settling) while one is read
+PIPELINE = _setting("PIPELINE", 5)  # readers whose field is already on (settling) while one is read
 ADJACENT = _setting("ADJACENT", 1)  # antennas closer than this in number are neighbours: never on together
 PRIORITY_EVERY = _setting("PRIORITY_EVERY", 2)  # every Nth read goes to an expected/confirming antenna
 FULL_EVERY = _setting("FULL_EVERY", 4)  # every Nth read of an occupied antenna is a full anticollision
 CONFIRM_MS = _setting("CONFIRM_MS", 20)  # a new tag is reported when a second read, this much later, confirms it
-# The confirming read is started this much before CONFIRM_MS is up: the field's 5 ms settle and the
-# shortest read (a presence check) come before its end, which is what must be CONFIRM_MS on.
-CONFIRM_LEAD_MS = _setting("CONFIRM_LEAD_MS", 7)
+# The confirming read is started this much before CONFIRM_MS is up: its field's 5 ms settle comes
+# before its REQA, which is what must be CONFIRM_MS after the first read's (1 ms to spare).
+CONFIRM_LEAD_MS = _setting("CONFIRM_LEAD_MS", 4)
+# The collector (on the RP2040): at the end of a scan cycle with no new tag awaiting its confirming
+# read, once GC_MS has passed since the last; and whenever GC_THRESHOLD bytes were allocated since.
+GC_MS = _setting("GC_MS", 100)
+GC_THRESHOLD = _setting("GC_THRESHOLD", 16384)
 OUT_LIMIT = 2048  # bytes queued for USB while the host does not read; beyond: frames dropped, FAULT 5 later
 
 # Watchdog scratch register 0 survives the watchdog reset machine.reset() goes through on the
@@ -234,7 +239,9 @@ class Scanner:
             if dev.awaiting:  # a new tag's confirming read, once it can confirm (CONFIRM_MS on)
                 due = dev.confirm_due(time.ticks_ms(), CONFIRM_LEAD_MS)
                 for a in due:  # before the expected antennas' turns: it is what reports a card
-                    if a not in busy and dev.enabled[a] and self._clear(a, busy):
+                    # Only the reader read next must be clear of it: a neighbour whose field is
+                    # merely warming is switched off for it and read soon after (see main()).
+                    if a not in busy and dev.enabled[a] and (not busy or abs(busy[0] - a) > ADJACENT):
                         self.urgent = True
                         return a
             if prio:  # strictly in turn: one blocked by a neighbour's field waits, the others too
@@ -290,12 +297,12 @@ def main():
     time.sleep_us(RESET_LOW_US)
     rst.value(1)
     started = time.ticks_ms()
-    cs_lines = chip_selects()
+    cs_lines = chip_selects()  # (every chip select high, the decoders' enables high)
     if FAST:
-        sels = selections(len(cs_lines))
-        readers = [rp2fast.FastMFRC522(spi, cs_lines[i], sels[i], gain=RX_GAIN) for i in range(len(cs_lines))]
+        readers = [rp2fast.FastMFRC522(sel, gain=RX_GAIN) for sel in selections(len(cs_lines))]
     else:
         readers = [MFRC522(spi, cs, gain=RX_GAIN) for cs in cs_lines]
+    cs_lines = None
     alive = []
     for r in readers:
         ok = r.init(reset=False)  # False while the reader does not answer yet
@@ -336,22 +343,43 @@ def main():
             _reboot(out, wdt)
         dev.poll(time.ticks_ms())
 
+    served = time.ticks_add(time.ticks_ms(), -1)
+    last_gc = time.ticks_ms()
+    if FAST and GC_THRESHOLD:
+        gc.threshold(GC_THRESHOLD)
     while True:
         try:
-            service()
+            now = time.ticks_ms()
+            if now != served:  # once a millisecond is plenty: a read is ~0.5 ms on an empty slot
+                served = now
+                service()
             while len(warming) <= PIPELINE:
                 a = scanner.next(dev, warming)
                 if a is None:
                     break
+                urgent = scanner.urgent and warming
+                if urgent:
+                    # Its neighbours still warming (not the one read next) give way: their fields
+                    # go off before its goes on, and they are first in line again once it is read.
+                    i = len(warming) - 1
+                    while i > 0:
+                        b = warming[i]
+                        if abs(b - a) <= ADJACENT:
+                            warming.pop(i)
+                            if alive[b]:
+                                readers[b].field(False)
+                            if b not in scanner.deferred:
+                                scanner.deferred.insert(0, b)
+                        i -= 1
                 if alive[a]:
                     try:
                         readers[a].field(True)
                     except Exception as exc:
                         alive[a] = False
                         dev.reader_state(a, False, 0 if isinstance(exc, OSError) else 1)
-                if scanner.urgent and warming:
+                if urgent:
                     # A new tag's confirming read goes next after the one being read, not behind
-                    # PIPELINE others (on a table full of cards, three ~5 ms presence checks): it
+                    # PIPELINE others (on a table full of cards, each a presence check of ~3.4 ms): it
                     # waits out its own settle instead, once per new tag.  (Every priority read so
                     # hurried made the expected antenna faster and all the others much slower.)
                     warming.insert(1, a)
@@ -360,30 +388,48 @@ def main():
             if not warming:
                 time.sleep_ms(5)
                 continue
+            if dev.awaiting and len(warming) > 1:
+                _confirm_first(dev, warming)
             antenna = warming.pop(0)
             if dev.enabled[antenna] and alive[antenna]:
                 tags = dev.present[antenna]
                 pending = dev.pending[antenna]
-                reads[antenna] += 1
-                if reads[antenna] % FULL_EVERY == 0:
-                    known = None
-                elif pending:  # the confirming read: a presence check of the new tag (and the others)
-                    known = sorted(tags) + sorted(pending) if tags else sorted(pending)
-                else:
-                    known = sorted(tags) if tags else None
+                known = None
+                if tags or pending:  # (an empty slot: nothing to count, nothing to check)
+                    reads[antenna] += 1  # reads of it while occupied: every FULL_EVERY-th is a full one
+                    if reads[antenna] % FULL_EVERY == 0:
+                        known = None
+                    elif pending:  # the confirming read: a presence check of the new tag (and the others)
+                        known = sorted(tags) + sorted(pending) if tags else sorted(pending)
+                    else:
+                        known = sorted(tags)
+                reader = readers[antenna]
                 try:
-                    uids = readers[antenna].scan(known)
+                    uids = reader.scan(known)
+                    # The read's time is when its REQA went (after the settle), not when it ended:
+                    # CONFIRM_MS is between the two reads' REQAs, and a full anticollision (~7 ms)
+                    # is not added to every arrival.
+                    seen_ms = reader.read_ms
                 except Exception as exc:  # OSError: not answering; anything else: the same, with a detail
                     uids = []
+                    seen_ms = time.ticks_ms()
                     alive[antenna] = False
                     dev.reader_state(antenna, False, 0 if isinstance(exc, OSError) else 1)
-                dev.observe(antenna, uids, time.ticks_ms())
+                if uids or tags or pending:  # an empty slot read empty tells the protocol nothing
+                    dev.observe(antenna, uids, seen_ms)
+                else:  # but it was read: the gap since the last read is no stall
+                    dev.read_at(seen_ms)
             elif alive[antenna]:
                 readers[antenna].field(False)
             if scanner.cycle_done:
                 scanner.cycle_done = False
                 now = time.ticks_ms()
                 dev.end_cycle(now)
+                if FAST and time.ticks_diff(now, last_gc) >= GC_MS and not dev.awaiting and not out.queue:
+                    # The collector at a quiet point, often: a pause is ~4 ms plus what it frees,
+                    # so little garbage a time keeps every pause short (README "Garbage collection").
+                    last_gc = now
+                    gc.collect()
                 if time.ticks_diff(now, last_init) >= REINIT_MS:
                     last_init = now
                     for a in range(len(readers)):
@@ -406,6 +452,23 @@ def main():
             if errors >= 20:  # failing every time: a clean restart is the better chance
                 raise exc
             time.sleep_ms(10)
+
+
+def _confirm_first(dev, warming):
+    """A new tag's antenna already warming (an expected antenna, picked again on a priority turn
+    before its tag could confirm) is read as soon as the tag can confirm, not behind the fields
+    ahead of it: on a table of cards those are presence checks of ~4 ms each, and the confirming
+    read came ~27 ms after the first instead of 20.  Only the order of the fields already on
+    changes (no field goes on), so no two neighbours are on together; its read still waits out
+    the rest of its field's settle, and its read's time (its REQA) comes after now, so at least
+    CONFIRM_MS after the first."""
+    now = time.ticks_ms()
+    pending = dev.pending
+    for i in range(1, len(warming)):
+        for first in pending[warming[i]].values():
+            if time.ticks_diff(now, first) >= CONFIRM_MS:
+                warming.insert(0, warming.pop(i))
+                return
 
 
 def _reboot(out, wdt):

@@ -26,7 +26,15 @@ from controller.mqtt.contract import REQUEST_NAMES, Topics, validate
 from controller.rules.cards import Card, standard_deck
 from controller.rules.decks import Deck, DeckRegistry
 from controller.rules.events import Act, BoardCards, Burn, Deal, NewHand, SeatPlayer, SetButton
-from tests.mqtt_util import Client, require_mosquitto, shipped_broker, start_daemon, wait_until
+from tests.mqtt_util import (
+    Client,
+    require_mosquitto,
+    seat_four,
+    shipped_broker,
+    start_daemon,
+    wait_until,
+    write_table_config,
+)
 
 require_mosquitto()
 
@@ -232,45 +240,6 @@ def test_broker_outage_loses_nothing(tmp_path, broker, passwords) -> None:
     d.stop()
 
 
-def _write_config(tmp_path: Path, broker: Broker, passwords: dict[str, str]) -> Path:
-    cfg = tmp_path / "table.toml"
-    (tmp_path / "mqtt.pass").write_text(passwords["controller"])
-    antennas = "\n".join(f'{i} = "seat:{i // 2 + 1}:{i % 2}"' for i in range(8))
-    cfg.write_text(f"""
-[table]
-id = "{TABLE}"
-size = 4
-game = "holdem"
-rules = "robert"
-
-[antennas]
-{antennas}
-8 = "board:0"
-9 = "board:1"
-10 = "board:2"
-11 = "burn"
-
-[serial]
-enabled = true
-port = "/dev/null"
-
-[mqtt]
-url = "mqtt://127.0.0.1:{broker.port}"
-username = "controller"
-password_file = "mqtt.pass"
-
-[broadcast]
-delay = 0
-
-[journal]
-path = "journal.sqlite"
-
-[web]
-enabled = false
-""")
-    return cfg
-
-
 def test_kill_9_mid_hand_then_restart_gives_the_same_state(tmp_path, broker, passwords) -> None:
     from firmware_bridge.emulator import Emulator
 
@@ -282,7 +251,9 @@ def test_kill_9_mid_hand_then_restart_gives_the_same_state(tmp_path, broker, pas
         uids[card.face] = uid
     registry = DeckRegistry([deck])
     registry.save(tmp_path / "decks.json")
-    cfg = _write_config(tmp_path, broker, passwords)
+    cfg = write_table_config(tmp_path, broker, passwords["controller"], table=TABLE,
+                             serial='enabled = true\nport = "/dev/null"',
+                             board_antennas='8 = "board:0"\n9 = "board:1"\n10 = "board:2"\n11 = "burn"\n')
     link = str(tmp_path / "ttyEMU")
     emu = Emulator(antenna_count=12, link_path=link).start()
     console = _client(broker, passwords, "console")
@@ -309,9 +280,7 @@ def test_kill_9_mid_hand_then_restart_gives_the_same_state(tmp_path, broker, pas
     proc = start()
     try:
         wait_until(lambda: online_count() >= 1, timeout=20, what="the daemon online")
-        for seat in (1, 2, 3, 4):
-            request("seat", {"seat": seat, "name": f"p{seat}"})
-        request("set_button", {"seat": 4})
+        seat_four(request)
         request("new_hand", {})
         dealt = [("Ah", 0), ("Kd", 2), ("Qs", 4), ("Jc", 6), ("Th", 1), ("9d", 3)]
         def cards_dealt() -> int:

@@ -24,11 +24,12 @@ import pytest
 from controller.app.config import validate_config
 from controller.app.daemon import discovery_messages
 from controller.mqtt.contract import Topics, state_payload, validate
-from controller.rules.events import Acknowledge, SeatPlayer, StartHand
+from controller.rules.events import Acknowledge, SeatPlayer
 from controller.rules.scenario import Scenario
 from controller.rules.table import Table
-from controller.service import Rejected, TableService
+from controller.service import TableService
 from controller.sim import dealer as dealer_sim
+from tests.web_helpers import submit_hand
 
 jinja2 = pytest.importorskip("jinja2")
 
@@ -81,14 +82,7 @@ def test_the_active_alert_sensor_from_start_to_acknowledgement() -> None:
     scenario = Scenario.from_dict(bad)
     for s in scenario.setup.seats:
         svc.submit(SeatPlayer(s, f"P{s}"))
-    svc.submit(StartHand(scenario.setup))
-    for ev in scenario.events:
-        try:
-            svc.submit(ev)
-        except Rejected:
-            pass
-        if svc.alerts:
-            break
+    submit_hand(svc, scenario, skip_rejected=True, until=lambda: bool(svc.alerts))
     state, attrs = sensor(_state(svc))
     assert state == svc.alerts[0].payload()["reason"] == "extra_card"
     assert attrs["reason"] == "extra_card" and attrs["citations"]

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pytest
 
+from controller.bench.faults import _root_prefix
 from controller.mqtt.broker import Broker
 from controller.mqtt.contract import Topics, validate
 from controller.rules.events import SeatPlayer
@@ -33,18 +34,10 @@ from tests.mqtt_util import Client, require_mosquitto, wait_until
 T = Topics("poker", "t1")
 
 
-def _mount_cmd() -> list[str] | None:
-    if os.geteuid() == 0:
-        return []
-    if shutil.which("sudo") and subprocess.run(["sudo", "-n", "true"], capture_output=True).returncode == 0:
-        return ["sudo", "-n"]
-    return None
-
-
 @contextlib.contextmanager
 def small_disk(size: str = "2m") -> Iterator[Path]:
     """A real, small file system (tmpfs) of its own: it can be filled without touching anything else."""
-    prefix = _mount_cmd()
+    prefix = _root_prefix()  # the fault bench's own: as root, or through passwordless sudo
     if prefix is None:
         if os.environ.get("CI"):
             pytest.fail("mounting a small tmpfs needs root or passwordless sudo in CI", pytrace=False)

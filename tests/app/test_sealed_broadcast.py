@@ -25,7 +25,7 @@ require_mosquitto()
 
 TABLE = "t1"
 T = Topics("poker", TABLE)
-DELAY = 1
+DELAY = 2  # the switch below is journaled (a disk flush) before it applies: room for a loaded machine
 
 
 class Reader:
@@ -47,6 +47,12 @@ class Reader:
     def on(self, rel: str) -> list[tuple[float, dict]]:
         with self.lock:
             return [(t, json.loads(p)) for t, r, p in self.got if r == rel and p]
+
+    def wait_all_out(self, hands: int, what: str) -> None:
+        """Until ``hands`` hands' salts are out (``broadcast/reveal``) and a key for every sealed snapshot."""
+        wait_until(lambda: len(self.on("broadcast/reveal")) == hands, timeout=15, what=what)
+        wait_until(lambda: len(self.on("broadcast/key")) == len(self.on("broadcast/sealed")), timeout=10,
+                   what="every key")
 
 
 def _deal(d, cards: list[str]) -> None:
@@ -73,12 +79,12 @@ def test_a_whole_session_verifies_from_the_public_and_broadcast_topics_alone(tmp
                  ["As", "Ks", "Qh", "Jd", "Ts", "9h", "8d", "7s"]]
         _deal(d, hands[0])
         _fold_out(d)
-        # Hand 2: dealt under the 1 s delay, which becomes end_of_hand before its keys are due.
+        # Hand 2: dealt under the 2 s delay, which becomes end_of_hand before its keys are due.
         _deal(d, hands[1])
         wait_until(lambda: any(m["hand_id"] == 2 for _t, m in chain.on("broadcast/sealed")), what="hand 2 sealed")
         d.set_broadcast_delay("end_of_hand")
         switched = time.monotonic()
-        time.sleep(DELAY + 0.5)  # past the 1 s the keys were sealed with: they must still be held
+        time.sleep(DELAY + 0.5)  # past the 2 s the keys were sealed with: they must still be held
         held = [m for t, m in chain.on("broadcast/key") if m["hand_id"] == 2]
         assert not held, f"{len(held)} keys of hand 2 left before its end, after a switch to end_of_hand"
         _fold_out(d)
@@ -87,9 +93,7 @@ def test_a_whole_session_verifies_from_the_public_and_broadcast_topics_alone(tmp
         wait_until(lambda: any(m["hand_id"] == 3 for _t, m in chain.on("broadcast/sealed")), what="hand 3 sealed")
         d.set_broadcast_delay(DELAY)
         _fold_out(d)
-        wait_until(lambda: len(chain.on("broadcast/reveal")) == 3, timeout=15, what="the three hands' salts")
-        wait_until(lambda: len(chain.on("broadcast/key")) == len(chain.on("broadcast/sealed")), timeout=10,
-                   what="every key")
+        chain.wait_all_out(3, "the three hands' salts")
     finally:
         d.stop()
         public.client.close()

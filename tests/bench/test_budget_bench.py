@@ -58,3 +58,39 @@ def test_one_hand_camera_off_is_measured_end_to_end(monkeypatch) -> None:
     assert 0 < run["cpu_s"] < run["seconds"] and run["host_core_share"] > 0
     assert 20 < run["rss_mb"] <= run["peak_rss_mb"]
     assert run["journal_bytes_per_hand"] > 0
+
+
+def test_sysbench_gives_this_machine_s_ratio_to_the_pis() -> None:
+    """scripts/bootstrap installs sysbench, so the bench's Pi estimates exist on a fresh machine (in CI
+    a missing sysbench fails here rather than leaving the bench without its Pi figures)."""
+    if os.environ.get("CI") is None and budget.shutil.which("sysbench") is None:
+        import pytest
+
+        pytest.skip("sysbench is not installed (scripts/bootstrap installs it)")
+    got = budget.host_sysbench(seconds=1)
+    assert "error" not in got, got
+    assert got["events"] > 0 and 0 < got["cpu_s"] <= 1.5  # one thread for one second of wall time, at most
+    assert got["events_per_cpu_s"] == round(got["events"] / got["cpu_s"], 1)
+
+
+def test_the_process_tree_counts_a_child_s_cpu_and_memory() -> None:
+    """The camera's recogniser is a child of the daemon: the bench's figures must include it."""
+    import subprocess
+    import sys
+    import time
+
+    child = subprocess.Popen([sys.executable, "-c", "import time\nt = time.process_time()\n"
+                              "while time.process_time() - t < 0.3: pass\ntime.sleep(30)"])
+    try:
+        deadline = time.monotonic() + 20
+        while budget.proc_cpu_seconds(child.pid) < 0.25 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        pids = budget.process_tree(os.getpid())
+        assert pids[0] == os.getpid() and child.pid in pids
+        assert budget.tree_cpu_seconds(pids) >= budget.proc_cpu_seconds(os.getpid()) + 0.25
+        mine, both = budget.proc_memory_mb(os.getpid()), budget.tree_memory_mb(pids)
+        assert both["rss_mb"] > mine["rss_mb"] and both["peak_rss_mb"] >= both["rss_mb"]
+        assert budget.proc_pss_mb(os.getpid()) < both["pss_mb"] <= both["rss_mb"]  # shared pages divided
+    finally:
+        child.kill()
+        child.wait()

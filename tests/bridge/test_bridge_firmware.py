@@ -12,6 +12,7 @@ from firmware_bridge.firmware import bridge_proto as fw
 
 UID_A = bytes.fromhex("04A1B2C3D4E5F6")
 UID_B = bytes.fromhex("DEADBEEF")
+UID_C = bytes.fromhex("C0FFEE01")
 
 
 class Board:
@@ -24,6 +25,8 @@ class Board:
         self.dev = fw.Device(antennas, self.out.append, boot_id=0xB007, now_ms=0, on_reboot=self._reboot)
         self.dev.debounce_ms = debounce_ms
         self.dev.scan_period_ms = 10
+        # Its clock jumps (a cycle may be a whole heartbeat period): not a stall to report (FAULT 7).
+        self.dev.stall_gap_ms = 10_000
         self.table: dict[int, list[bytes]] = {}
 
     def _reboot(self) -> None:
@@ -176,3 +179,26 @@ def test_empty_inventory_is_one_part(antennas: int) -> None:
     b = Board(antennas)
     _, inv = b.boot()
     assert (inv.part, inv.parts, inv.entries) == (1, 1, ())
+
+
+def test_a_gap_between_reads_is_told_before_the_next_arrival_and_the_heartbeat_waits() -> None:
+    """Issue 26: a loop that stopped longer than ``stall_gap_ms`` between two reads may have let two
+    cards land unseen; the scan after it reports them in antenna order.  FAULT 7 (scan stalled,
+    detail = the gap) goes before the first arrival, and the heartbeat waits two cycles, so the host
+    holds every arrival those scans found.  A gap with no card after it is forgotten."""
+    b = Board()
+    b.dev.stall_gap_ms = 100
+    b.boot()
+    b.send(p.HelloAck(0xB007, seq=1))
+    b.cycle(150)  # a stall, and no card
+    b.cycle(10)
+    b.cycle(10)
+    b.table = {3: [UID_A]}
+    assert [type(m) for m in b.cycle(10)] == [p.TagArrive]  # long forgotten: no fault
+    b.table = {3: [UID_A], 0: [UID_B], 2: [UID_C]}
+    msgs = b.cycle(180)
+    assert msgs[0] == p.Fault(0xFF, p.FaultCode.SCAN_STALLED, 180, seq=msgs[0].seq)
+    assert [(m.antenna, m.uid) for m in msgs[1:]] == [(0, UID_B), (2, UID_C)]
+    b.now += 500  # the heartbeat is due, but two cycles must end after the gap first
+    assert b.cycle(0) == []
+    assert [type(m) for m in b.cycle(10)] == [p.Heartbeat]

@@ -11,18 +11,7 @@ from controller.rules.events import BoardCards, Burn, Deal, Muck, Stub
 from firmware_bridge.fusion import Fusion, RfidPipeline, UnknownTag
 from firmware_bridge.link import PresenceChange
 from firmware_bridge.zones import ZoneChange, ZoneTracker
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.t = 100.0
-
-    def __call__(self) -> float:
-        return self.t
-
-    def advance(self, dt: float) -> None:
-        self.t += dt
-
+from tests.fakes import ManualClock as Clock
 
 ZONES = ZoneMap.standard(seats=3)  # 0-5 seats 1..3, 6-10 board, 11 burn, 12 muck, 13 shoe
 BOARD, BURN, MUCK, SHOE = 6, 11, 12, 13

@@ -36,7 +36,11 @@ def test_the_arrival_after_cards_of_unknown_order_waits_for_the_dealers_answer()
     assert [type(o) for o in out] == [OrderUnknown], out
     assert f.awaiting == {Card.parse(c) for c in ("8s", "Ts", "9h")}
     assert f.feed(_arrive("2d", 5, True)) == []  # still waiting
-    # Not all confirmed yet: nothing moves.
+    # The dealer's answer named only 8s: nothing moves, and he is asked again for the other two,
+    # once (the bench's dealer left a burn out of his answer and the table took no card after it).
+    again = f.confirmed({Card.parse("8s"): "seat:1"})
+    assert [type(o) for o in again] == [OrderUnknown], again
+    assert {c.face for _, c in again[0].cards} == {"Ts", "9h"}  # type: ignore[union-attr]
     assert f.confirmed({Card.parse("8s"): "seat:1"}) == []
     # The dealer's answer placed the three and 8c; the table has them: only 2d is left to deal.
     placed = {Card.parse("8s"): "seat:1", Card.parse("Ts"): "seat:2", Card.parse("9h"): "seat:3",

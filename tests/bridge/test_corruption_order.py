@@ -24,19 +24,32 @@ def _beat(seq: int, uptime: int) -> p.Heartbeat:
     return p.Heartbeat(BOOT, uptime, uptime // 10, 0, seq=seq)
 
 
-def test_an_arrival_seen_between_two_lost_frames_is_not_given_an_order() -> None:
+def _synced() -> tuple[BridgeLink, list[PresenceChange], float]:
+    """A link in sync with the device at time t (hello, an empty inventory, heartbeat seq 2), the
+    changes it sends, and t.  Never started: no port, no thread; the test plays the device's frames."""
     changes: list[PresenceChange] = []
     link = BridgeLink("loop://", CONFIG, on_change=changes.append)  # never started: no port, no thread
     t = 100.0
     link._handle(p.Hello((1, 1, 0), 16, BOOT, heartbeat_ms=50, seq=0), t)  # noqa: SLF001 - the device's frames
     link._handle(p.Inventory(BOOT, 0, 1, 1, (), seq=1), t)  # noqa: SLF001
     link._handle(_beat(2, 1000), t)  # noqa: SLF001
+    return link, changes, t
+
+
+def _snapshot_after_gap(link: BridgeLink, t: float, seq: int) -> None:
+    """The gap is declared (REPLAY asked) at t + 0.08; no answer by t + 0.4: the ring is gone and a
+    snapshot is asked for; it comes at t + 0.45 as inventory ``seq``: Y on antenna 1, Z on 4."""
+    link._timers(t + 0.08)  # noqa: SLF001
+    link._timers(t + 0.4)  # noqa: SLF001
+    link._handle(p.Inventory(BOOT, 9, 1, 1, ((1, Y), (4, Z)), seq=seq), t + 0.45)  # noqa: SLF001
+
+
+def test_an_arrival_seen_between_two_lost_frames_is_not_given_an_order() -> None:
+    link, changes, t = _synced()
     # seq 3 (a heartbeat) is lost; seq 4: card Y lands on antenna 1; seq 5: card Z on antenna 4, lost.
     link._handle(p.TagArrive(1, Y, seq=4), t + 0.01)  # noqa: SLF001
     link._handle(_beat(6, 1100), t + 0.02)  # noqa: SLF001
-    link._timers(t + 0.08)  # noqa: SLF001 - the gap is declared: REPLAY asked
-    link._timers(t + 0.4)  # noqa: SLF001 - no answer: the ring is gone, a snapshot is asked for
-    link._handle(p.Inventory(BOOT, 9, 1, 1, ((1, Y), (4, Z)), seq=7), t + 0.45)  # noqa: SLF001
+    _snapshot_after_gap(link, t, 7)
     link._timers(t + 0.8)  # noqa: SLF001 - the ring could not order them either
     arrivals = [(c.antenna, c.ordered) for c in changes if c.arrived]
     # Y came before Z, but nothing the host received says so: neither goes out as ordered.
@@ -46,35 +59,21 @@ def test_an_arrival_seen_between_two_lost_frames_is_not_given_an_order() -> None
 
 def test_a_single_lost_arrival_before_everything_seen_keeps_its_place() -> None:
     """The rule still holds where it is right: one lost frame, then the frames that revealed it."""
-    changes: list[PresenceChange] = []
-    link = BridgeLink("loop://", CONFIG, on_change=changes.append)
-    t = 100.0
-    link._handle(p.Hello((1, 1, 0), 16, BOOT, heartbeat_ms=50, seq=0), t)  # noqa: SLF001
-    link._handle(p.Inventory(BOOT, 0, 1, 1, (), seq=1), t)  # noqa: SLF001
-    link._handle(_beat(2, 1000), t)  # noqa: SLF001
+    link, changes, t = _synced()
     # seq 3: card Z lands (lost); seq 4: card Y lands.
     link._handle(p.TagArrive(1, Y, seq=4), t + 0.01)  # noqa: SLF001
     link._handle(_beat(5, 1100), t + 0.02)  # noqa: SLF001
-    link._timers(t + 0.08)  # noqa: SLF001
-    link._timers(t + 0.4)  # noqa: SLF001
-    link._handle(p.Inventory(BOOT, 9, 1, 1, ((1, Y), (4, Z)), seq=6), t + 0.45)  # noqa: SLF001
+    _snapshot_after_gap(link, t, 6)
     link._timers(t + 0.8)  # noqa: SLF001
     assert [(c.antenna, c.ordered) for c in changes if c.arrived] == [(4, True), (1, True)]
 
 
 def test_the_rings_replay_orders_arrivals_by_their_seq_not_by_when_the_copies_came() -> None:
     """A ring replay is on the same noisy line: two of its frames swapped must not swap two cards."""
-    changes: list[PresenceChange] = []
-    link = BridgeLink("loop://", CONFIG, on_change=changes.append)
-    t = 100.0
-    link._handle(p.Hello((1, 1, 0), 16, BOOT, heartbeat_ms=50, seq=0), t)  # noqa: SLF001
-    link._handle(p.Inventory(BOOT, 0, 1, 1, (), seq=1), t)  # noqa: SLF001
-    link._handle(_beat(2, 1000), t)  # noqa: SLF001
+    link, changes, t = _synced()
     # seq 3: Y lands, seq 4: Z lands; both lost.
     link._handle(_beat(5, 1100), t + 0.02)  # noqa: SLF001
-    link._timers(t + 0.08)  # noqa: SLF001
-    link._timers(t + 0.4)  # noqa: SLF001
-    link._handle(p.Inventory(BOOT, 9, 1, 1, ((1, Y), (4, Z)), seq=6), t + 0.45)  # noqa: SLF001
+    _snapshot_after_gap(link, t, 6)
     # The ring replays them, and the line swaps the two copies.
     link._handle(p.TagArrive(4, Z, seq=4), t + 0.46)  # noqa: SLF001
     link._handle(p.TagArrive(1, Y, seq=3), t + 0.47)  # noqa: SLF001

@@ -18,18 +18,11 @@ from controller.rules.events import BoardCards, Burn, Deal, Muck
 from firmware_bridge.fusion import Fusion, RfidPipeline
 from firmware_bridge.link import PresenceChange
 from firmware_bridge.zones import ZoneTracker
+from tests.fakes import ManualClock as Clock
 
 ZONES = ZoneMap.standard(seats=3)  # 0-5 seats 1..3 (two slots each), 6-10 board, 11 burn, 12 muck
 SEAT1, SEAT2, SEAT3, BOARD, BURN, MUCK = 0, 2, 4, 6, 11, 12
 FACES = ["Ah", "Kd", "7c", "2s", "Ts", "9h", "3d"]
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.t = 100.0
-
-    def __call__(self) -> float:
-        return self.t
 
 
 def card(face: str) -> Card:

@@ -42,6 +42,7 @@ from controller.rules.events import (
     Put,
     Report,
     SeatPlayer,
+    SetBroadcastDelay,
     SetButton,
     SetLevel,
     SetStack,
@@ -101,6 +102,8 @@ ONE_OF_EACH = [
     rotation_event("horse", {"horse": get_rotation("horse")}),
     Looked(4),
     ConfirmDeals(("seat:3", "burn", "board", "board"), (C("Ah"), C("Kd"), C("2c"), C("3c"))),
+    SetBroadcastDelay(12.5),
+    SetBroadcastDelay("end_of_hand", source="daemon"),
 ]
 
 

@@ -11,12 +11,18 @@ from controller.rules.table import Table
 from controller.service import TableService
 
 
-def _hand_in_progress() -> TableService:
+def heads_up_hand() -> TableService:
+    """A six-seat table with p1 and p2 seated, the button on 2, a hand begun."""
     svc = TableService(Table(size=6))
     for seat in (1, 2):
         svc.submit(SeatPlayer(seat, f"p{seat}"))
     svc.submit(SetButton(2))
     svc.submit(NewHand())
+    return svc
+
+
+def _hand_in_progress() -> TableService:
+    svc = heads_up_hand()
     svc.submit(Deal(1, Card.parse("Ah")))
     return svc
 

@@ -10,17 +10,7 @@ from controller.rules.cards import Card
 from controller.rules.events import BoardCards, Deal, NewHand, SeatPlayer, SetButton
 from controller.rules.table import Table
 from controller.service import TableService
-
-
-class Recorder:
-    def __init__(self) -> None:
-        self.sent: list[tuple[str, object, dict]] = []
-
-    def publish(self, topic, payload, **kw) -> None:
-        self.sent.append((topic, payload, kw))
-
-    def on(self, suffix: str) -> list:
-        return [(p, kw) for t, p, kw in self.sent if t.endswith(suffix)]
+from tests.fakes import PublishLog as Recorder
 
 
 def _wait(cond, timeout=10.0):

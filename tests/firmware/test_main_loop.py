@@ -180,3 +180,43 @@ def test_a_new_tag_is_read_again_only_once_its_confirming_read_can_confirm_it() 
     arrive = [t for t, m in messages(b) if isinstance(m, p.TagArrive) and not isinstance(m, p.TagLeave)]
     assert len(arrive) == 1 and arrive[0] - 1 * S < 60_000
     assert reqa[-1] - reqa[0] <= 3, reqa  # the first read, the confirming one, perhaps the next cycle's
+
+
+def test_a_confirming_read_never_has_a_neighbours_field_on() -> None:
+    """A due confirming read goes next and its neighbours still warming give way (firmware 1.4.0):
+    their fields go off before its goes on, so two neighbouring fields are never on together,
+    and the neighbours are read soon after all the same."""
+    b = board()
+    hello_ack(b, int(0.6 * S))
+    both_on: list[tuple[float, int]] = []
+
+    def check() -> None:
+        on = [r.field_on_us is not None for r in b.readers]
+        both_on.extend((b.clock.now, a) for a in range(len(on) - 1) if on[a] and on[a + 1])
+
+    for k in range(3000):  # every 0.2 ms through six arrivals and their confirming reads
+        b.clock.at(int(1 * S) + 200 * k, check)
+    for k, a in enumerate((4, 7, 10, 13, 16, 19)):
+        uid = bytes((4, k, 0x5E, 0xED, k, 0xA0, 0x80))
+        b.clock.at(int(1 * S) + 60_000 * k, lambda a=a, uid=uid: b.table.place(a, Tag(uid)))
+    b.run(int(1.7 * S))
+    assert both_on == []
+    arrivals = {m.antenna for m in of(b, p.TagArrive) if not isinstance(m, p.TagLeave)}
+    assert arrivals == {4, 7, 10, 13, 16, 19}
+    reqa = [r.commands.get(0x26, 0) for r in b.readers]
+    assert min(reqa) > 0  # every antenna, neighbours of the new tags too, was read
+
+
+
+def test_a_quiet_table_is_no_stall_and_two_quick_cards_arrive_without_fault_7() -> None:
+    """A table with no card on it reads only empty slots (the loop skips ``observe`` for those):
+    the time since the last read still counts them, so the first cards after a quiet spell do not
+    look like cards landed in a stalled loop (a false "order unknown: confirm" at every deal)."""
+    b = board()
+    hello_ack(b, int(0.6 * S))
+    b.clock.at(2 * S, lambda: b.table.place(3, Tag(UID_A)))
+    b.clock.at(2 * S + 80_000, lambda: b.table.place(12, Tag(UID_B)))
+    b.run(int(2.6 * S))
+    arrivals = [m.uid for m in of(b, p.TagArrive) if not isinstance(m, p.TagLeave)]
+    assert arrivals == [UID_A, UID_B]
+    assert [f for f in of(b, p.Fault) if f.code == p.FaultCode.SCAN_STALLED] == []

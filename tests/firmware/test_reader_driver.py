@@ -118,3 +118,41 @@ def test_known_tag_presence_check_is_cheaper_than_a_full_read() -> None:
     board.table.remove(0, UID7)
     board.table.place(0, Tag(UID4))
     assert r.scan(known=[UID7]) == [UID4]  # the known one is gone: a full read finds the newcomer
+
+
+def test_a_scan_is_timed_at_its_request_not_its_end() -> None:
+    """``read_ms`` is when the scan's first REQA went, after the settle: the loop gives the protocol
+    that time, so CONFIRM_MS lies between two reads' REQAs and a full anticollision (the longest
+    read) is not added to every arrival (firmware 1.4.0)."""
+    board, _, r = reader(Tag(UID7))
+    r.init()
+    reqa_at: list[float] = []
+    real = board.readers[0].write_reg
+
+    def write_reg(reg: int, value: int) -> None:
+        if reg == 0x0D and value & 0x80 and not reqa_at:  # BitFramingReg StartSend: the first frame
+            reqa_at.append(board.clock.now)
+        real(reg, value)
+
+    board.readers[0].write_reg = write_reg
+    started = board.clock.now
+    assert r.scan() == [UID7]
+    assert board.clock.now - started > 5_000  # the settle, then REQA and two cascade levels
+    assert abs(r.read_ms * 1000 - reqa_at[0]) < 1_000  # ticks_ms at the REQA, not at the end
+
+
+def test_two_answers_to_the_select_of_one_uid_are_no_uid() -> None:
+    """A SELECT answered by a collision (two tags with one UID: clones) is not a select: the read
+    says nothing is there rather than raising out of the scan (the loop would take the reader for
+    dead)."""
+    _, mfrc, r = reader(Tag(UID7))
+    r.init()
+    real = r._transceive
+
+    def transceive(data, last_bits=0, align=0):
+        if len(data) == 9 and data[1] == 0x70:  # a SELECT (NVB 0x70, CRC_A)
+            raise mfrc._Collision(b"\x08", 0x01)
+        return real(data, last_bits, align)
+
+    r._transceive = transceive
+    assert r.scan() == []

@@ -6,15 +6,28 @@ import select
 import socket
 import threading
 import time
+from typing import Any
 
 from controller.floor.rig import (  # noqa: F401 - re-exported for the tests
     BridgedTable,
+    ChildProcess,
     FloorProcess,
     LightTable,
     Recorder,
     event_keys,
     floor_rows,
 )
+
+
+def start_tournament(director: Any, structure: dict[str, Any], players: int, tables: list[Any],
+                     **create: Any) -> Any:
+    """``tournament.create`` (the structure and ``create``: seed, draw), ``players`` registered as p00, p01...,
+    ``tournament.start`` on ``tables``; the director's tournament."""
+    director.request("tournament.create", {"structure": structure, **create})
+    for i in range(players):
+        director.request("tournament.register", {"name": f"p{i:02d}"})
+    director.request("tournament.start", {"tables": tables})
+    return director.tournament
 
 
 class NetCut:
@@ -98,3 +111,95 @@ class NetCut:
             s.close()
 
 
+
+
+class DaemonProcess(ChildProcess):
+    """``tablectl run`` for a tournament table as its own process, on ``broker`` with its controller login,
+    so a test can ``kill -9`` it mid-hand and start it again on the same journal."""
+
+    def __init__(self, folder, table: str, port: int, password: str, *, size: int = 9,
+                 starting_stack: int = 5000) -> None:
+        from controller.geometry import ZoneMap
+        from controller.rules.decks import DeckRegistry
+
+        self.folder = folder
+        self.journal = folder / f"{table}.sqlite"
+        (folder / f"{table}.pass").write_text(password)
+        DeckRegistry([]).save(folder / "decks.json")
+        antennas = "\n".join(f'"{k}" = "{v}"' for k, v in ZoneMap.standard(size).to_dict().items())
+        self.config = folder / f"{table}.toml"
+        self.config.write_text(f"""
+[table]
+id = "{table}"
+size = {size}
+game = "holdem"
+rules = "robert"
+event = "tournament"
+
+[stakes]
+small_blind = 1
+big_blind = 2
+starting_stack = {starting_stack}
+
+[antennas]
+{antennas}
+
+[serial]
+enabled = false
+
+[mqtt]
+url = "mqtt://127.0.0.1:{port}"
+username = "controller"
+password_file = "{table}.pass"
+
+[broadcast]
+delay = 0
+
+[journal]
+path = "{self.journal.name}"
+
+[web]
+enabled = false
+""")
+        self.log = folder / f"{table}.log"
+        self.proc = None
+
+    def start(self):
+        import os
+        import subprocess
+        import sys
+
+        env = dict(os.environ, PYTHONUNBUFFERED="1")
+        with open(self.log, "ab") as log:
+            self.proc = subprocess.Popen([sys.executable, "-m", "controller.cli", "run", "--config", str(self.config),
+                                          "--registry", str(self.folder / "decks.json"), "--log", "json"],
+                                         env=env, stdout=subprocess.DEVNULL, stderr=log, cwd=self.folder)
+        return self
+
+    def rows(self, sql: str, params: tuple = ()) -> list[tuple]:
+        """Read the daemon's journal (SQLite, read-only) while it runs."""
+        import sqlite3
+
+        if not self.journal.exists():
+            return []
+        db = sqlite3.connect(f"file:{self.journal}?mode=ro", uri=True, timeout=5)
+        try:
+            return db.execute(sql, params).fetchall()
+        except sqlite3.OperationalError:  # not created yet
+            return []
+        finally:
+            db.close()
+
+    def seats(self) -> dict[int, str]:
+        """Who sits where, from the journal's seat and unseat events (what a replay rebuilds)."""
+        import json
+
+        out: dict[int, str] = {}
+        for kind, data in self.rows("SELECT kind, data FROM events WHERE kind IN ('seat_player', 'unseat_player') "
+                                    "ORDER BY seq"):
+            d = json.loads(data)
+            if kind == "seat_player":
+                out[d["seat"]] = d["name"]
+            else:
+                out.pop(d["seat"], None)
+        return out

@@ -4,7 +4,6 @@ over HTTP, and the tournament clock page read in a real browser (Debian's Chromi
 from __future__ import annotations
 
 import json
-import os
 import tomllib
 import urllib.error
 import urllib.request
@@ -16,7 +15,7 @@ from controller.floor.director import Director, DirectorError
 from controller.floor.server import FloorApi, FloorServer
 from controller.floor.sources import Hub
 from controller.floor.store import Store
-from tests.web_helpers import browser_missing, launch_browser, watch_console
+from tests.web_helpers import browse, needs_browser
 
 STRUCTURE = tomllib.loads((Path(__file__).resolve().parents[2] / "examples" / "tournament.toml").read_text())
 
@@ -32,14 +31,6 @@ class FakeTime:
 def _director(tmp_path: Path, now: FakeTime, sent: list | None = None) -> Director:
     publish = (lambda topic, payload: sent.append((topic, payload))) if sent is not None else None
     return Director(Store.open(f"sqlite:///{tmp_path / 'floor.db'}"), publish, now=now).restore()
-
-
-def _needs_browser() -> None:
-    missing = browser_missing()
-    if missing:
-        if os.environ.get("CI"):
-            pytest.fail(f"browser tests need Playwright and Chromium in CI: {missing}", pytrace=False)
-        pytest.skip(missing)
 
 
 def _run_tournament(d: Director, now: FakeTime) -> None:
@@ -84,7 +75,7 @@ def test_requests_are_journaled_and_a_restarted_floor_reaches_the_same_decisions
 
 
 def test_the_clock_page_and_the_room_api_in_a_browser(tmp_path: Path) -> None:
-    _needs_browser()
+    needs_browser()
     now = FakeTime()
     d = _director(tmp_path, now)
     _run_tournament(d, now)
@@ -99,10 +90,7 @@ def test_the_clock_page_and_the_room_api_in_a_browser(tmp_path: Path) -> None:
         with pytest.raises(urllib.error.HTTPError) as err:
             urllib.request.urlopen(bad, timeout=5)
         assert err.value.code == 400 and "unknown tournament request" in err.value.read().decode()
-        with launch_browser({"width": 1280, "height": 720}) as ctx:
-            page = ctx.new_page()
-            errors = watch_console(page)
-            page.goto(server.url + "/floor/clock.html")
+        with browse(server.url + "/floor/clock.html", 1280, 720) as (page, errors):
             page.wait_for_function("() => document.getElementById('bb').textContent === '300'", timeout=8000)
             assert page.text_content("#phase") == "Level 2"
             assert page.text_content("#left") == "24" and page.text_content("#entries") == "27"
@@ -251,7 +239,7 @@ def test_the_chip_race_at_the_scheduled_colour_up_tda_22(tmp_path: Path) -> None
 def test_the_room_page_shows_lists_open_seats_who_is_next_and_each_decision_live(tmp_path: Path) -> None:
     """The floor's room page in Chromium: the tournament's tables and halts with their rules, the cash
     games with open and held seats, the waiting list with who is next, updated as requests come in."""
-    _needs_browser()
+    needs_browser()
     hub = Hub()
     now = FakeTime()
     d = Director(Store.open(f"sqlite:///{tmp_path / 'floor.db'}"),
@@ -268,10 +256,7 @@ def test_the_room_page_shows_lists_open_seats_who_is_next_and_each_decision_live
     store = Store.open(f"sqlite:///{tmp_path / 'floor.db'}")
     server = FloorServer(FloorApi(store, director=d), hub)
     try:
-        with launch_browser({"width": 1280, "height": 900}) as ctx:
-            page = ctx.new_page()
-            errors = watch_console(page)
-            page.goto(server.url + "/floor/room.html")
+        with browse(server.url + "/floor/room.html", 1280, 900) as (page, errors):
             page.wait_for_selector('#c-lists [data-game="1/2 holdem"]', timeout=8000)
             assert page.text_content('#c-lists [data-game="1/2 holdem"] h4') == "1/2 holdem: next is eve"
             c1 = page.text_content('#c-games [data-table="C1"]')

@@ -20,7 +20,7 @@ from controller.floor.sources import wait_for
 from controller.rules.events import CallMisdeal, StartHand
 from tests.floor.test_floor_local import deal, start, table
 from tests.mqtt_util import require_mosquitto
-from tests.web_helpers import browser_missing, launch_browser, save_screenshot, watch_console
+from tests.web_helpers import browse, browser_missing, save_screenshot
 
 require_mosquitto()
 MISSING = browser_missing()
@@ -51,10 +51,7 @@ def test_the_floor_page_in_a_browser(tmp_path: Path) -> None:
             wait_for(lambda: store.counts()["hands"] == 6, 10, "six hands")
             for r in store.query("SELECT table_id, alert_id FROM rulings"):  # the floor has seen to these
                 store.acknowledge(r["table_id"], r["alert_id"], "earlier")
-            with launch_browser({"width": 1100, "height": 800}) as ctx:
-                page = ctx.new_page()
-                errors = watch_console(page)
-                page.goto(floor.url)
+            with browse(floor.url, 1100, 800) as (page, errors):
                 page.wait_for_selector('.tile[data-table="t1"] .dealer', timeout=TIMEOUT_MS)
                 page.wait_for_function("() => document.querySelector('#live').classList.contains('up')",
                                        timeout=TIMEOUT_MS)

@@ -162,7 +162,7 @@ def test_the_bridge_template_forwards_exactly_the_bridged_topics() -> None:
         "event/# out 1 ${base}/${table}/resend/ ${base}/${table}/",
         "stored in 0 floor/${table}/ ${base}/${table}/floor/",
         "level in 0 floor/room/ floor/room/",
-        "table/${table} in 0 floor/room/ floor/room/",
+        "table/${table} in 1 floor/room/ floor/room/",
         "request/level in 0 ${base}/${table}/ ${base}/${table}/"]
     assert not bridged("private/holecards") and not bridged("state") and not bridged("broadcast/state")
     assert not bridged("request/new_hand") and bridged("event/card") and bridged("broadcast/holecards")

@@ -18,8 +18,9 @@ import pytest
 from controller.floor.service import FloorService
 from controller.rules.cards import standard_deck
 from controller.rules.events import Act, CallClock, Deal, NewHand, Report, SetStack, UnseatPlayer
+from tests.floor.room_util import start_tournament
 from tests.mqtt_util import ROLES, new_passwords, shipped_broker, start_daemon, wait_until
-from tests.web_helpers import launch_browser, needs_browser, watch_console
+from tests.web_helpers import browse, launch_browser, needs_browser, watch_console
 
 STRUCTURE = tomllib.loads((Path(__file__).resolve().parents[2] / "examples" / "tournament.toml").read_text())
 
@@ -53,11 +54,7 @@ def _room(tmp_path: Path, passwords: dict[str, str], websockets: bool = False) -
                 assert d.floor_orders is not None and d.floor_orders.connected.wait(10)
             wait_until(lambda: floor.source.connected.is_set(), 10, "the floor online")
             director = floor.director
-            director.request("tournament.create", {"structure": STRUCTURE, "seed": 3})
-            for i in range(12):
-                director.request("tournament.register", {"name": f"p{i:02d}"})
-            director.request("tournament.start", {"tables": ["t1", "t2"]})
-            tour = director.tournament
+            tour = start_tournament(director, STRUCTURE, 12, ["t1", "t2"], seed=3)
             for t, d in tables.items():
                 wait_until(lambda t=t, d=d: {s: n for s, (n, _) in _players(d).items()} == tour.planned(t), 10,
                            f"{t} seated as drawn")
@@ -210,10 +207,7 @@ def test_the_floor_calls_a_clock_from_the_room_page_reached_from_its_index(tmp_p
     store = Store.open(db)
     server = FloorServer(FloorApi(store, director=director), hub)
     try:
-        with launch_browser({"width": 1280, "height": 800}) as ctx:
-            page = ctx.new_page()
-            errors = watch_console(page)
-            page.goto(server.url + "/floor/")
+        with browse(server.url + "/floor/", 1280, 800) as (page, errors):
             assert page.get_attribute("#nav-clock", "href") == "/floor/clock.html"
             page.click("#nav-room")
             page.wait_for_url("**/floor/room.html")
@@ -312,7 +306,8 @@ def test_the_tables_events_call_and_stop_a_clock_and_the_floor_expires_it_itself
                    event("t4", 12, "action", seat=6, action="call", all_in=False, amount=400)])
     assert set(director.action_clocks) == {"t5"}
     assert ("floor/room/table/t4", {"kind": "action_clock", "table": "t4", "seat": 6, "text": "Acted in time",
-                                    "citations": ["TDA 26"], "phase": "acted"}) in sent
+                                    "citations": ["TDA 26"], "phase": "acted"}) in [
+        (topic, {k: v for k, v in order.items() if k != "id"}) for topic, order in sent]  # an order's id
     now[0] += 29  # 59 s: t5's 10-second count still runs
     assert director.tick() == []
     now[0] += 1.5
@@ -324,3 +319,28 @@ def test_the_tables_events_call_and_stop_a_clock_and_the_floor_expires_it_itself
     assert ops == ["clock.call", "clock.call", "clock.acted", "clock.expire"]
     again = Director(Store.open(db), now=lambda: now[0]).restore()
     assert again.state() == director.state()
+
+
+def test_a_player_out_gets_up_when_the_hand_is_over_and_is_not_seated_where_he_was_going() -> None:
+    """RRoP s15 20: the floor's ``bust`` (read from the table's own hand end) lets the player go between
+    hands, wherever he sits at the table; at the table a redraw was sending him to, his arrival is
+    called off."""
+    from controller.app.floor_orders import FloorOrders
+    from controller.rules.events import EndHand
+
+    daemon = _Daemon()
+    orders = FloorOrders(daemon, None, "t1")  # type: ignore[arg-type]  # no MQTT: the orders are handed in
+    daemon.listeners.append(orders.let_go)
+    for seat, name in ((2, "ann"), (5, "bob"), (7, "cy")):
+        orders.on_order({"kind": "seat", "table": "t1", "seat": seat, "player": name})
+    daemon.post(NewHand(), "console")
+    orders.on_order({"kind": "bust", "player": "bob", "table": "t1", "seat": 5, "place": 9})
+    assert 5 in _players(daemon)  # the hand plays on
+    daemon.post(EndHand(), "console")
+    assert _players(daemon) == {2: ("ann", 5000), 7: ("cy", 5000)}
+    # eve, on her way here for seat 2 (ann still in it), went out at t3 before she left it
+    orders.on_order({"kind": "arrive", "player": "eve", "table": "t1", "seat": 2, "stack": 900, "from_table": "t3"})
+    assert "eve" in orders.arrivals
+    orders.on_order({"kind": "bust", "player": "eve", "table": "t3", "seat": 4, "to_table": "t1", "place": 8})
+    orders.on_order({"kind": "bust", "player": "ann", "table": "t1", "seat": 2, "place": 7})
+    assert not orders.arrivals and _players(daemon) == {7: ("cy", 5000)}  # seat 2 free, and nobody sits

@@ -21,7 +21,7 @@ DEBIAN = REPO / "systemd" / "debian"
 BUILD = (REPO / "scripts" / "build-deb").read_text()
 INSTALL = (REPO / "systemd" / "INSTALL.md").read_text()
 ETC = "/etc/poker-table-controller"
-LOGINS = ("controller", "console", "display", "overlay")
+LOGINS = ("controller", "console", "display", "overlay", "producer")
 
 
 def _version() -> str:
@@ -60,7 +60,9 @@ def test_the_default_config_passes_check_config(tmp_path: Path) -> None:
 
 def test_postinst_makes_every_login_the_config_and_the_acl_name() -> None:
     postinst = (DEBIAN / "postinst").read_text()
-    assert "for user in controller console display overlay" in postinst
+    assert "for user in controller console display overlay producer; do" in postinst
+    assert 'grep -q "^$user:" "$PASSWD" && continue' in postinst  # an upgrade adds a missing login
+    assert "for user in controller console display overlay producer; do" in (DEBIAN / "postrm").read_text()
     acl = (REPO / "systemd" / "mosquitto" / "acl").read_text()
     config = (DEBIAN / "table.toml").read_text()
     for login in LOGINS:
@@ -95,3 +97,41 @@ def test_install_md_installs_what_build_deb_builds() -> None:
     assert "/opt/poker-table-controller/.venv/bin/tablectl run" in (
         REPO / "systemd" / "poker-table-controller.service").read_text()
     assert 'ln -s "$PREFIX/.venv/bin/tablectl" "$ROOT/usr/bin/tablectl"' in BUILD
+
+
+def test_postinst_adds_only_the_missing_logins_on_an_upgrade(tmp_path: Path) -> None:
+    """postinst's login loop, run by sh with stand-ins for mosquitto_passwd, install and the Pi's
+    python3.11 (this test's own Python): a fresh
+    install makes every login; an upgrade from a package without the producer's login adds it and
+    keeps every password already handed out."""
+    text = (DEBIAN / "postinst").read_text()
+    loop = text[text.index('  [ -e "$PASSWD" ] ||'):text.index("  done\n", text.index("for user in controller")) + 7]
+    bin_ = tmp_path / "bin"
+    bin_.mkdir()
+    (bin_ / "mosquitto_passwd").write_text('#!/bin/sh\nprintf "%s:hashed\\n" "$3" >> "$2"\n')
+    (bin_ / "install").write_text('#!/bin/sh\nfor last; do :; done\n: > "$last"\n')
+    (bin_ / "python3.11").write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')  # the Pi's Python
+    for stub in bin_.iterdir():
+        stub.chmod(0o755)
+    etc = tmp_path / "etc"
+    etc.mkdir()
+    passwd = tmp_path / "passwd"
+    env = {"PATH": f"{bin_}:/usr/bin:/bin", "ETC": str(etc), "PASSWD": str(passwd)}
+
+    def run() -> None:
+        proc = subprocess.run(["sh", "-ec", loop], env=env, capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 0, proc.stderr
+
+    run()  # a fresh install
+    assert passwd.read_text().split() == [f"{login}:hashed" for login in LOGINS]
+    assert sorted(p.name for p in etc.iterdir()) == sorted(f"{login}.pass" for login in LOGINS)
+    # An upgrade from the package before the producer's login: only that one is made.
+    passwd.write_text("".join(f"{login}:old\n" for login in LOGINS if login != "producer"))
+    for p in etc.iterdir():
+        p.write_text("handed-out\n")
+    (etc / "producer.pass").unlink()
+    run()
+    assert passwd.read_text().split() == [f"{login}:old" for login in LOGINS if login != "producer"] + [
+        "producer:hashed"]
+    assert all((etc / f"{login}.pass").read_text() == "handed-out\n" for login in LOGINS if login != "producer")
+    assert len((etc / "producer.pass").read_text().strip()) >= 24

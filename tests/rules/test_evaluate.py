@@ -140,11 +140,24 @@ def test_low_a5_order(better: str, worse: str) -> None:
     assert must("low_a5", better) > must("low_a5", worse)
 
 
-def test_low_a5_names() -> None:
-    assert must("low_a5", "8c 6d 5h 3s 2c").name == "8-6-5-3-2 low"
-    assert must("low_a5", "7c 5d 4h 2s Ac").short == "Seven-Five low"
-    assert must("low_a5", "7c 5d 4h 2s Ac").name == "7-5-4-2-A low"
-    assert must("low_a5", "Kc Kd 5s 4h 2c").name == "Pair of Kings (K-K-5-4-2)"
+@pytest.mark.parametrize(
+    ("evaluator", "cards", "name", "short"),
+    [
+        ("low_a5", "8c 6d 5h 3s 2c", "8-6-5-3-2 low", None),
+        ("low_a5", "7c 5d 4h 2s Ac", "7-5-4-2-A low", "Seven-Five low"),
+        ("low_a5", "Kc Kd 5s 4h 2c", "Pair of Kings (K-K-5-4-2)", None),
+        ("low_27", "7c 5d 4h 3s 2c", "7-5-4-3-2 low", "Seven-Five low"),
+        ("low_27", "Ac 5d 4h 3s 2c", "A-5-4-3-2 low", None),  # the ace is high in deuce-to-seven
+        ("low_27", "6c 5d 4h 3s 2c", "Straight, Six high", None),
+        ("low_27", "7c 5c 4c 3c 2c", "Flush, Seven high", None),
+    ],
+)
+def test_low_names(evaluator: str, cards: str, name: str, short: str | None) -> None:
+    """How a low is called: in full (``name``) and, where checked, as the table says it (``short``)."""
+    value = must(evaluator, cards)
+    assert value.name == name
+    if short is not None:
+        assert value.short == short
 
 
 def test_razz_best_five_of_seven() -> None:
@@ -239,14 +252,6 @@ def test_omaha_low_and_high_may_use_different_cards() -> None:
 )
 def test_low_27_order(better: str, worse: str) -> None:
     assert must("low_27", better) > must("low_27", worse)
-
-
-def test_low_27_names() -> None:
-    assert must("low_27", "7c 5d 4h 3s 2c").name == "7-5-4-3-2 low"
-    assert must("low_27", "7c 5d 4h 3s 2c").short == "Seven-Five low"
-    assert must("low_27", "Ac 5d 4h 3s 2c").name == "A-5-4-3-2 low"
-    assert must("low_27", "6c 5d 4h 3s 2c").name == "Straight, Six high"
-    assert must("low_27", "7c 5c 4c 3c 2c").name == "Flush, Seven high"
 
 
 def test_low_27_picks_the_lowest_five_of_seven() -> None:

@@ -13,6 +13,7 @@ import dataclasses
 import pytest
 
 from controller.rules.cards import Card
+from controller.rules.chips import Stakes
 from controller.rules.engine import HandEngine
 from controller.rules.events import Act, BoardCards, Burn, Deal, Discard, HandSetup, StartHand
 from controller.rules.operations import (
@@ -23,6 +24,8 @@ from controller.rules.operations import (
     DrawDeclared,
     HandOutcome,
     HoleCards,
+    PotAwarded,
+    Settlement,
     StreetStarted,
     Winner,
 )
@@ -119,3 +122,53 @@ def test_the_hands_start_and_end_are_typed() -> None:
     dead = HandEngine(_setup())
     dead.play(Deal(2, c("Ah")))  # the first card to the wrong seat: a misdeal, the next deal a redeal
     assert dead.outcome().result == "misdeal" and dead.outcome().misdeal
+
+
+def _chips_hand() -> HandEngine:
+    """Hold'em, three seats with chips (1/2 blinds), the hole cards dealt: seat 3 to act."""
+    e = HandEngine(_setup(chips=Stakes(stacks={1: 100, 2: 100, 3: 30}, blinds=(1, 2))))
+    for i, card in enumerate(["Ah", "Kd", "Qs", "Jc", "Th", "9d"]):
+        e.play(Deal(i % 3 + 1, c(card)))
+    return e
+
+
+def test_per_operation_checks_answer_as_refusal_does() -> None:
+    e = _chips_hand()
+    assert e.can_act(3, "call") and e.can_act(3, "fold") and e.can_act(3, "raise", 30)
+    assert not e.can_act(1, "call")  # out of turn for the console...
+    assert e.can_act(1, "call", in_turn=False)  # ...a sensed action is taken and ruled on
+    assert not e.can_act(3, "raise", 31) and e.refusal(Act(3, "raise", False, 31)) is not None  # over the stack
+    assert e.can_put(3, (5,)) and not HandEngine(_setup()).can_put(1, (5,))  # no chips: a push means nothing
+
+
+def test_the_settlement_is_typed_and_frozen() -> None:
+    e = _chips_hand()
+    assert e.settle() is None and e.settlement() is not None and not e.settlement().awarded  # not over
+    e.play(Act(3, "raise", False, 10))
+    e.play(Act(1, "fold"))
+    e.play(Act(2, "fold"))
+    settled = e.settle()
+    assert isinstance(settled, Settlement) and settled.awarded and not settled.void
+    assert settled.returned == (3, 8)  # the raise nobody called goes back
+    assert settled.won(3) == 5 and settled.paid()[3] == 13  # the blinds and the called 2 won; 8 back
+    assert dict(settled.stacks or ()) == {1: 99, 2: 98, 3: 33}
+    assert settled.pots == (PotAwarded(5, (3,), (3,)),)
+    assert settled.payload()["returned"] == {"seat": 3, "amount": 8}
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        settled.awarded = False  # type: ignore[misc]
+    dead = HandEngine(_setup(chips=Stakes(stacks={1: 100, 2: 100, 3: 30}, blinds=(1, 2))))
+    dead.play(Deal(2, c("Ah")))  # a misdeal: every chip back
+    void = dead.settlement()
+    assert void is not None and void.void and not void.awarded and dict(void.stacks or ()) == {1: 100, 2: 100, 3: 30}
+    assert void.payload()["payouts"] is None
+
+
+def test_a_hand_view_is_a_frozen_copy() -> None:
+    e = _chips_hand()
+    view = e.view()
+    assert view.phase == "bet" and not view.over and view.cards(1) == (c("Ah"), c("Jc"))
+    assert view.small_blind == 1 and view.big_blind == 2 and view.where(c("Ah")) == "seat:1"
+    e.play(Act(3, "fold"))
+    assert 3 in e.view().folded and 3 not in view.folded  # the copy did not change
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        view.over = True  # type: ignore[misc]

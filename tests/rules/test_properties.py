@@ -36,24 +36,16 @@ SEEDS = st.integers(min_value=0, max_value=2**63 - 1)
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 # Which games each corruption can apply to (it returns None elsewhere).
-KIND_GAMES: dict[str, tuple[str, ...]] = {
-    "extra_card": tuple(sorted(BUTTON_GAMES)),
-    "two_extra_cards": tuple(sorted(BUTTON_GAMES)),
-    "early_card_exposed": tuple(sorted(BUTTON_GAMES)),
-    "exposed_card": tuple(sorted(BUTTON_GAMES)),
-    "two_exposed_cards": tuple(sorted(BUTTON_GAMES)),
-    "button_out_of_position": tuple(sorted(BUTTON_GAMES)),
-    "stud_holecard_exposed": tuple(sorted(STUD_GAMES)),
-    "stud_both_holecards_exposed": tuple(sorted(STUD_GAMES)),
-    "premature_flop": tuple(sorted(BOARD_GAMES)),
-    "premature_turn": tuple(sorted(BOARD_GAMES)),
-    "premature_river": tuple(sorted(BOARD_GAMES)),
-    "four_card_flop": tuple(sorted(BOARD_GAMES)),
-    "exposed_on_draw": tuple(sorted(DRAW_GAMES)),
-    "joker": tuple(g for g in GAMES if g != "lowball_a5"),
-    "premature_card": tuple(sorted(STUD_GAMES)),
-    "burn_error": tuple(sorted(STUD_GAMES)),
-}
+_KINDS_BY_GAMES: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = (
+    (tuple(sorted(BUTTON_GAMES)), ("extra_card", "two_extra_cards", "early_card_exposed", "exposed_card",
+                                   "two_exposed_cards", "button_out_of_position")),
+    (tuple(sorted(STUD_GAMES)), ("stud_holecard_exposed", "stud_both_holecards_exposed", "premature_card",
+                                 "burn_error")),
+    (tuple(sorted(BOARD_GAMES)), ("premature_flop", "premature_turn", "premature_river", "four_card_flop")),
+    (tuple(sorted(DRAW_GAMES)), ("exposed_on_draw",)),
+    (tuple(g for g in GAMES if g != "lowball_a5"), ("joker",)),
+)
+KIND_GAMES: dict[str, tuple[str, ...]] = {kind: games for games, kinds in _KINDS_BY_GAMES for kind in kinds}
 
 
 def _run(hand: dict[str, Any]) -> Any:

@@ -6,6 +6,8 @@ scenarios) so that a general engine, not one layout, is what passes.
 
 from __future__ import annotations
 
+import pytest
+
 from controller.rules.cards import Card
 from controller.rules.engine import HandEngine
 from controller.rules.events import Act, BoardCards, Boxed, Burn, Deal, HandSetup, Report, Stub
@@ -314,21 +316,16 @@ def test_out_of_turn_call_binds_when_nothing_changes() -> None:
     assert e.to_act == 6
 
 
-def test_out_of_turn_action_withdrawn_after_a_raise() -> None:
-    """TDA 39-A: "If action changes, the OOT action is not binding ... only a call or fold"."""
-    e = _holdem_preflop("tda")
+@pytest.mark.parametrize(("rules", "intervening"), [
+    ("tda", "raise"),  # TDA 39-A: "If action changes, the OOT action is not binding ... only a call or fold"
+    # RRoP s3 Betting and Raising 10: binding "if there is no bet, call, or raise by an intervening
+    # player acting after the infraction": under Robert's rules an intervening call unbinds too.
+    ("robert", "call"),
+])
+def test_an_intervening_action_unbinds_the_out_of_turn_call(rules: str, intervening: str) -> None:
+    e = _holdem_preflop(rules)
     e.apply(Act(5, "call"))
-    assert not e.apply(Act(3, "raise"))
-    assert not e.apply(Act(4, "fold"))
-    assert e.to_act == 5 and 5 in e.call_or_fold
-
-
-def test_robert_an_intervening_call_unbinds() -> None:
-    """RRoP s3 Betting and Raising 10: binding "if there is no bet, call, or raise by an intervening
-    player acting after the infraction"."""
-    e = _holdem_preflop("robert")
-    e.apply(Act(5, "call"))
-    assert not e.apply(Act(3, "call"))
+    assert not e.apply(Act(3, intervening))
     assert not e.apply(Act(4, "fold"))
     assert e.to_act == 5 and 5 in e.call_or_fold
 

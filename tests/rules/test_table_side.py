@@ -80,6 +80,11 @@ def test_sit_out_and_back_in_from_the_console_owes_the_missed_blinds(tmp_path) -
 
 
 # ---------------------------------------------------------------------- RRoP s4 10
+# RRoP s4 Rules for Using Blinds 10: "If a player who owes a blind (as a result of a missed blind) is
+# dealt in without posting, the hand is dead if the player looks at it before putting up the required
+# chips, and has not yet acted. If the player acts on the hand and plays it, putting chips into the
+# pot before the error is discovered, the hand is live, and the player is required to post on the
+# next deal."
 
 def _owing_hand(tmp_path) -> TableService:
     """Seat 3 missed both blinds, came back posting, and is dealt in on that post (button 4)."""
@@ -101,11 +106,7 @@ def _owing_hand(tmp_path) -> TableService:
 
 
 def test_owing_player_who_looks_before_acting_has_a_dead_hand(tmp_path) -> None:
-    """RRoP s4 Rules for Using Blinds 10: "If a player who owes a blind (as a result of a missed blind) is
-    dealt in without posting, the hand is dead if the player looks at it before putting up the required
-    chips, and has not yet acted. If the player acts on the hand and plays it, putting chips into the
-    pot before the error is discovered, the hand is live, and the player is required to post on the
-    next deal." """
+    """RRoP s4 Rules for Using Blinds 10 (quoted above), its first sentence: looked before acting, dead."""
     svc = _owing_hand(tmp_path)
     with pytest.raises(Rejected, match="no irregularity"):
         svc.submit(Looked(2))  # seat 2 owes nothing
@@ -125,11 +126,7 @@ def test_owing_player_who_looks_before_acting_has_a_dead_hand(tmp_path) -> None:
 
 
 def test_owing_player_who_acted_plays_and_posts_on_the_next_deal(tmp_path) -> None:
-    """RRoP s4 Rules for Using Blinds 10: "If a player who owes a blind (as a result of a missed blind) is
-    dealt in without posting, the hand is dead if the player looks at it before putting up the required
-    chips, and has not yet acted. If the player acts on the hand and plays it, putting chips into the
-    pot before the error is discovered, the hand is live, and the player is required to post on the
-    next deal." """
+    """RRoP s4 Rules for Using Blinds 10 (quoted above), its second sentence: acted first, live, posts next deal."""
     svc = _owing_hand(tmp_path)
     svc.submit(Act(2, "call"))
     svc.submit(Act(3, "call"))  # chips in the pot before the error is discovered

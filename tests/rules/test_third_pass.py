@@ -132,11 +132,9 @@ def test_a_bad_draw_is_a_clear_error_and_changes_nothing(cards: dict) -> None:
     assert table.positions is not None and table.positions.button == 1 and table.last_draw is None
 
 
-def test_jacks_or_better_nobody_opens_the_deal_ends() -> None:
-    """RRoP s12 Jacks-or-Better 1: "If no player opens the pot, the button moves forward and each player
-    must ante again": no draw, no showdown, no winner (tests/scenarios/
-    jacks_or_better_no_opener_button_moves.yaml has the session)."""
-    engine = HandEngine(HandSetup(game="jacks_or_better", rules="robert", seats=(2, 4, 6), button=2,
+def _five_each_all_check(game: str) -> HandEngine:
+    """A three-handed draw game, five cards to each of seats 4, 6 and 2 and the first round checked."""
+    engine = HandEngine(HandSetup(game=game, rules="robert", seats=(2, 4, 6), button=2,
                                   small_blind=None, big_blind=None, blinds_given=True))
     cards = iter("2c 3d 4h 5s 6c 7d 8h 9s Tc Jd Qh Ks Ac 2d 3h".split())
     for _ in range(5):
@@ -144,6 +142,14 @@ def test_jacks_or_better_nobody_opens_the_deal_ends() -> None:
             engine.apply(Deal(seat, _c(next(cards))))
     for seat in (4, 6, 2):
         engine.apply(Act(seat, "check"))
+    return engine
+
+
+def test_jacks_or_better_nobody_opens_the_deal_ends() -> None:
+    """RRoP s12 Jacks-or-Better 1: "If no player opens the pot, the button moves forward and each player
+    must ante again": no draw, no showdown, no winner (tests/scenarios/
+    jacks_or_better_no_opener_button_moves.yaml has the session)."""
+    engine = _five_each_all_check("jacks_or_better")
     assert engine.phase.value == "done" and engine.passed_out
     assert engine.winner is None and not engine.showdown_reached and engine.to_show is None
 
@@ -151,14 +157,7 @@ def test_jacks_or_better_nobody_opens_the_deal_ends() -> None:
 def test_draw_high_nobody_bets_goes_on_to_the_draw() -> None:
     """RRoP s12 Draw High: "Some draw high games allow a player to open on anything": only
     jacks-or-better needs openers; in draw high a checked first round goes on to the draw."""
-    engine = HandEngine(HandSetup(game="draw_high", rules="robert", seats=(2, 4, 6), button=2,
-                                  small_blind=None, big_blind=None, blinds_given=True))
-    cards = iter("2c 3d 4h 5s 6c 7d 8h 9s Tc Jd Qh Ks Ac 2d 3h".split())
-    for _ in range(5):
-        for seat in (4, 6, 2):
-            engine.apply(Deal(seat, _c(next(cards))))
-    for seat in (4, 6, 2):
-        engine.apply(Act(seat, "check"))
+    engine = _five_each_all_check("draw_high")
     assert engine.phase.value == "draw" and not engine.passed_out
 
 

@@ -17,6 +17,7 @@ from controller.rules.decks import Deck, DeckRegistry  # noqa: E402
 from controller.rules.events import Deal, Expose  # noqa: E402
 from firmware_bridge.fusion import Fusion  # noqa: E402
 from firmware_bridge.zones import Zone  # noqa: E402
+from tests.fakes import ManualClock as Clock  # noqa: E402
 from vision import (  # noqa: E402
     CameraCard,
     CameraFallback,
@@ -34,17 +35,6 @@ from vision.synth import SyntheticCamera, card_scene, synthetic_layout  # noqa: 
 
 SEAT1 = Zone("seat", 1)
 BOARD = Zone("board")
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.t = 100.0
-
-    def __call__(self) -> float:
-        return self.t
-
-    def advance(self, dt: float) -> None:
-        self.t += dt
 
 
 @pytest.fixture(scope="module")

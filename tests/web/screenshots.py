@@ -11,7 +11,8 @@ and photographs the pages in Debian's Chromium:
   its logo) with the chip-count leaderboard, the outs of the hands behind, the session statistics
   and the players' photos and flags (1920x1080; the page is transparent, so the picture puts a
   dark gradient behind it where OBS would put the video);
-* ``docs/screenshots/producer.png``       the producer's control page (1024x560).
+* ``docs/screenshots/producer.png``       the producer's control page, with the broadcast delay it just
+  set to 30 s (1024x700).
 
 Copies also go to ``artifacts/screenshots/``.  Needs mosquitto, chromium and playwright.
 """
@@ -27,7 +28,7 @@ if str(REPO) not in sys.path:
 
 from controller.app.webserver import WebServer  # noqa: E402
 from controller.rules.cards import Card  # noqa: E402
-from controller.rules.events import Act, BoardCards, Burn, Deal, NewHand, SetButton  # noqa: E402
+from controller.rules.events import Act, BoardCards, Burn, Deal, NewHand, SetBroadcastDelay, SetButton  # noqa: E402
 from tests.web_helpers import (  # noqa: E402
     WEB,
     TableFeed,
@@ -151,9 +152,11 @@ def main() -> int:
             overlay.close()
             # -- the producer's control page (statistics and chip counts on, as in the overlay above)
             producer = browser.new_page()
-            producer.set_viewport_size({"width": 1024, "height": 560})
+            producer.set_viewport_size({"width": 1024, "height": 700})
             producer.goto(web.page_url("producer", table="booth"))
             producer.wait_for_selector('body[data-conn="online"]', timeout=TIMEOUT_MS)
+            o.submit(SetBroadcastDelay(30))  # as the page's request would: announced on broadcast/delay
+            producer.wait_for_selector('body[data-delay="30"]', timeout=TIMEOUT_MS)
             for part in ("leaderboard", "stats"):
                 producer.click(f'button[data-part="{part}"]')
                 producer.wait_for_selector(f'button[data-part="{part}"][aria-pressed="true"]', timeout=TIMEOUT_MS)

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from controller.mqtt.contract import Topics, validate
@@ -101,14 +103,28 @@ class Table:
         self.rec.close()
 
 
+@contextmanager
+def page_on(tb: Table, browser, url: str, size: tuple[int, int] = (1920, 1080)) -> Iterator[tuple[Any, list[str]]]:
+    """A page at ``url`` on ``tb``'s table, with its JavaScript errors; the page and ``tb`` are closed after."""
+    try:
+        page, errors = open_page(browser, url, size)
+        try:
+            yield page, errors
+        finally:
+            page.close()
+    finally:
+        tb.close()
+
+
+@contextmanager
 def console_page(browser, server, broker, passwords, table_id: str, state: dict[str, Any], page_name: str,
-                 size: tuple[int, int]):
+                 size: tuple[int, int]) -> Iterator[tuple[Table, Any, list[str]]]:
     """The controller's side publishing ``state``, and a console page (console credential) on it."""
     tb = Table(broker, passwords, table_id)
     tb.state(state)
-    page, errors = open_page(browser, server.page_url(page_name, table=table_id, user="console",
-                                                     **{"pass": passwords["console"]}), size)
-    return tb, page, errors
+    with page_on(tb, browser, server.page_url(page_name, table=table_id, user="console",
+                                              **{"pass": passwords["console"]}), size) as (page, errors):
+        yield tb, page, errors
 
 
 def strip(body: dict[str, Any]) -> dict[str, Any]:
@@ -117,9 +133,8 @@ def strip(body: dict[str, Any]) -> dict[str, Any]:
 
 def test_display_shows_chips_and_enters_amounts_fast(web_browser, web_server, web_broker, web_passwords):
     needs_browser()
-    tb, page, errors = console_page(web_browser, web_server, web_broker, web_passwords, "chip1", flop_state(),
-                                    "display", (800, 480))
-    try:
+    with console_page(web_browser, web_server, web_broker, web_passwords, "chip1", flop_state(),
+                      "display", (800, 480)) as (tb, page, errors):
         page.wait_for_selector('#pot[data-pot="5000"]', timeout=TIMEOUT_MS)
         assert "Pot 5,000" in page.inner_text("#pot") and "side 1: 200" in page.inner_text("#pot")
         assert page.get_attribute('.seat[data-seat="3"] .stack', "data-stack") == "8800"
@@ -170,33 +185,25 @@ def test_display_shows_chips_and_enters_amounts_fast(web_browser, web_server, we
         for body in tb.requests("action", 4):  # the action requests fit today's contract too
             validate("request_action", body)
         assert not errors, errors
-    finally:
-        tb.close()
-        page.close()
 
 
 def test_pot_limit_pad_offers_the_pot(web_browser, web_server, web_broker, web_passwords):
     needs_browser()
-    tb, page, errors = console_page(web_browser, web_server, web_broker, web_passwords, "chip2",
-                                    flop_state("pot_limit"), "display", (800, 480))
-    try:
+    with console_page(web_browser, web_server, web_broker, web_passwords, "chip2",
+                      flop_state("pot_limit"), "display", (800, 480)) as (tb, page, errors):
         page.wait_for_selector('#pot[data-pot="5000"]', timeout=TIMEOUT_MS)
         page.click("#btn-action")
         assert page.inner_text('.pad [data-quick="pot"]') == "Pot 6,000"
         page.click('.pad [data-quick="pot"]')
         assert strip(tb.requests("action")[-1]) == {"seat": 3, "action": "raise", "amount": 6000, "all_in": False}
         assert not errors, errors
-    finally:
-        tb.close()
-        page.close()
 
 
 def test_console_seats_players_sets_stacks_changes_game_and_level(web_browser, web_server, web_broker,
                                                                   web_passwords):
     needs_browser()
-    tb, page, errors = console_page(web_browser, web_server, web_broker, web_passwords, "chip3", idle_state(),
-                                    "display", (800, 480))
-    try:
+    with console_page(web_browser, web_server, web_broker, web_passwords, "chip3", idle_state(),
+                      "display", (800, 480)) as (tb, page, errors):
         page.wait_for_selector('.seat[data-seat="3"] .stack[data-stack="8800"]', timeout=TIMEOUT_MS)
         page.click("#btn-players")
         page.click('#dialog [data-pick-seat="4"]')
@@ -239,16 +246,12 @@ def test_console_seats_players_sets_stacks_changes_game_and_level(web_browser, w
         assert strip(tb.requests("level", 2)[-1]) == {"number": 6}
         validate("request_unseat", tb.requests("unseat")[-1])
         assert not errors, errors
-    finally:
-        tb.close()
-        page.close()
 
 
 def test_action_tracker_on_a_tablet(web_browser, web_server, web_broker, web_passwords):
     needs_browser()
-    tb, page, errors = console_page(web_browser, web_server, web_broker, web_passwords, "trk1", flop_state(),
-                                    "tracker", (1024, 768))
-    try:
+    with console_page(web_browser, web_server, web_broker, web_passwords, "trk1", flop_state(),
+                      "tracker", (1024, 768)) as (tb, page, errors):
         page.wait_for_selector('#pot[data-pot="5000"]', timeout=TIMEOUT_MS)
         assert page.get_attribute('#seats tr[data-seat="3"]', "data-to-act") == "true"
         assert page.get_attribute('#seats tr[data-seat="3"] td[data-stack]', "data-stack") == "8800"
@@ -278,9 +281,6 @@ def test_action_tracker_on_a_tablet(web_browser, web_server, web_broker, web_pas
         page.click("#btn-new-hand")
         tb.requests("new_hand")
         assert not errors, errors
-    finally:
-        tb.close()
-        page.close()
 
 
 def test_overlay_shows_chips_turn_last_action_and_payout(web_browser, web_server, web_broker,
@@ -290,8 +290,7 @@ def test_overlay_shows_chips_turn_last_action_and_payout(web_browser, web_server
     t = tb.t
     state = flop_state()
     tb.state(state, topic=t.broadcast("state"))
-    page, errors = open_page(web_browser, web_server.page_url("overlay", table="ochip"))
-    try:
+    with page_on(tb, web_browser, web_server.page_url("overlay", table="ochip")) as (page, errors):
         page.wait_for_selector('#pot:not([hidden])', timeout=TIMEOUT_MS)
         assert page.inner_text("#pot .main") == "Pot 5,000"
         assert page.inner_text("#pot .side") == "Side pot 1: 200"
@@ -317,9 +316,6 @@ def test_overlay_shows_chips_turn_last_action_and_payout(web_browser, web_server
         assert page.inner_text("#winner") == "Cy wins 5,000 \u2013 Three Sevens"
         assert page.get_attribute('#winner [data-seat="5"]', "data-won") == "5000"  # the share won (issue 27)
         assert not errors, errors
-    finally:
-        tb.close()
-        page.close()
 
 
 def omaha_eight(table_id: str) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -353,14 +349,19 @@ def omaha_eight(table_id: str) -> tuple[dict[str, Any], dict[str, Any]]:
     return state, holecards
 
 
-def test_overlay_fits_eight_omaha_players(web_browser, web_server, web_broker, web_passwords):
-    needs_browser()
-    tb = Table(web_broker, web_passwords, "om8")
-    state, hole = omaha_eight("om8")
+def omaha_eight_on_air(broker, passwords, table_id: str) -> Table:
+    """The controller's side with :func:`omaha_eight` on the broadcast topics (state, hole cards)."""
+    tb = Table(broker, passwords, table_id)
+    state, hole = omaha_eight(table_id)
     tb.state(state, topic=tb.t.broadcast("state"))
     tb.publish(tb.t.broadcast("holecards"), hole, retain=True)
-    page, errors = open_page(web_browser, web_server.page_url("overlay", table="om8"))
-    try:
+    return tb
+
+
+def test_overlay_fits_eight_omaha_players(web_browser, web_server, web_broker, web_passwords):
+    needs_browser()
+    tb = omaha_eight_on_air(web_broker, web_passwords, "om8")
+    with page_on(tb, web_browser, web_server.page_url("overlay", table="om8")) as (page, errors):
         page.wait_for_function("() => document.querySelectorAll('.player .card.face').length === 32",
                                timeout=TIMEOUT_MS)
         boxes = page.eval_on_selector_all(".player", "els => els.map(e => e.getBoundingClientRect().toJSON())")
@@ -376,17 +377,11 @@ def test_overlay_fits_eight_omaha_players(web_browser, web_server, web_broker, w
             assert box["height"] < 330, box
         save_screenshot(page, "overlay-omaha8.png")
         assert not errors, errors
-    finally:
-        tb.close()
-        page.close()
 
 
 def test_overlay_parts_can_be_hidden(web_browser, web_server, web_broker, web_passwords):
     needs_browser()
-    tb = Table(web_broker, web_passwords, "ohide")
-    state, hole = omaha_eight("ohide")
-    tb.state(state, topic=tb.t.broadcast("state"))
-    tb.publish(tb.t.broadcast("holecards"), hole, retain=True)
+    tb = omaha_eight_on_air(web_broker, web_passwords, "ohide")
     try:
         page, errors = open_page(web_browser, web_server.page_url("overlay", table="ohide", hide="stacks,bets,pot"))
         page.wait_for_selector(".player .card.face", timeout=TIMEOUT_MS)
@@ -412,9 +407,8 @@ def test_display_fits_ten_seats_with_chips(web_browser, web_server, web_broker, 
                               for s in seats}
     state["hand"]["chips"]["stacks"] = {str(s): 1_234_567 for s in seats}
     state["hand"]["chips"]["bets"] = {str(s): 25_000 for s in seats if s != 4}
-    tb, page, errors = console_page(web_browser, web_server, web_broker, web_passwords, "chip10", state, "display",
-                                    (800, 480))
-    try:
+    with console_page(web_browser, web_server, web_broker, web_passwords, "chip10", state, "display",
+                      (800, 480)) as (tb, page, errors):
         page.wait_for_selector('.seat[data-seat="10"] .stack[data-stack="1234567"]', timeout=TIMEOUT_MS)
         boxes = {n: page.locator(f'.seat[data-seat="{n}"]').bounding_box() for n in seats}
         for n, box in boxes.items():
@@ -429,6 +423,3 @@ def test_display_fits_ten_seats_with_chips(web_browser, web_server, web_broker, 
                     assert overlap_x <= 0 or overlap_y <= 0, (a, b, p, q)
         save_screenshot(page, "display-ten-chips.png")
         assert not errors, errors
-    finally:
-        tb.close()
-        page.close()

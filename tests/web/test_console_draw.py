@@ -24,7 +24,7 @@ from controller.mqtt.broker import mosquitto_available
 from controller.rules.events import NewHand
 from controller.rules.table import Table
 from controller.service import TableService
-from tests.web_helpers import browser_missing
+from tests.web_helpers import browser_missing, rig_parts, wait_until
 
 _missing = browser_missing() or (None if mosquitto_available() else "mosquitto not installed")
 if _missing:
@@ -33,43 +33,31 @@ if _missing:
     pytest.skip(_missing, allow_module_level=True)
 
 
-def _wait(cond, timeout: float = 10.0, what: str = "condition"):
-    deadline = time.monotonic() + timeout
-    while True:
-        value = cond()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.02)
-
-
 def test_the_console_draws_for_the_button_with_the_antennas_and_the_journal_keeps_it() -> None:
     from controller.bench.alert import table_rig
 
     with table_rig() as rig:
-        daemon, emu, page, layout = rig["daemon"], rig["emulator"], rig["page"], rig["layout"]
-        uids = {card.face: uid for uid, card in rig["deck"].tags.items()}
+        daemon, emu, page, layout, uids = rig_parts(rig)
         # A hand in which seat 1's first card is the king of diamonds, its card in the draw below:
         # the antennas must read it again (the draw starts the RFID pipeline afresh, as a hand does).
         daemon.submit(NewHand())
         assert daemon.service.engine.next_seat == 1
         emu.place(layout.seat_antenna(1, 0), uids["Kd"])
-        _wait(lambda: daemon.service.engine.cards_at(1) == 1, what="the hand's first card")
+        wait_until(lambda: daemon.service.engine.cards_at(1) == 1, what="the hand's first card")
         daemon.submit(_end())
         emu.remove(layout.seat_antenna(1, 0), uids["Kd"])
         time.sleep(0.3)
         # The console: Game -> Draw for the button (request/draw_button).
         page.click("#btn-game")
         page.click('#dialog [data-send="draw_button"]')
-        _wait(lambda: daemon.service.drawing is not None, what="the draw under way")
+        wait_until(lambda: daemon.service.drawing is not None, what="the draw under way")
         page.wait_for_selector("#draw:not([hidden])", timeout=8000)
         # Seats 1-4 each get one card face up: the king of spades beats the king of diamonds by suit
         # (RRoP s3 Ties 1); the two and the queen lose on rank.
         draw = {1: "Kd", 2: "2c", 3: "Ks", 4: "Qh"}
         for seat, card in draw.items():
             emu.place(layout.seat_antenna(seat, 0), uids[card])
-            _wait(lambda s=seat: page.locator(f'.seat[data-seat="{s}"] .draw-card .card').count() == 1
+            wait_until(lambda s=seat: page.locator(f'.seat[data-seat="{s}"] .draw-card .card').count() == 1
                   or daemon.service.drawing is None, what=f"seat {seat}'s card on the console")
         page.wait_for_selector('#draw[data-winner="3"]', timeout=8000)
         assert "Seat 3 p3 wins the button" in page.inner_text("#draw")
@@ -93,13 +81,13 @@ def test_the_console_draws_for_the_button_with_the_antennas_and_the_journal_keep
         page.click("#btn-players")
         page.click('#dialog [data-pick-seat="2"]')
         page.click('#dialog [data-send="sit_out"]')
-        _wait(lambda: daemon.service.table.players[2].sitting_out, what="seat 2 sitting out")
+        wait_until(lambda: daemon.service.table.players[2].sitting_out, what="seat 2 sitting out")
         page.wait_for_selector('.seat[data-seat="2"] .state', timeout=8000)
         assert "sitting out" in page.inner_text('.seat[data-seat="2"] .state').lower()
         page.click("#btn-players")
         page.click('#dialog [data-pick-seat="2"]')
         page.click('#dialog [data-send="sit_in_post"]')
-        _wait(lambda: not daemon.service.table.players[2].sitting_out, what="seat 2 back in")
+        wait_until(lambda: not daemon.service.table.players[2].sitting_out, what="seat 2 back in")
         kinds = [e.event.kind for e in daemon.journal.entries()]
         assert "sit_out" in kinds and "sit_in" in kinds
 

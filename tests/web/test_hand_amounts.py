@@ -17,20 +17,21 @@ own result:
 from __future__ import annotations
 
 import random
+from contextlib import contextmanager
 from typing import Any
 
 from controller.app.daemon import STATE_DEBOUNCE
-from controller.rules.events import CallMisdeal, Deal, StartHand, UnseatPlayer
+from controller.rules.events import CallMisdeal, Deal, UnseatPlayer
 from controller.rules.scenario import Scenario
 from controller.rules.table import Table
-from controller.service import Rejected, TableService
+from controller.service import TableService
 from controller.sim import dealer as dealer_sim
 from tests.web_helpers import (
     TIMEOUT_MS,
-    needs_browser,
     open_page,
     play_scenario,
     save_screenshot,
+    submit_hand,
 )
 
 DELAY = 0.3
@@ -44,15 +45,7 @@ def _find(want: str) -> dict[str, Any]:
         if len(scenario.setup.seats) > 6:
             continue
         svc = TableService(Table(size=scenario.setup.table_size))
-        svc.submit(StartHand(scenario.setup))
-        end = None
-        for event in scenario.events:
-            try:
-                for out in svc.submit(event):
-                    if out.kind == "hand_end":
-                        end = out.payload
-            except Rejected:
-                break
+        end = next((out.payload for out in reversed(submit_hand(svc, scenario)) if out.kind == "hand_end"), None)
         engine = svc.engine
         if end is None or engine is None or engine.chips is None:
             continue
@@ -97,11 +90,23 @@ def _display_numbers(page) -> dict[str, Any]:
     })""")
 
 
-def _pages(web_browser, web_server, web_passwords, table: str):
+@contextmanager
+def _watched(web_browser, web_server, web_feed, web_passwords, table: str, want: str, upto: int | None = None):
+    """A hand found by :func:`_find` (``want``), its players seated on a feed published as the
+    daemon does, the overlay and the dealer's console open on it (closed after), and the hand
+    played (its first ``upto`` events only, if given): the feed, the scenario played, the two
+    pages and their errors."""
+    hand = _find(want)
+    f = web_feed(table, size=10, broadcast_delay=DELAY, debounce=STATE_DEBOUNCE)
+    f.seat(_names(hand))
     overlay, o_err = open_page(web_browser, web_server.page_url("overlay", table=table))
     url = web_server.page_url("display", table=table) + f"&user=console&pass={web_passwords['console']}"
     display, d_err = open_page(web_browser, url, (800, 480))
-    return overlay, display, o_err + d_err
+    try:
+        yield f, play_scenario(f, hand, upto=upto), overlay, display, o_err + d_err
+    finally:
+        overlay.close()
+        display.close()
 
 
 def _settled(overlay, display, feed, hand_id: int, phase: str) -> None:
@@ -112,13 +117,8 @@ def _settled(overlay, display, feed, hand_id: int, phase: str) -> None:
 
 
 def test_a_pot_won_without_a_showdown(web_browser, web_server, web_feed, web_passwords):
-    needs_browser()
-    hand = _find("uncalled")
-    f = web_feed("amt1", size=10, broadcast_delay=DELAY, debounce=STATE_DEBOUNCE)
-    f.seat(_names(hand))
-    overlay, display, errors = _pages(web_browser, web_server, web_passwords, "amt1")
-    try:
-        play_scenario(f, hand)
+    watched = _watched(web_browser, web_server, web_feed, web_passwords, "amt1", "uncalled")
+    with watched as (f, _, overlay, display, errors):
         engine = f.service.engine
         assert engine is not None and engine.phase.value == "done"
         paid = engine.chips.contributions()
@@ -149,19 +149,12 @@ def test_a_pot_won_without_a_showdown(web_browser, web_server, web_feed, web_pas
         overlay.wait_for_timeout(int(DELAY * 1000) + 300)
         assert _overlay_numbers(overlay)["winners"][0]["text"].startswith(f"Player {winner} wins")
         assert not errors, errors
-    finally:
-        overlay.close()
-        display.close()
 
 
 def test_a_misdeal_shows_no_pot_and_every_stack_back(web_browser, web_server, web_feed, web_passwords):
-    needs_browser()
-    hand = _find("split")  # any hand: it is stopped by a misdeal after the first cards
-    f = web_feed("amt2", size=10, broadcast_delay=DELAY, debounce=STATE_DEBOUNCE)
-    f.seat(_names(hand))
-    overlay, display, errors = _pages(web_browser, web_server, web_passwords, "amt2")
-    try:
-        scenario = play_scenario(f, hand, upto=3)
+    # any hand: it is stopped by a misdeal after the first cards
+    watched = _watched(web_browser, web_server, web_feed, web_passwords, "amt2", "split", upto=3)
+    with watched as (f, scenario, overlay, display, errors):
         assert all(isinstance(e, Deal) for e in scenario.events[:3])
         start = {str(s): str(c) for s, c in f.service.engine.chips.start.items()}
         assert f.service.engine.chips.pot > 0  # the blinds are in
@@ -182,19 +175,11 @@ def test_a_misdeal_shows_no_pot_and_every_stack_back(web_browser, web_server, we
         assert set(d["bets"]) == {"0"}
         assert "Misdeal" in d["result"]
         assert not errors, errors
-    finally:
-        overlay.close()
-        display.close()
 
 
 def test_a_split_pot_shows_each_half(web_browser, web_server, web_feed, web_passwords):
-    needs_browser()
-    hand = _find("split")
-    f = web_feed("amt3", size=10, broadcast_delay=DELAY, debounce=STATE_DEBOUNCE)
-    f.seat(_names(hand))
-    overlay, display, errors = _pages(web_browser, web_server, web_passwords, "amt3")
-    try:
-        play_scenario(f, hand)
+    watched = _watched(web_browser, web_server, web_feed, web_passwords, "amt3", "split")
+    with watched as (f, _, overlay, display, errors):
         engine = f.service.engine
         paid = engine.chips.contributions()
         pot = sum(paid.values())  # both hands called to the end: nothing uncalled
@@ -213,6 +198,3 @@ def test_a_split_pot_shows_each_half(web_browser, web_server, web_feed, web_pass
             assert f"wins {amount:,}" in d["result"], d["result"]
         assert d["pot"] == str(pot)
         assert not errors, errors
-    finally:
-        overlay.close()
-        display.close()

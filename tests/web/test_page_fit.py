@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import time
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -132,16 +133,29 @@ class Publisher:
         self.rec.close()
 
 
+@contextmanager
+def _published(web_broker, web_passwords, table: str, browser, url: str, size: tuple[int, int]):
+    """The controller's publisher on ``table`` and a page at ``url`` with its errors, both closed after."""
+    pub = Publisher(web_broker, web_passwords["controller"], table)
+    try:
+        page, errors = open_page(browser, url, size)
+        try:
+            yield pub, page, errors
+        finally:
+            page.close()
+    finally:
+        pub.close()
+
+
 def _cases():
     return [(game, size) for game in GAMES for size in SIZES]
 
 
 def test_overlay_layout_every_game_and_size(web_browser, web_server, web_broker, web_passwords):
     needs_browser()
-    pub = Publisher(web_broker, web_passwords["controller"], "lay1")
-    page, errors = open_page(web_browser, web_server.page_url("overlay", table="lay1"), (1920, 1080))
     problems: dict[str, list[str]] = {}
-    try:
+    with _published(web_broker, web_passwords, "lay1", web_browser, web_server.page_url("overlay", table="lay1"),
+                    (1920, 1080)) as (pub, page, errors):
         for i, (game, size) in enumerate(_cases()):
             hid = 10 + 2 * i
             p = _states(game, size, hid)
@@ -170,20 +184,15 @@ def test_overlay_layout_every_game_and_size(web_browser, web_server, web_broker,
                 save_screenshot(page, f"layout-overlay-{game}-{size}-over.png")
         assert not problems, json.dumps(problems, indent=1)[:6000]
         assert not errors, errors
-    finally:
-        page.close()
-        pub.close()
 
 
 @pytest.mark.parametrize("role", ["console", "display"])
 def test_display_layout_every_game_and_size(role, web_browser, web_server, web_broker, web_passwords):
     needs_browser()
     table = f"lay-{role}"
-    pub = Publisher(web_broker, web_passwords["controller"], table)
     url = web_server.page_url("display", table=table) + f"&user={role}&pass={web_passwords[role]}"
-    page, errors = open_page(web_browser, url, (800, 480))
     problems: dict[str, list[str]] = {}
-    try:
+    with _published(web_broker, web_passwords, table, web_browser, url, (800, 480)) as (pub, page, errors):
         for i, (game, size) in enumerate(_cases()):
             hid = 10 + 2 * i
             p = _states(game, size, hid)
@@ -209,6 +218,3 @@ def test_display_layout_every_game_and_size(role, web_browser, web_server, web_b
                 save_screenshot(page, f"layout-{role}-{game}-{size}.png")
         assert not problems, json.dumps(problems, indent=1)[:6000]
         assert not errors, errors
-    finally:
-        page.close()
-        pub.close()

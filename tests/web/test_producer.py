@@ -149,9 +149,12 @@ def test_the_producer_login_reads_no_card_and_writes_only_graphics(web_broker, w
         wait_until(lambda: spy.on(f"poker/{table}/broadcast/graphics"), 5, "the producer's own topic")
         wait_until(lambda: watch.on(f"poker/{table}/broadcast/graphics"), 5, "graphics at the overlay's side")
         time.sleep(0.5)
-        # Through "#" too: only graphics (this table's, and another's retained), never a card or a state.
+        # Through "#" too: only graphics (this table's, and another's retained) and what carries no card
+        # (the delay in force, the answers to its own requests), never a card or a state.
         topics = {m.topic for m in spy.all()}
-        assert f"poker/{table}/broadcast/graphics" in topics and all(t.endswith("/broadcast/graphics") for t in topics)
+        assert f"poker/{table}/broadcast/graphics" in topics
+        assert all(t.endswith(("/broadcast/graphics", "/broadcast/delay")) or "/response/producer/" in t
+                   for t in topics), topics
         assert not any("holecards" in t or t.endswith("/state") or "equity" in t for t in topics), topics
         states = [json.loads(m.payload) for m in watch.on(f"poker/{table}/broadcast/state")]
         assert states and all(s["hand_id"] == 10 for s in states)  # the forged state never reached anyone
@@ -159,3 +162,57 @@ def test_the_producer_login_reads_no_card_and_writes_only_graphics(web_broker, w
         spy.close()
         watch.close()
         pub.close()
+
+
+def test_the_producer_changes_the_broadcast_delay_of_a_running_table(  # noqa: F811
+        web_browser, web_server, web_broker, web_passwords, tmp_path):  # noqa: F811
+    """The delay control (issues 26 and 27): the producer's page asks a real daemon for a longer delay,
+    a refused one (over the maximum, under the floor: the table's reason shown), then the end of
+    the hand; the page shows the delay in force from ``broadcast/delay``."""
+    needs_browser()
+    from controller.app.config import BroadcastSection
+    from controller.app.daemon import Daemon
+    from controller.demo.config import demo_config
+
+    table = "pr3"
+    cfg = demo_config(table, size=6, journal=tmp_path / "journal.sqlite",
+                      mqtt_url=f"mqtt://127.0.0.1:{web_broker.port}", broadcast_delay=2)
+    cfg = cfg.model_copy(update={"broadcast": BroadcastSection(delay=2, min_delay=1, max_delay=4)})
+    daemon = Daemon(cfg, mqtt_username="controller", mqtt_password=web_passwords["controller"]).start()
+    producer, errors = open_page(web_browser, web_server.page_url("producer", table=table), (1024, 768))
+    try:
+        producer.wait_for_selector('body[data-delay="2"]', timeout=TIMEOUT_MS)
+        assert producer.text_content("#delay-now") == "2 s"
+        assert "1 to 4 s" in producer.text_content("#delay-range")
+
+        def ask(seconds: str | None, ok: bool) -> str:
+            producer.evaluate("() => { const a = document.querySelector('#delay-answer'); a.textContent = '';"
+                              " delete a.dataset.ok; }")
+            if seconds is None:
+                producer.click("#delay-hand-end")
+            else:
+                producer.fill("#delay-seconds", seconds)
+                producer.click("#delay-set")
+            producer.wait_for_selector(f'#delay-answer[data-ok="{str(ok).lower()}"]', timeout=TIMEOUT_MS)
+            return producer.text_content("#delay-answer")
+
+        assert ask("3", True) == "Delay set: 3 s."
+        producer.wait_for_selector('body[data-delay="3"]', timeout=TIMEOUT_MS)
+        assert daemon.publisher.broadcast_delay == 3
+        refused = ask("9", False)
+        assert refused.startswith("Refused:") and "max_delay = 4" in refused, refused
+        assert "min_delay = 1" in ask("0", False)
+        assert daemon.publisher.broadcast_delay == 3 and producer.text_content("#delay-now") == "3 s"
+        fits = producer.evaluate("""() => [...document.querySelectorAll('#delay, #delay *')].every((el) =>
+          el.scrollWidth <= el.clientWidth + 1 && el.getBoundingClientRect().right <= window.innerWidth)""")
+        assert fits, "the delay control is clipped at 1024x768"
+        save_screenshot(producer, "producer-delay.png")
+        assert ask(None, True) == "Delay set: until the hand ends."
+        producer.wait_for_selector('body[data-delay="hand_end"]', timeout=TIMEOUT_MS)
+        assert daemon.publisher.broadcast_delay == "end_of_hand"
+        kinds = [e.event.kind for e in daemon.journal.entries()]
+        assert kinds.count("set_broadcast_delay") == 2  # the two taken, journaled; the refused ones not
+        assert not errors, errors
+    finally:
+        producer.close()
+        daemon.stop()

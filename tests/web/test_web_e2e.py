@@ -11,7 +11,7 @@ import pytest
 from controller.bench.alert import table_rig, wrong_card_to_alert
 from controller.mqtt.broker import mosquitto_available
 from controller.rules.events import Acknowledge, CallMisdeal, NewHand
-from tests.web_helpers import ARTIFACTS, browser_missing
+from tests.web_helpers import ARTIFACTS, browser_missing, rig_parts, wait_until
 
 _missing = browser_missing() or (None if mosquitto_available() else "mosquitto not installed")
 if _missing:
@@ -24,20 +24,12 @@ ARTIFACTS.mkdir(parents=True, exist_ok=True)
 
 
 def _wait(page, js: str, timeout: float = 10.0):
-    deadline = time.monotonic() + timeout
-    while True:
-        value = page.evaluate(f"() => {js}")
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {js}")
-        time.sleep(0.02)
+    return wait_until(lambda: page.evaluate(f"() => {js}"), timeout, what=js)
 
 
 def test_display_follows_the_antennas_and_shows_the_misdeal() -> None:
     with table_rig() as rig:
-        daemon, emu, page, layout = rig["daemon"], rig["emulator"], rig["page"], rig["layout"]
-        uids = {card.face: uid for uid, card in rig["deck"].tags.items()}
+        daemon, emu, page, layout, uids = rig_parts(rig)
         daemon.submit(NewHand())
         order = daemon.service.engine.order
         _wait(page, f"document.querySelector('[data-seat=\"{order[0]}\"][data-next=\"true\"]')")
@@ -60,8 +52,7 @@ def test_display_follows_the_antennas_and_shows_the_misdeal() -> None:
 
 def test_alert_shows_citation_until_acknowledged() -> None:
     with table_rig() as rig:
-        daemon, emu, page, layout = rig["daemon"], rig["emulator"], rig["page"], rig["layout"]
-        uids = {card.face: uid for uid, card in rig["deck"].tags.items()}
+        daemon, emu, page, layout, uids = rig_parts(rig)
         daemon.submit(NewHand())
         order = daemon.service.engine.order
         emu.place(layout.seat_antenna(order[1], 0), uids["Kd"])

@@ -7,6 +7,7 @@ import { cardBack, cardFace } from "../common/cards.js";
 import { actionPad, betOf, chipsOf, fmt, GAMES, lastActionText, legal, levelText, potText, rangeText, seatEditor,
   stackOf, STRUCTURES, labelled, textInput } from "../common/chips.js";
 import { connect, loadConfig, parsePayload, topicRoot } from "../common/config.js";
+import { diagnosticsTopic, onDiagnostics, wireService } from "./service.js";
 import { requester, showToast } from "../common/console.js";
 import { fitAll } from "../common/fit.js";
 import { isRoomTopic, onRoom, renderRoom, roomTopics } from "./room.js";
@@ -59,13 +60,14 @@ async function main() {
   });
   client.on("connect", () => {
     const subs = [`${ui.root}/availability`, `${ui.root}/state`, `${ui.root}/event/#`, `${ui.root}/alert`,
-      `${ui.root}/alert/active`];
+      `${ui.root}/alert/active`, diagnosticsTopic(ui.root)];
     if (document.body.dataset.role === "console") subs.push(ui.requests.responseTopic, `${ui.root}/response`);
     subs.push(...roomTopics(ui.cfg.table)); // what the floor says about this table (docs/room.md)
     client.subscribe(subs, { qos: 1 });
   });
   client.on("message", onMessage);
   wireConsole();
+  wireService();
   setInterval(renderClock, 1000);
   setInterval(renderRoom, 250);
   render();
@@ -97,6 +99,8 @@ function onMessage(topic, bytes, packet) {
     rememberNames(data);
     if (ui.alertSource !== "active") setAlert(data.alert, "state");
     render();
+  } else if (rel === "diagnostics") {
+    onDiagnostics(data);
   } else if (rel === "alert/active") {
     setAlert(data, "active");
   } else if (rel === "alert") {

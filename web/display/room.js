@@ -1,12 +1,13 @@
 // What the floor says about this table (docs/room.md): the tournament's level and the next
 // (`floor/room/level`, retained), and the floor's orders for this table (`floor/room/table/<table>`):
-// players drawn to a seat, moved to or from the table, a halt or a break, and the action clock on a
-// player (TDA 26: 50 seconds, then a 10-second count, then the hand is dead).
+// players drawn to a seat, moved to or from the table, out of the event (RRoP s15 20: he leaves his
+// seat), a halt or a break, and the action clock on a player (TDA 26: 50 seconds, then a 10-second
+// count, then the hand is dead).
 
 import { fmt } from "../common/chips.js";
 
 const $ = (sel) => document.querySelector(sel);
-const ORDER_KINDS = new Set(["seat", "move", "arrive", "halt", "resume", "break", "redraw", "hand_for_hand"]);
+const ORDER_KINDS = new Set(["seat", "move", "arrive", "bust", "halt", "resume", "break", "redraw", "hand_for_hand"]);
 const MAX_ORDERS = 4;
 
 const room = {

@@ -52,6 +52,7 @@ function renderTables() {
       <div class="meta">hand <span class="hand">${esc(t.hand_id ?? "-")}</span> &middot;
         <span class="street">${t.in_hand ? esc(t.street || "deal") : "between hands"}</span></div>
       <div class="meta">dealer <span class="dealer">${esc(t.dealer || "-")}</span></div>`;
+    if (t.readers) el.append(readersLine(t.readers));
     if (t.alert) {
       const a = document.createElement("div");
       a.className = "alert";
@@ -65,6 +66,23 @@ function renderTables() {
   }
 }
 setInterval(renderTables, 1000); // the alerts' ages
+setInterval(() => loadTables().catch(() => {}), 10000); // the readers' diagnostics change quietly
+
+// The table's readers (its retained diagnostics topic): a reader not answering, cards the camera saw
+// with no tag read, collisions, and the antenna board's scan cycle (docs/diagnostics.md).
+function readersLine(r) {
+  const el = document.createElement("div");
+  const dead = r.not_answering || [];
+  el.className = "meta readers" + (dead.length || !r.synced ? " trouble" : "");
+  const parts = [];
+  if (!r.synced) parts.push("antenna board not in sync");
+  if (dead.length) parts.push(`antenna ${dead.join(", ")} not answering`);
+  parts.push(`${r.misses} missed`, `${r.collisions} collisions`);
+  if (r.cycle_ms != null) parts.push(`scan ${Number(r.cycle_ms).toFixed(1)} ms`);
+  if (r.stalls) parts.push(`${r.stalls} stalls`);
+  el.textContent = "readers: " + parts.join(" \u00b7 ");
+  return el;
+}
 
 // ------------------------------------------------------------------ alerts
 let alerts = [];

@@ -99,6 +99,15 @@ class Tournament:
         self.break_order: list[TableId] = []
         self.starting_tables = 0
         self.hand_for_hand = False
+        #: hands whose end the floor has read, by (table, hand id): a redelivered or replayed hand
+        #: counts once
+        self.hands_read: set[tuple[str, int]] = set()
+        #: the last hand each table began (its ``event/hand_start``)
+        self.started: dict[TableId, int] = {}
+        #: hand-for-hand: each table's first hand of the hand-for-hand play (the hand in progress when
+        #: it was called completes first), and the hands read, in order, not yet in a completed round
+        self.h4h_from: dict[TableId, int] = {}
+        self.h4h_pending: dict[TableId, list[dict[str, Any]]] = {}
         self.decisions: list[Decision] = []
         self.events: list[dict[str, Any]] = [{"op": "create", "seed": seed, "draw": draw}]
 
@@ -197,12 +206,15 @@ class Tournament:
         elif after:
             t.small_blind, t.big_blind = after[0], after[1]
 
-    def positions(self, table: TableId, button: int, small_blind: int | None, big_blind: int) -> None:
+    def positions(self, table: TableId, button: int, small_blind: int | None, big_blind: int,
+                  hand_id: int | None = None) -> None:
         """The table reports where the button and blinds are for the hand it is dealing."""
         self.events.append({"op": "positions", "table": table, "button": button, "small_blind": small_blind,
-                            "big_blind": big_blind})
+                            "big_blind": big_blind, "hand_id": hand_id})
         t = self._table(table)
         t.button, t.small_blind, t.big_blind = button, small_blind, big_blind
+        if hand_id is not None:
+            self.started[table] = max(int(hand_id), self.started.get(table, 0))
 
     def _table(self, table: TableId) -> TableSeats:
         t = self.tables.get(table)
@@ -262,18 +274,22 @@ class Tournament:
         return p
 
     # ------------------------------------------------------------------ busts and places
-    def bust(self, hand: Sequence[Mapping[str, Any]]) -> list[Decision]:
+    def bust(self, hand: Sequence[Mapping[str, Any]], journal: bool = True) -> list[Decision]:
         """Players out in one hand: ``[{"table": 3, "players": {"ann": 1200, ...}}, ...]``.
 
         The numbers are each player's chips when the hand began. Reports of several tables in one
         call are one hand-for-hand hand: those busts tie across tables; at one table the player who
         began with more chips finishes higher.
         """
-        self.events.append({"op": "bust", "hand": [{"table": r["table"], "players": dict(r["players"])}
-                                                   for r in hand]})
+        if journal:
+            self.events.append({"op": "bust", "hand": [{"table": r["table"], "players": dict(r["players"]),
+                                                        **({"seats": dict(r["seats"])} if r.get("seats") else {})}
+                                                       for r in hand]})
         left = len(self.active())
         out: list[Decision] = []
         busted = [(name, r["table"], chips) for r in hand for name, chips in r["players"].items()]
+        # where each was when he went out (the seat the table read him in, when it says)
+        where = {name: (r["table"], (r.get("seats") or {}).get(name)) for r in hand for name in r["players"]}
         if len(busted) >= left:
             raise SeatingError("a hand cannot bust every player left")
         for name, _t, _c in busted:
@@ -286,15 +302,75 @@ class Tournament:
             same = sorted(n for n in rank if rank[n] == r)
             for name in same:
                 p = self.players[name]
+                # where the floor has sent him, should he have left the table he went out at meanwhile
+                bound = p.moving_to[0] if p.moving_to else p.table
                 p.place, p.tied, p.moving_to = place, len(same) > 1, None
                 cites: tuple[str, ...] = ("RRoP s15 35",) if len(busted) > 1 else ()
                 if len(hand) > 1:
                     cites += ("Highland Hand-for-Hand",)
+                # RRoP s15 20: he leaves his seat at once (his table lets him go once the hand is over)
+                table, seat = where[name]
+                if seat is None:
+                    seat = p.seat if p.table == table else None
+                sent = {"to_table": bound} if bound is not None and bound != table else {}
                 out.append(self._decide("bust", f"{name} finishes {place}" + (" (tied)" if p.tied else ""),
-                                        cites, player=name, place=place, tied=p.tied))
+                                        (*cites, "RRoP s15 20"), player=name, place=place, tied=p.tied,
+                                        table=table, seat=seat, **sent))
             place += len(same)
         out += self.rebalance()
         return out
+
+    def hand_end(self, table: TableId, hand_id: int, started: Mapping[str, int],
+                 stacks: Mapping[str, int], names: Mapping[str, str] | None = None) -> list[Decision]:
+        """A table's hand is over: ``started`` and ``stacks`` are each dealt-in seat's chips when it began
+        and once the pot was pushed, and ``names`` who sat in each, as the table published them (its
+        ``event/hand_end``). Without names, the seats are read as the floor has them (a redraw's players
+        are in their new seats at once for the floor, but still at their old ones for the table until
+        they leave: the table's names are the ones to trust).
+
+        A seat that began with chips and ended with none is out. The players out in one hand at one
+        table finish by their chips when the hand began (RRoP s15 35: "the player starting the hand with
+        the larger amount of money finishes in the higher tournament place"). During hand-for-hand
+        (Highland's rules, "Upon nearing the Money") the hand each table deals is one hand of the room:
+        its busts wait until every table in play has finished its hand, then busts at different tables
+        tie and at one table the chips at the start decide. The hand in progress when hand-for-hand is
+        called completes first and counts on its own. A hand read twice (the message redelivered, the
+        table's journal replayed) changes nothing the second time.
+        """
+        self.events.append({"op": "hand_end", "table": table, "hand_id": hand_id, "started": dict(started),
+                            "stacks": dict(stacks), "names": dict(names) if names is not None else None})
+        key = (str(table), int(hand_id))
+        if table not in self.tables:
+            raise SeatingError(f"table {table} is not in this tournament")
+        if key in self.hands_read:
+            return []
+        self.hands_read.add(key)
+        self.started[table] = max(int(hand_id), self.started.get(table, 0))
+        seats = {int(s): n for s, n in names.items()} if names is not None else self.present(table)
+        gone = {int(s) for s, left in stacks.items() if left == 0 and int(started.get(s, 0)) > 0}
+        at = {seats[s]: s for s in gone if s in seats and seats[s] in self.players and self.players[seats[s]].active}
+        report = {"table": table, "players": {n: int(started[str(s)]) for n, s in at.items()}, "seats": at}
+        if self.hand_for_hand and int(hand_id) >= self.h4h_from.get(table, 0):
+            self.h4h_pending.setdefault(table, []).append(report)
+            return self._hand_for_hand_rounds()
+        return self.bust([report], journal=False) if at else []
+
+    def _hand_for_hand_rounds(self) -> list[Decision]:
+        """Every round of hand-for-hand that each table in play has finished: its busts, placed together."""
+        decisions: list[Decision] = []
+        while self.hand_for_hand and all(self.h4h_pending.get(t.number) for t in self.open_tables()):
+            hand = [self.h4h_pending[t.number].pop(0) for t in self.open_tables()]
+            hand = [r for r in hand if r["players"]]
+            if hand:
+                decisions += self.bust(hand, journal=False)
+        if not self.hand_for_hand:  # the money is reached: hands read meanwhile count one by one
+            for _table, reports in sorted(self.h4h_pending.items(), key=lambda kv: str(kv[0])):
+                for r in reports:
+                    live = {n: c for n, c in r["players"].items() if self.players[n].active}
+                    if live:
+                        decisions += self.bust([dict(r, players=live)], journal=False)
+            self.h4h_pending.clear()
+        return decisions
 
     # ------------------------------------------------------------------ balancing and breaking
     def _tolerance(self) -> int:
@@ -319,6 +395,8 @@ class Tournament:
         h4h = bool(paid) and paid < len(self.active()) <= paid + self.structure.hand_for_hand_margin
         if h4h != self.hand_for_hand:
             self.hand_for_hand = h4h
+            # the hand each table is dealing now completes first; hand-for-hand starts with the next
+            self.h4h_from = {t.number: self.started.get(t.number, 0) + 1 for t in self.open_tables()} if h4h else {}
             text = ("Hand-for-hand: every table finishes its hand, then deals one hand at a time" if h4h else
                     "Hand-for-hand ends: the money is reached")
             out.append(self._decide("hand_for_hand", text, ("Highland Hand-for-Hand",), on=h4h))
@@ -468,7 +546,9 @@ class Tournament:
             "register": lambda e: tour.register(e["name"]),
             "start": lambda e: tour.start(e["tables"]),
             "late_entry": lambda e: tour.late_entry(e["name"]),
-            "positions": lambda e: tour.positions(e["table"], e["button"], e["small_blind"], e["big_blind"]),
+            "positions": lambda e: tour.positions(e["table"], e["button"], e["small_blind"], e["big_blind"],
+                                                  e.get("hand_id")),
+            "hand_end": lambda e: tour.hand_end(e["table"], e["hand_id"], e["started"], e["stacks"], e.get("names")),
             "confirm_move": lambda e: tour.confirm_move(e["name"]),
             "bust": lambda e: tour.bust(e["hand"]),
             "break_cards": lambda e: tour.break_cards(e["table"], e["cards"]),
