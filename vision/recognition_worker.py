@@ -11,9 +11,10 @@ for a frame.
 
 The protocol is pickles on the child's standard input and output (a subprocess, not
 ``multiprocessing``: the daemon may itself be a daemonic process, which may not have children of
-that kind): first the layout and the label folder, answered by ``("ready", examples)``; then each
-frame, answered by ``("cards", found)`` or ``("error", text)``; ``None`` or end of input ends it.
-When the daemon dies the pipe closes and this process ends with it.
+that kind): first the layout, the label folder and whether both readers must agree, answered
+by ``("ready", examples)``; then each frame, answered by ``("cards", found)`` or
+``("error", text)``; ``None`` or end of input ends it.  When the daemon dies the pipe closes and
+this process ends with it.
 """
 
 from __future__ import annotations
@@ -39,7 +40,8 @@ class RecognitionWorker:
     """The client side, used by the camera's thread: :meth:`scan` as :meth:`Recognizer.scan` does
     (``keep_crops=False``), in the worker process."""
 
-    def __init__(self, layout: Any, label_dir: Path | None, start_timeout: float = 120.0) -> None:
+    def __init__(self, layout: Any, label_dir: Path | None, start_timeout: float = 120.0,
+                 two_readers: bool = False) -> None:
         self._proc = subprocess.Popen([sys.executable, "-m", "vision.recognition_worker"],
                                       stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         self._lock = threading.Lock()
@@ -50,7 +52,7 @@ class RecognitionWorker:
         timer = threading.Timer(start_timeout, self._proc.kill)  # a worker that never answers is ended
         timer.start()
         try:
-            kind, value = self._call((layout, None if label_dir is None else str(label_dir)))
+            kind, value = self._call((layout, None if label_dir is None else str(label_dir), two_readers))
         finally:
             timer.cancel()
         if kind != "ready":
@@ -102,11 +104,11 @@ def main(stdin: BinaryIO, stdout: BinaryIO) -> int:
         stdout.flush()
 
     try:
-        layout, label_dir = pickle.load(stdin)
+        layout, label_dir, two_readers = pickle.load(stdin)
         from vision.labels import LabelStore
         from vision.recognizer import Recognizer
 
-        recognizer = Recognizer.stock()
+        recognizer = Recognizer.two_reader() if two_readers else Recognizer.stock()
         examples = 0
         if label_dir is not None:
             labels = LabelStore(Path(label_dir))  # the deck in play, as `tablectl calibrate-camera` stored it

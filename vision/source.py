@@ -60,7 +60,8 @@ class CameraSource:
         from vision.labels import default_label_dir
 
         # The deck in play, as `tablectl calibrate-camera` stored it, is learnt by the worker.
-        self.worker = RecognitionWorker(self.layout, default_label_dir())
+        two_readers = self.section.two_readers if self.section.two_readers is not None else self.ctx.backend is None
+        self.worker = RecognitionWorker(self.layout, default_label_dir(), two_readers=two_readers)
         if self.worker.examples:
             log.info("camera learns the deck in play", extra={"examples": self.worker.examples})
         worker = self.worker

@@ -34,6 +34,18 @@ def test_the_worker_finds_what_the_recogniser_finds_in_process() -> None:
         worker.scan(frame)  # closed: an error at once
 
 
+def test_the_worker_in_two_reader_mode_reads_as_the_two_reader_recogniser() -> None:
+    """``[camera] two_readers`` (on for a real camera) reaches the worker's recogniser."""
+    layout = reference_layout("down")
+    frame = SyntheticCamera(seed=5).frame({"board/0": Card.parse("Qs"), "board/1": Card.parse("7d")}).bgr
+    worker = RecognitionWorker(layout, None, two_readers=True)
+    try:
+        got = worker.scan(frame)
+    finally:
+        worker.close()
+    assert _cards(got) == _cards(Recognizer.two_reader().scan(frame, layout, keep_crops=False))
+
+
 def test_a_dead_worker_is_an_error_not_a_hang() -> None:
     worker = RecognitionWorker(reference_layout("down"), None)
     worker._proc.kill()
