@@ -1,7 +1,7 @@
 """The .deb's parts (systemd/debian/, scripts/build-deb), checked in seconds on any machine.
 
-The package itself is built, installed, run and removed on arm64 by scripts/check-arm64 (run by
-hand; not yet in CI); these tests keep its parts consistent with each other and with INSTALL.md.
+The package itself is built, installed, run and removed on arm64 by scripts/check-arm64 (a timed
+step of .ci/run); these tests keep its parts consistent with each other and with INSTALL.md.
 """
 
 from __future__ import annotations
