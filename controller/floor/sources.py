@@ -376,12 +376,17 @@ class NatsSource:
                 sub = await js.pull_subscribe(
                     diagnostics_subject(self.settings.base), stream=DIAGNOSTICS_STREAM,
                     config=ConsumerConfig(ack_policy=AckPolicy.NONE, deliver_policy=DeliverPolicy.LAST_PER_SUBJECT,
-                                          inactive_threshold=30.0, num_replicas=1, mem_storage=True))
+                                          inactive_threshold=30.0, num_replicas=self.settings.replicas))
+                idle = 0
                 while not self._stop.is_set():
                     try:
                         msgs = await sub.fetch(64, timeout=1.0)
                     except (TimeoutError, nats.errors.TimeoutError):
+                        idle += 1
+                        if idle % 10 == 0:
+                            await sub.consumer_info()  # still there? (NotFoundError: make it again)
                         continue
+                    idle = 0
                     for m in msgs:
                         self.diagnostics += self.ingestor.diagnostics(m.subject, m.data)
             except asyncio.CancelledError:
