@@ -28,8 +28,8 @@ After the hands, a burst of 2,000 QoS 1 requests at once: how many are answered 
 ``kill -USR1`` ends a session early, after the hand being dealt: the burst and the verdict follow,
 over the hands dealt (``hands``, beside ``hands_asked``).
 
-A subscriber on ``#`` for every credential (display, console, overlay, homeassistant) and one
-for the controller on the event stream (a persistent session) record everything with its
+A subscriber on ``#`` for every credential (display, console, overlay, homeassistant, producer) and
+one for the controller on the event stream (a persistent session) record everything with its
 arrival time.  At the end the journal is replayed offline and compared:
 
 * ``false_rulings``: every ruling the engine made (the dealer made no mistake), by reason and
@@ -40,7 +40,8 @@ arrival time.  At the end the journal is replayed offline and compared:
   payloads carry ``seq``);
 * ``leaks``: a face-down card's identity on a display, console or Home Assistant topic (only
   ``hand_end.shown`` at a showdown may table cards), broadcast hole cards that reached the
-  overlay before their delay, a hand's hole cards still retained on the overlay's topic;
+  overlay before their delay, a hand's hole cards still retained on the overlay's topic; on the
+  producer's login, anything outside its topics or naming any card (``leaks.producer``);
 * ``recovery_s``: from the restart to ``online``, from the replug to the first card applied.
 
 Measured on our own simulator and emulator (no table hardware here).
@@ -70,8 +71,8 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent.parent
-ROLES = ("controller", "display", "console", "overlay", "homeassistant")
-WATCHERS = ("display", "console", "overlay", "homeassistant")
+ROLES = ("controller", "display", "console", "overlay", "homeassistant", "producer")
+WATCHERS = ("display", "console", "overlay", "homeassistant", "producer")
 TABLE = "t1"
 SEATS = (1, 2, 3, 4, 5, 6)
 GAMES = ("holdem", "omaha")
@@ -806,6 +807,24 @@ def wrap_up(rig: Rig, seq: int) -> None:
 
 
 # ---------------------------------------------------------------------- the verdict
+#: All the producer's login may read (systemd/mosquitto/acl, user producer), under any table: none
+#: of it names a card, live or delayed (its page shows no card; the overlay's login reads those).
+PRODUCER_READS = ("availability", "broadcast/graphics", "broadcast/delay", "response/producer/#")
+
+
+def producer_secrecy(records: list[Record], base: str = "poker") -> dict[str, Any]:
+    """What the producer's subscriber on ``#`` got from the broker: messages on a topic outside
+    :data:`PRODUCER_READS`, and messages naming any card at all (a hole card, live or from the
+    broadcast feed, a board, a shown hand): both must be 0, over ``received`` > 0."""
+    from paho.mqtt.client import topic_matches_sub
+
+    allowed = [f"{base}/+/{t}" for t in PRODUCER_READS]
+    outside = [r.topic for r in records if not any(topic_matches_sub(a, r.topic) for a in allowed)]
+    cards = [r.topic for r in records if CARD.search(r.payload.decode("utf-8", "replace"))]
+    return {"received": len(records), "outside_its_topics": len(outside), "naming_a_card": len(cards),
+            "examples": sorted(set(outside + cards))[:5]}
+
+
 def analyse(rig: Rig, hands: list[HandLog], retained: list[Record] | None = None) -> dict[str, Any]:
     from controller.app.config import load_config
     from controller.journal import Journal
@@ -955,7 +974,8 @@ def analyse(rig: Rig, hands: list[HandLog], retained: list[Record] | None = None
                    "duplicated": duplicated},
         "leaks": {"display_console_ha": sum(leaks.values()), "by_credential": dict(leaks),
                   "examples": examples, "overlay_before_delay": early,
-                  "overlay_retained_after_its_hand": len(stale)},
+                  "overlay_retained_after_its_hand": len(stale),
+                  "producer": producer_secrecy(rig.watch["producer"].snapshot(), rig.topics.base)},
         "recovery_s": {k: summary(v) for k, v in rig.recovery.items()},
         "recovery_without_a_card_in_15_s": dict(no_card_after),
         "slow_clients": {"floods": rig.flood_stats[:3], "pages_not_answering_after":
