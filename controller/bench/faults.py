@@ -69,6 +69,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from controller.processes import stop_process
+
 REPO = Path(__file__).resolve().parent.parent.parent
 ROLES = ("controller", "display", "console", "overlay", "homeassistant")
 WATCHERS = ("display", "console", "overlay", "homeassistant")
@@ -550,12 +552,8 @@ enabled = true
     def stop(self) -> None:
         for t in self._threads:
             t.join(30)
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(20)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
+        if self.proc is not None:
+            stop_process(self.proc, 20)
         for r in [*self.watch.values(), self.ctl, self.console.rec]:
             r.close()
         self.emulator.stop()
