@@ -70,6 +70,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from controller.processes import stop_process
+
 REPO = Path(__file__).resolve().parent.parent.parent
 ROLES = ("controller", "display", "console", "overlay", "homeassistant", "producer")
 WATCHERS = ("display", "console", "overlay", "homeassistant", "producer")
@@ -140,24 +142,32 @@ class Recorder:
         with self.lock:
             return list(self.records)
 
-    def parsed(self, topic: str) -> list[dict]:
-        """The JSON payloads received on ``topic``, parsed once (the dealer looks many times a
-        second: a 200-hand session must not parse every message again at each look)."""
+    def json_since(self, cursor: int) -> tuple[int, list[tuple[str, Any]]]:
+        """The JSON objects received from record ``cursor`` on, with their topics (what is not JSON
+        is passed over), and the cursor to give next time: each reader parses a record once."""
         with self.lock:
-            new = self.records[self._parsed:]
-            self._parsed = len(self.records)
+            new = self.records[cursor:]
+            cursor = len(self.records)
+        out = []
         for r in new:
             if r.payload[:1] == b"{":
                 try:
-                    p = json.loads(r.payload)
+                    out.append((r.topic, json.loads(r.payload)))
                 except ValueError:
                     continue
-                self._by_topic[r.topic].append(p)
-                if isinstance(p, dict) and "seq" in p:
-                    self._seqs[r.topic][p["seq"]][p.get("seat")] += 1
-                    # The cards an event/board or event/burn stands for (a repeat holds the same).
-                    self._cards[r.topic][p["seq"]] = len(p["cards"]) if isinstance(p.get("cards"), list) \
-                        else int(p.get("count") or 1)
+        return cursor, out
+
+    def parsed(self, topic: str) -> list[dict]:
+        """The JSON payloads received on ``topic``, parsed once (the dealer looks many times a
+        second: a 200-hand session must not parse every message again at each look)."""
+        self._parsed, new = self.json_since(self._parsed)
+        for t, p in new:
+            self._by_topic[t].append(p)
+            if isinstance(p, dict) and "seq" in p:
+                self._seqs[t][p["seq"]][p.get("seat")] += 1
+                # The cards an event/board or event/burn stands for (a repeat holds the same).
+                self._cards[t][p["seq"]] = len(p["cards"]) if isinstance(p.get("cards"), list) \
+                    else int(p.get("count") or 1)
         return self._by_topic[topic]
 
     def distinct(self, topics: tuple[str, ...]) -> int:
@@ -219,17 +229,10 @@ class Console:
 
     def answers(self, tx: str) -> list[dict]:
         """The answers to transaction ``tx`` (responses parsed once, as they come)."""
-        with self.rec.lock:
-            new = self.rec.records[self._seen:]
-            self._seen = len(self.rec.records)
-        for r in new:
-            if r.payload[:1] == b"{":
-                try:
-                    data = json.loads(r.payload)
-                except ValueError:
-                    continue
-                if isinstance(data, dict) and data.get("transaction"):
-                    self._answers[data["transaction"]].append(data)
+        self._seen, new = self.rec.json_since(self._seen)
+        for _, data in new:
+            if isinstance(data, dict) and data.get("transaction"):
+                self._answers[data["transaction"]].append(data)
         return self._answers.get(tx, [])
 
     def request(self, name: str, fields: dict, timeout: float = 6.0, tries: int = 6,
@@ -550,12 +553,8 @@ enabled = true
     def stop(self) -> None:
         for t in self._threads:
             t.join(30)
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(20)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
+        if self.proc is not None:
+            stop_process(self.proc, 20)
         for r in [*self.watch.values(), self.ctl, self.console.rec]:
             r.close()
         self.emulator.stop()
