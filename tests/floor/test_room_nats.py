@@ -124,9 +124,13 @@ class TableOnTheRoom:
                                   stacks={str(s): c for s, c in stacks.items()},
                                   names={str(s): n for s, (n, _) in self.seats.items()})
             mc.validate("event", ev)
-            # acknowledged by the room before the next table's hand: the floor reads the hands in this order
-            self.c.publish(f"poker/{self.id}/event/hand_end", json.dumps(ev), qos=1).wait_for_publish(5)
-            return self.hands
+            sent = self.c.publish(f"poker/{self.id}/event/hand_end", json.dumps(ev), qos=1)
+        # acknowledged by the room before the next table's hand: the floor reads the hands in this order.
+        # Waited for without the lock: paho's network thread writes the message and reads its PUBACK, and
+        # it runs _on_message, which takes the lock (an order that came meanwhile would hold them both up)
+        sent.wait_for_publish(20)
+        assert sent.is_published(), f"{self.id}'s hand {self.hands}: no PUBACK from the room"
+        return self.hands
 
     def close(self) -> None:
         self.c.disconnect()
