@@ -140,6 +140,7 @@ class Ingestor:
                 # hand once (controller.floor.director: Director._hand_end).
                 for observe in self.observers:
                     observe(msg)
+        self.counters.handled += len(batch)
         return new
 
     def diagnostics(self, name: str, data: bytes) -> bool:

@@ -101,7 +101,9 @@ def test_a_move_updates_both_tables_seating_with_no_console_typing(tmp_path: Pat
         ops = [(e["op"], e["body"].get("name")) for e in director.store.room_log("room")]
         assert ("tournament.departed", mover) in ops and ("tournament.confirm_move", mover) in ops
         assert ops.index(("tournament.departed", mover)) < ops.index(("tournament.confirm_move", mover))
-        assert any(x.kind == "seated" and x.data["player"] == mover for x in tour.decisions)
+        # (the floor's "seated" decision is made just after moving_to is cleared, in the director's thread)
+        wait_until(lambda: any(x.kind == "seated" and x.data["player"] == mover for x in tour.decisions), 10,
+                   "the floor's seated decision")
         assert tour.counts() == {"t1": 5, "t2": 5}
         assert len(_players(tables["t1"])) == len(_players(tables["t2"])) == 5
 
