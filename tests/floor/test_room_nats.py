@@ -294,7 +294,13 @@ def test_a_hundred_player_tournament_through_nats_jetstream_and_postgresql(tmp_p
             # each move: the giving table's unseat and the receiving table's seat came back through NATS
             # (every request the floor journals is a PostgreSQL commit: a round with a break or a redraw makes
             # dozens, slow on a loaded machine)
-            _wait(agreed, 60, f"the tables and the floor agree after round {rounds}")
+            try:
+                _wait(agreed, 60, f"the tables and the floor agree after round {rounds}")
+            except AssertionError as exc:  # who is still on his way, and the tables that differ
+                moving = [(p.name, p.moving_to) for p in tour.active() if p.moving_to]
+                differ = [(t.number, tables[str(t.number)].names(), tour.planned(t.number))
+                          for t in tour.open_tables() if tables[str(t.number)].names() != tour.planned(t.number)]
+                raise AssertionError(f"{exc}: moving {moving}; differ {differ}") from None
             # no chip lost or made twice: the busted players' chips went to the hands' winners, and each
             # moved player's came with him
             assert sum(st or 0 for x in tables.values() for _, st in x.seats.values()) == sum(chips.values())
