@@ -293,8 +293,10 @@ def _run_table_demo(hands: int, seed: int | None, pace: float, mistake_rate: flo
                 """Wait while the display says a board card is missing (issue 15: the street holds)."""
                 deadline = time.monotonic() + timeout
                 while time.monotonic() < deadline:
-                    engine = daemon.service.engine if daemon.service else None
-                    if engine is None or engine.over or engine.missing_board() is None:
+                    with daemon.owner_lock:  # the hand copied whole, between two events
+                        engine = daemon.service.engine if daemon.service else None
+                        hand = engine.view() if engine is not None else None
+                    if hand is None or hand.over or hand.missing_board is None:
                         return
                     time.sleep(0.05)
 
@@ -306,10 +308,12 @@ def _run_table_demo(hands: int, seed: int | None, pace: float, mistake_rate: flo
                 streets, the dealer still waits while the display says a board card is missing)."""
                 deadline = time.monotonic() + timeout
                 while time.monotonic() < deadline:
-                    engine = daemon.service.engine if daemon.service else None
-                    if engine is None or engine.over:
+                    with daemon.owner_lock:  # the hand copied whole, between two events
+                        engine = daemon.service.engine if daemon.service else None
+                        hand = engine.view() if engine is not None else None
+                    if hand is None or hand.over:
                         return
-                    have = {c.face for c in engine.board}
+                    have = {c.face for c in hand.board_dealt}
                     if all(card.face in have for card in dead.values()):
                         return
                     time.sleep(0.05)
