@@ -402,7 +402,7 @@ class TableService:
 
     def _apply_end_hand(self, ev: EndHand, out: list[Output], at: float) -> None:
         if self.engine is not None:
-            self.engine.apply(ev)
+            self.engine.play(ev)  # what the hand came to is read once it is closed (outcome, settlement)
             self._close_hand(out)
 
     def _apply_acknowledge(self, ev: Acknowledge, out: list[Output], at: float) -> None:

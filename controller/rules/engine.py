@@ -65,11 +65,11 @@ from controller.rules.operations import (
     HoleCards,
     Operation,
     Played,
-    PotAwarded,
     Settlement,
     StreetStarted,
     Winner,
 )
+from controller.rules.pots import PotAwarded
 from controller.rules.profiles import chain as profile_chain
 from controller.rules.rulings import IRREGULARITY, MISDEAL, VOID, Ruling, kind_of
 from controller.rules.showdown import Award, ShowdownError, award_pot, kept_after_draw

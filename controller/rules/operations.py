@@ -8,8 +8,8 @@ operations an event came to, the rulings it raised, whether the hand is over) an
 event may apply now.  Each operation carries its display payload (docs/mqtt.md ``event/<kind>``),
 so the service publishes from it and never works out what happened by reading the engine's state.
 The hand's end is typed too (:class:`HandOutcome`, and the chips' :class:`Settlement`), and code
-outside the rules can read a hand through :class:`HandView`, a frozen copy (``HandEngine.view()``: the
-equity worker and the PHH export do).
+outside the rules reads a hand through :class:`HandView`, a frozen copy (``HandEngine.view()``), and
+nothing else of the engine's state.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from controller.rules.cards import Card
+from controller.rules.pots import PotAwarded
 from controller.rules.rulings import Ruling
 
 if TYPE_CHECKING:  # events imports the chip book, which imports this module
@@ -191,19 +192,6 @@ class Played:
     rulings: tuple[Ruling, ...]
     hole_cards: HoleCards | None
     over: bool
-
-
-@dataclass(frozen=True, slots=True)
-class PotAwarded:
-    """One pot at the hand's end: its chips, the seats that could win it and those that did (none
-    when nothing was awarded)."""
-
-    amount: int
-    eligible: tuple[int, ...]
-    winners: tuple[int, ...] = ()
-
-    def payload(self) -> dict[str, Any]:
-        return {"amount": self.amount, "eligible": list(self.eligible), "winners": list(self.winners)}
 
 
 @dataclass(frozen=True, slots=True)
