@@ -197,7 +197,7 @@ class FloorOrders:
         its chips stay in the pot; the ruling's alert goes to the display)."""
         service, seat = self.daemon.service, order.get("seat")
         engine = service.engine if service is not None else None
-        if engine is None or engine.over or not isinstance(seat, int) or seat not in engine.active:
+        if engine is None or engine.over or not isinstance(seat, int) or seat not in engine.view().active:
             log.warning("the floor ruled seat %s's hand dead, but it is not in a hand", seat,
                         extra={"table_id": self.table_id})
             return
