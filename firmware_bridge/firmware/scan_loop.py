@@ -89,6 +89,10 @@ CONFIRM_LEAD_MS = _setting("CONFIRM_LEAD_MS", 4)
 # read, once GC_MS has passed since the last; and whenever GC_THRESHOLD bytes were allocated since.
 GC_MS = _setting("GC_MS", 100)
 GC_THRESHOLD = _setting("GC_THRESHOLD", 16384)
+# On the RP2040, the empty slots are read and their successors switched on in machine code
+# (rp2fast.run_empty), for at most RUN_US at a time before the loop's service (host commands,
+# heartbeats) runs again.
+RUN_US = _setting("RUN_US", 2000)
 OUT_LIMIT = 2048  # bytes queued for USB while the host does not read; beyond: frames dropped, FAULT 5 later
 
 # Watchdog scratch register 0 survives the watchdog reset machine.reset() goes through on the
@@ -331,6 +335,9 @@ def main():
     warming = []  # antennas whose field is on, in the order they will be read
     reads = [0] * len(readers)
     errors = 0
+    if FAST:  # what rp2fast.run_empty reads and changes in place (see there)
+        ctx = [readers, dev.enabled, alive, dev.present, dev.pending, bytes(scanner.order), rp2fast._FIFO, warming]
+        st = array("i", (0, 0, PIPELINE, ADJACENT, RUN_US, 0))
 
     def service():
         wdt.feed()
@@ -353,7 +360,27 @@ def main():
             if now != served:  # once a millisecond is plenty: a read is ~0.5 ms on an empty slot
                 served = now
                 service()
-            while len(warming) <= PIPELINE:
+            answered = 0  # run_empty's REQA of `antenna` was answered (1) or its reader is dead (-1)
+            step = True  # the loop reads one antenna below
+            if FAST and not dev.awaiting and not scanner.deferred:
+                st[0] = scanner.pos
+                # Its picks count as the scanner's: it stops before a priority read is due.
+                st[1] = scanner.countdown - 1 if dev.expected else 255
+                r = rp2fast.run_empty(ctx, st)
+                scanner.pos = st[0]
+                if dev.expected:
+                    scanner.countdown -= r >> 16
+                if r & 0xFF00:  # it read some (the last a fraction of a millisecond ago)
+                    dev.read_at(time.ticks_ms())
+                why = r & 0xFF
+                if why == rp2fast.RUN_TAG or why == rp2fast.RUN_DEAD:
+                    answered = 1 if why == rp2fast.RUN_TAG else -1
+                elif why == rp2fast.RUN_WRAP:
+                    scanner.cycle_done = True
+                    step = False
+                elif why == rp2fast.RUN_TIME:
+                    step = False
+            while step and not answered and len(warming) <= PIPELINE:
                 a = scanner.next(dev, warming)
                 if a is None:
                     break
@@ -385,13 +412,20 @@ def main():
                     warming.insert(1, a)
                 else:
                     warming.append(a)
-            if not warming:
+            if answered:
+                antenna = st[5]
+            elif not step:
+                antenna = -1
+            elif not warming:
                 time.sleep_ms(5)
                 continue
-            if dev.awaiting and len(warming) > 1:
-                _confirm_first(dev, warming)
-            antenna = warming.pop(0)
-            if dev.enabled[antenna] and alive[antenna]:
+            else:
+                if dev.awaiting and len(warming) > 1:
+                    _confirm_first(dev, warming)
+                antenna = warming.pop(0)
+            if antenna < 0:
+                pass
+            elif dev.enabled[antenna] and alive[antenna]:
                 tags = dev.present[antenna]
                 pending = dev.pending[antenna]
                 known = None
@@ -405,7 +439,7 @@ def main():
                         known = sorted(tags)
                 reader = readers[antenna]
                 try:
-                    uids = reader.scan(known)
+                    uids = reader.after_reqa(known, answered) if answered else reader.scan(known)
                     # The read's time is when its REQA went (after the settle), not when it ended:
                     # CONFIRM_MS is between the two reads' REQAs, and a full anticollision (~7 ms)
                     # is not added to every arrival.
@@ -448,6 +482,8 @@ def main():
                 except Exception:
                     pass
             warming = []
+            if FAST:
+                ctx[7] = warming
             dev.fault(SOURCE_CONTROLLER, FAULT_FIRMWARE_ERROR, errors)
             if errors >= 20:  # failing every time: a clean restart is the better chance
                 raise exc
