@@ -78,6 +78,10 @@ REINIT_MS = 5000  # how often a dead reader is retried
 
 # -- scan schedule (README "Scan timing") ------------------------------------------------
 PIPELINE = _setting("PIPELINE", 5)  # readers whose field is already on (settling) while one is read
+# ... while the host expects no card (no EXPECT): a deeper pipeline hides the settle behind more
+# (shorter) empty reads, so the whole table's cycle is shorter; with expected antennas, PIPELINE
+# (one read in PRIORITY_EVERY goes to them, and each waits behind the fields already on).
+PIPELINE_IDLE = _setting("PIPELINE_IDLE", 7)
 ADJACENT = _setting("ADJACENT", 1)  # antennas closer than this in number are neighbours: never on together
 PRIORITY_EVERY = _setting("PRIORITY_EVERY", 2)  # every Nth read goes to an expected/confirming antenna
 FULL_EVERY = _setting("FULL_EVERY", 4)  # every Nth read of an occupied antenna is a full anticollision
@@ -337,7 +341,7 @@ def main():
     errors = 0
     if FAST:  # what rp2fast.run_empty reads and changes in place (see there)
         ctx = [readers, dev.enabled, alive, dev.present, dev.pending, bytes(scanner.order), rp2fast._FIFO, warming]
-        st = array("i", (0, 0, PIPELINE, ADJACENT, RUN_US, 0))
+        st = array("i", (0, 0, PIPELINE_IDLE, ADJACENT, RUN_US, 0))
 
     def service():
         wdt.feed()
@@ -360,12 +364,14 @@ def main():
             if now != served:  # once a millisecond is plenty: a read is ~0.5 ms on an empty slot
                 served = now
                 service()
+            depth = PIPELINE if dev.expected else PIPELINE_IDLE
             answered = 0  # run_empty's REQA of `antenna` was answered (1) or its reader is dead (-1)
             step = True  # the loop reads one antenna below
             if FAST and not dev.awaiting and not scanner.deferred:
                 st[0] = scanner.pos
                 # Its picks count as the scanner's: it stops before a priority read is due.
                 st[1] = scanner.countdown - 1 if dev.expected else 255
+                st[2] = depth
                 r = rp2fast.run_empty(ctx, st)
                 scanner.pos = st[0]
                 if dev.expected:
@@ -380,7 +386,7 @@ def main():
                     step = False
                 elif why == rp2fast.RUN_TIME:
                     step = False
-            while step and not answered and len(warming) <= PIPELINE:
+            while step and not answered and len(warming) <= depth:
                 a = scanner.next(dev, warming)
                 if a is None:
                     break
