@@ -87,8 +87,9 @@ PRIORITY_EVERY = _setting("PRIORITY_EVERY", 2)  # every Nth read goes to an expe
 FULL_EVERY = _setting("FULL_EVERY", 4)  # every Nth read of an occupied antenna is a full anticollision
 CONFIRM_MS = _setting("CONFIRM_MS", 20)  # a new tag is reported when a second read, this much later, confirms it
 # The confirming read is started this much before CONFIRM_MS is up: its field's 5 ms settle comes
-# before its REQA, which is what must be CONFIRM_MS after the first read's (1 ms to spare).
-CONFIRM_LEAD_MS = _setting("CONFIRM_LEAD_MS", 4)
+# before its REQA, which is what must be CONFIRM_MS after the first read's; a read of it that would
+# come sooner waits for that (_await_confirm), so its field can go on a little early.
+CONFIRM_LEAD_MS = _setting("CONFIRM_LEAD_MS", 6)
 # The collector (on the RP2040): at the end of a scan cycle with no new tag awaiting its confirming
 # read, once GC_MS has passed since the last; and whenever GC_THRESHOLD bytes were allocated since.
 GC_MS = _setting("GC_MS", 100)
@@ -256,7 +257,8 @@ class Scanner:
                 a = prio[self.prio_pos % len(prio)]
                 if not dev.enabled[a]:
                     self.prio_pos += 1
-                elif a not in busy and self._clear(a, busy):
+                elif a not in busy and self._clear(a, busy) and self._clear(a, self.deferred):
+                    # (a neighbour passed over for its field goes first: else it never would)
                     self.prio_pos += 1
                     return a
         deferred = self.deferred
@@ -367,8 +369,12 @@ def main():
             depth = PIPELINE if dev.expected else PIPELINE_IDLE
             answered = 0  # run_empty's REQA of `antenna` was answered (1) or its reader is dead (-1)
             step = True  # the loop reads one antenna below
-            if FAST and not dev.awaiting and not scanner.deferred:
+            run_us = RUN_US
+            if FAST and dev.awaiting:  # a new tag: the batch ends when its confirming read may start
+                run_us = 1000 * _confirm_in(dev, time.ticks_ms())
+            if FAST and run_us > 0 and not scanner.deferred:
                 st[0] = scanner.pos
+                st[4] = run_us if run_us < RUN_US else RUN_US
                 # Its picks count as the scanner's: it stops before a priority read is due.
                 st[1] = scanner.countdown - 1 if dev.expected else 255
                 st[2] = depth
@@ -443,6 +449,8 @@ def main():
                         known = sorted(tags) + sorted(pending) if tags else sorted(pending)
                     else:
                         known = sorted(tags)
+                    if pending:
+                        _await_confirm(pending)
                 reader = readers[antenna]
                 try:
                     uids = reader.after_reqa(known, answered) if answered else reader.scan(known)
@@ -494,6 +502,32 @@ def main():
             if errors >= 20:  # failing every time: a clean restart is the better chance
                 raise exc
             time.sleep_ms(10)
+
+
+def _await_confirm(pending):
+    """A read of a new tag's antenna due less than CONFIRM_LEAD_MS before it could confirm the tag
+    waits until it can: its REQA (after the settle, or after this) then comes no sooner than
+    CONFIRM_MS after the first read's, so the confirming read's field may go on CONFIRM_LEAD_MS
+    early (more than the settle) without a read that comes too soon to count."""
+    now = time.ticks_ms()
+    for first in pending.values():
+        left = CONFIRM_MS - time.ticks_diff(now, first)
+        if 0 < left <= CONFIRM_LEAD_MS:
+            time.sleep_ms(left)
+        return
+
+
+def _confirm_in(dev, now):
+    """ms until the first new tag's confirming read may start (``Device.confirm_due``, with the
+    same CONFIRM_LEAD_MS); 0 or less: now."""
+    soonest = CONFIRM_MS
+    for pending in dev.pending:
+        if pending:
+            for first in pending.values():
+                left = CONFIRM_MS - CONFIRM_LEAD_MS - time.ticks_diff(now, first)
+                if left < soonest:
+                    soonest = left
+    return soonest
 
 
 def _confirm_first(dev, warming):
