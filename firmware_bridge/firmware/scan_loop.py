@@ -83,6 +83,9 @@ PIPELINE = _setting("PIPELINE", 5)  # readers whose field is already on (settlin
 # (one read in PRIORITY_EVERY goes to them, and each waits behind the fields already on).
 PIPELINE_IDLE = _setting("PIPELINE_IDLE", 7)
 ADJACENT = _setting("ADJACENT", 1)  # antennas closer than this in number are neighbours: never on together
+# A neighbour of an expected antenna passed over this long (its field cannot go on beside the
+# expected one's, back in the pipeline at every priority turn) goes before that antenna's next turn.
+STARVE_MS = _setting("STARVE_MS", 150)
 PRIORITY_EVERY = _setting("PRIORITY_EVERY", 2)  # every Nth read goes to an expected/confirming antenna
 FULL_EVERY = _setting("FULL_EVERY", 4)  # every Nth read of an occupied antenna is a full anticollision
 CONFIRM_MS = _setting("CONFIRM_MS", 20)  # a new tag is reported when a second read, this much later, confirms it
@@ -229,6 +232,7 @@ class Scanner:
         self.cycle_done = False
         self.urgent = False  # the last antenna given is due a confirming read: read it next, not last
         self.deferred = []
+        self.deferred_ms = {}  # antenna -> when the order passed it over (ticks_ms)
 
     def _clear(self, antenna, busy):
         for b in busy:
@@ -236,10 +240,21 @@ class Scanner:
                 return False
         return True
 
+    def _starved(self, antenna):
+        """A neighbour of ``antenna`` passed over STARVE_MS ago or more: it goes first (an expected
+        antenna is back in the pipeline at every priority turn, and its neighbours could wait for
+        as long as the host kept expecting a card there)."""
+        now = time.ticks_ms()
+        for b, since in self.deferred_ms.items():
+            if abs(b - antenna) <= ADJACENT and time.ticks_diff(now, since) >= STARVE_MS:
+                return True
+        return False
+
     def next(self, dev, busy):
         # Called once per read: written for MicroPython's speed (locals, no division, the common
         # case first), the same choices as before.
         self.urgent = False
+        deferred_ms = self.deferred_ms
         self.countdown -= 1
         if self.countdown <= 0:
             self.countdown = PRIORITY_EVERY
@@ -257,8 +272,7 @@ class Scanner:
                 a = prio[self.prio_pos % len(prio)]
                 if not dev.enabled[a]:
                     self.prio_pos += 1
-                elif a not in busy and self._clear(a, busy) and self._clear(a, self.deferred):
-                    # (a neighbour passed over for its field goes first: else it never would)
+                elif a not in busy and self._clear(a, busy) and not (deferred_ms and self._starved(a)):
                     self.prio_pos += 1
                     return a
         deferred = self.deferred
@@ -266,6 +280,8 @@ class Scanner:
             for a in deferred:  # passed over while a neighbour's field was on: first in line now
                 if self._clear(a, busy):
                     deferred.remove(a)
+                    if a in deferred_ms:
+                        del deferred_ms[a]
                     return a
         order = self.order
         enabled = dev.enabled
@@ -289,6 +305,7 @@ class Scanner:
                 return a
             if a not in deferred:
                 deferred.append(a)
+                deferred_ms[a] = time.ticks_ms()
         self.pos = pos
         return None
 
@@ -338,12 +355,16 @@ def main():
         dev.reader_state(antenna, alive[antenna])
     out.write(b"\x00")  # end whatever partial frame the host parser holds
     scanner = Scanner(len(readers))
+    # No deeper than the order's shortest stride group less one: the field switched on then is never
+    # beside one still warming from the group before (22 readers: 6; 28: 7), else the order is
+    # deferred at every cycle and read in Python.
+    idle = min(PIPELINE_IDLE, max(PIPELINE, len(readers) // (2 * ADJACENT + 1) - 1))
     warming = []  # antennas whose field is on, in the order they will be read
     reads = [0] * len(readers)
     errors = 0
     if FAST:  # what rp2fast.run_empty reads and changes in place (see there)
         ctx = [readers, dev.enabled, alive, dev.present, dev.pending, bytes(scanner.order), rp2fast._FIFO, warming]
-        st = array("i", (0, 0, PIPELINE_IDLE, ADJACENT, RUN_US, 0))
+        st = array("i", (0, 0, idle, ADJACENT, RUN_US, 0))
 
     def service():
         wdt.feed()
@@ -366,7 +387,7 @@ def main():
             if now != served:  # once a millisecond is plenty: a read is ~0.5 ms on an empty slot
                 served = now
                 service()
-            depth = PIPELINE if dev.expected else PIPELINE_IDLE
+            depth = PIPELINE if dev.expected else idle
             answered = 0  # run_empty's REQA of `antenna` was answered (1) or its reader is dead (-1)
             step = True  # the loop reads one antenna below
             run_us = RUN_US

@@ -145,11 +145,10 @@ def test_expected_antennas_are_read_first_and_often() -> None:
     b.run(2 * S)
     reqa = [r.commands.get(0x26, 0) for r in b.readers]
     others = sorted(reqa[:7] + reqa[8:])
-    # Twice as often as the rest, while its two neighbours still get their turn every cycle (before
-    # 1.6.0 it was read 3.3 times as often, because they got one every other cycle on the model and
-    # none at all on the chip: see test_a_card_beside_an_expected_antenna_is_not_starved).
-    assert reqa[7] > 2 * others[len(others) // 2]
-    assert min(reqa[6], reqa[8]) >= others[len(others) // 2] - 2
+    assert reqa[7] > 3 * others[len(others) // 2]
+    # Its two neighbours (its field is on at nearly every turn of theirs) still get one at least
+    # every STARVE_MS: see test_a_card_beside_an_expected_antenna_is_not_starved.
+    assert min(reqa[6], reqa[8]) >= others[len(others) // 2] // 2
 
 
 def test_replay_resends_missed_frames_with_their_own_numbers() -> None:
@@ -228,9 +227,9 @@ def test_a_quiet_table_is_no_stall_and_two_quick_cards_arrive_without_fault_7() 
 
 def test_a_card_beside_an_expected_antenna_is_not_starved() -> None:
     """The expected antenna is put back in the pipeline every other pick, so its field is nearly
-    always on; its neighbours, never switched on beside it, waited for it to be off and were not
-    read at all while the host kept expecting a card there (a card laid beside it was never
-    reported).  A neighbour passed over goes before the expected antenna's next turn."""
+    always on; its neighbours, never switched on beside it, waited for it to be off (on the chip,
+    1.5.0 did not report a card beside it in the 0.39 s the bench ran on).  A neighbour passed
+    over STARVE_MS (150 ms) ago goes before the expected antenna's next turn."""
     b = board()
     hello_ack(b, int(0.6 * S))
     b.clock.at(int(0.7 * S), lambda: b.rx.extend(p.encode(p.Expect((7,), seq=2))))
@@ -242,6 +241,4 @@ def test_a_card_beside_an_expected_antenna_is_not_starved() -> None:
     assert max(arrive.values()) - 1 * S < 200_000
     reqa = [r.commands.get(0x26, 0) for r in b.readers]
     others = sorted(reqa[:6] + reqa[9:])
-    # The expected antenna is still read more often than the rest (less than with no card beside
-    # it: each of its neighbours' turns costs it one, 107 to a median 59 here).
-    assert reqa[7] > 1.5 * others[len(others) // 2]
+    assert reqa[7] > 2 * others[len(others) // 2]  # and the expected antenna is still read often
