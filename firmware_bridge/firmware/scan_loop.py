@@ -85,7 +85,7 @@ PIPELINE_IDLE = _setting("PIPELINE_IDLE", 7)
 ADJACENT = _setting("ADJACENT", 1)  # antennas closer than this in number are neighbours: never on together
 # A neighbour of an expected antenna passed over this long (its field cannot go on beside the
 # expected one's, back in the pipeline at every priority turn) goes before that antenna's next turn.
-STARVE_MS = _setting("STARVE_MS", 150)
+STARVE_MS = _setting("STARVE_MS", 500)
 PRIORITY_EVERY = _setting("PRIORITY_EVERY", 2)  # every Nth read goes to an expected/confirming antenna
 FULL_EVERY = _setting("FULL_EVERY", 4)  # every Nth read of an occupied antenna is a full anticollision
 CONFIRM_MS = _setting("CONFIRM_MS", 20)  # a new tag is reported when a second read, this much later, confirms it
