@@ -170,7 +170,7 @@ def run_one(kind: str, files: dict[str, bytes], board: str = "", seed: int = 21)
             placed[(antenna, uid)] = chip.clock.now
         return go
 
-    until = BOOT_US + 600_000
+    until: float = BOOT_US + 600_000
     singles: list[tuple[int, bytes]] = []
     if kind in ("mux", "probe"):
         schedule = no_hint_schedule(seed, readers=readers)

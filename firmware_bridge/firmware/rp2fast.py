@@ -5,7 +5,10 @@ Measured on the chip's own binary (``tablectl bench table --chip``), a register 
 behind the 74HC154s (``MuxPin.value()`` is four pin writes in Python), where the bus itself needs
 4 us at 4 MHz.  Here one viper call selects the reader with two SIO writes (the decoder's address
 while both enables are still high, then the enable or chip select low), clocks the bytes through
-SPI0's FIFO, waits for the bus to go idle and deselects.
+SPI0's FIFO, waits for the bus to go idle and deselects.  ``run_empty`` (1.6.0) goes further: the
+scan loop's whole step over a run of empty slots (switch the next reader on, read the first
+warming one) in one call, so an empty table's cycle is bound by the readers' 5 ms settle, not
+by Python between reads.
 
 Only ``main.py`` on an RP2040 imports this (``sys.platform == "rp2"``): the register-level model
 and the MicroPython WebAssembly tests run the portable driver, whose logic this does not change:
