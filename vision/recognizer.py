@@ -93,7 +93,17 @@ from .corners import (
     read_indices,
 )
 from .detect import WARP_H, WARP_W, DetectParams, box_of, find_quads, max_channel, min_channel, warp
-from .evidence import ACE_PIP_WIDTH, COURT_MAX_PIPS, NUMBER_RANKS, Centre, centre_of, centre_verdict
+from .evidence import (
+    ACE_PIP_WIDTH,
+    COURT_MAX_PIPS,
+    NUMBER_RANKS,
+    Centre,
+    centre_contradicts,
+    centre_of,
+    centre_supports,
+    centre_verdict,
+    read_centre,
+)
 from .glyphs import (
     RANK_CLASSES,
     RED_SPLIT,
@@ -379,6 +389,19 @@ def _spans_cards(outline: np.ndarray, card: np.ndarray) -> bool:
     return abs(cv2.contourArea(outline.astype(np.float32))) > SPANS_CARDS * area
 
 
+def _centre_evidence(ev: Evidence, face: str, centre: Any, own: bool) -> Evidence:
+    """``ev`` with what a card's centre (:func:`vision.evidence.read_centre`) says of ``face``: a
+    contradiction disputes it (``veto`` says why); a centre that names the rank on its own (exact pip
+    count, ``own`` centres only) is a second reader, and where the other reader named another card
+    (``disputed``) it outvotes it: two pieces of evidence against one."""
+    why = centre_contradicts(face, centre, count=own)
+    if why:
+        return replace(ev, disputed=True, veto=why)
+    if own and centre_supports(face, centre):
+        return replace(ev, readers=2, disputed=False)
+    return ev
+
+
 def _quad_iou(a: np.ndarray, b: np.ndarray) -> float:
     inter, _ = cv2.intersectConvexConvex(a.astype(np.float32), b.astype(np.float32))
     union = abs(cv2.contourArea(a.astype(np.float32))) + abs(cv2.contourArea(b.astype(np.float32))) - inter
@@ -396,6 +419,7 @@ class Evidence:
     centre: Centre | None  # what the card's centre shows (None: not looked at)
     readers: int = 1  # independent readers that name this rank and colour (whole card: glyphs, index model)
     pooled: bool = False  # the read pooled its corners already (a card read whole): their agreement is no support
+    veto: str | None = None  # (centre_check) why the card's centre rules the card out
 
     def verdict(self, face: str) -> tuple[bool, bool, str]:
         """``(allowed, supported, reason)``: nothing contradicts the card's rank or colour; a second
@@ -432,7 +456,8 @@ class Recognizer:
                  detect: DetectParams | None = None, deck: str = "A", index: IndexModel | bool | None = True,
                  index_threshold: float = INDEX_THRESHOLD, index_params: IndexParams | None = None,
                  agree: bool = AGREE_GATE, lone_threshold: float = LONE_THRESHOLD,
-                 corners_agree: bool = CORNERS_AGREE, two_readers: bool = TWO_READERS) -> None:
+                 corners_agree: bool = CORNERS_AGREE, two_readers: bool = TWO_READERS,
+                 centre_check: bool = False) -> None:
         self.model = model if model is not None else stock_model()
         self.threshold = threshold
         self.detect_params = detect or DetectParams()
@@ -445,6 +470,8 @@ class Recognizer:
         self.lone_threshold = lone_threshold  # (gate on) a card with one piece of evidence only needs this much
         self.corners_agree = corners_agree  # a card whose two corner indices read differently is unknown
         self.two_readers = two_readers  # a card is named only when both readers name it (see _second_reader)
+        # (with two_readers) the card's centre can rule a card out, or stand in for the second reader
+        self.centre_check = centre_check
 
     @classmethod
     def stock(cls, **kw: Any) -> Recognizer:
@@ -455,7 +482,9 @@ class Recognizer:
         """The stock recogniser with the two-reader check on, at the thresholds calibrated for it
         (``two_readers_mode`` of ``vision/data/thresholds.json``, by the same rule on the train scenes)."""
         mode = shipped_thresholds().get("two_readers_mode") or {}
-        args = {k: float(mode[k]) for k in ("threshold", "index_threshold", "lone_threshold") if k in mode}
+        args: dict[str, Any] = {k: float(mode[k]) for k in ("threshold", "index_threshold", "lone_threshold")
+                                if k in mode}
+        args["centre_check"] = bool(mode.get("centre_check", False))
         return cls.stock(**{**args, "two_readers": True, **kw})
 
     # -- single card
@@ -490,6 +519,8 @@ class Recognizer:
                 # the index reader must not read the card otherwise; unconfirmed (it reads no index there,
                 # or not surely), the card is named only at lone_threshold
                 ev = self._second_reader(card_img, card)
+                if self.centre_check:  # the card's own centre (warped from its outline): pips, picture, colour
+                    ev = _centre_evidence(ev, card.face, read_centre(card_img), own=True)
                 named = not ev.disputed and (ev.readers >= 2 or conf >= self.lone_threshold)
             return Reading(card if named else None, conf, "up", card, ev)
         centre = centre_of(card_img)
@@ -629,18 +660,26 @@ class Recognizer:
                 # more pips than a number card has, or rows of pips on a court card: trusted less
                 r = replace(r, confidence=r.confidence * PIP_EXCESS)
             named = self._named(r.confidence, self.index_threshold, ev, r.face)
-            if self.two_readers and named and r.corners < 2:
+            origin = (float(r.origin[0] + off[0]), float(r.origin[1] + off[1]))
+            host = next((i for i, d in enumerate(found)
+                         if cv2.pointPolygonTest(d.quad.astype(np.float32), origin, False) >= 0), None)
+            if self.two_readers and named and self.centre_check:
+                # the centre of the outline that holds the index, when it is this card's own, else of the
+                # card the index places (there only the pips' colour counts: it may take in a neighbour's)
+                own = host is not None and found[host].face == "up" and not _spans_cards(found[host].quad,
+                                                                                       r.quad + off)
+                centre = read_centre(warp(img, found[host].quad - off) if own and host is not None else card_img)
+                ev = _centre_evidence(ev, r.face, centre, own)
+                named = ev.veto is None
+            if self.two_readers and named and r.corners < 2 and ev.readers < 2:
                 # one index read by one reader: the card's other corner, or the other reader on the card
-                # the index places (warped upright), must name the same card
+                # the index places (warped upright), must name the same card (or its own centre, above)
                 glyphs = _card_glyphs(card_img)
                 named = bool(glyphs) and self.decide(glyphs)[0] == Card.parse(r.face, self.deck)
                 ev = replace(ev, readers=2 if named else 1)
             card = Card.parse(r.face, self.deck) if named else None
             if card is None and r.p_index < 0.5:
                 continue  # probably no index at all
-            origin = (float(r.origin[0] + off[0]), float(r.origin[1] + off[1]))
-            host = next((i for i, d in enumerate(found)
-                         if cv2.pointPolygonTest(d.quad.astype(np.float32), origin, False) >= 0), None)
             if host is not None:
                 d = found[host]
                 if (self.two_readers and d.card is None and card is not None and d.best is not None
