@@ -335,7 +335,7 @@ def run_real_bench(folder: str | Path, recognizer: Recognizer | None = None, uns
     t = time.perf_counter()
     base = {"dataset": str(folder), "unstretch": unstretch, "threshold": rec.threshold,
             "index_threshold": rec.index_threshold, "lone_threshold": rec.lone_threshold, "agree": rec.agree,
-            "two_readers": rec.two_readers, "centre_check": rec.centre_check}
+            "two_readers": rec.two_readers, "centre_check": rec.centre_check, "centre_placed": rec.centre_placed}
     if (folder / "images").is_dir():
         from .yolo import score_folder
 
@@ -359,7 +359,8 @@ def run_real_bench(folder: str | Path, recognizer: Recognizer | None = None, uns
     if recognizer is None:  # the daemon's camera on a real table (two readers and the centre), same photos
         cam = run_real_bench(folder, Recognizer.two_reader(), unstretch, progress, sides, folders)
         mode = {"two_readers_mode": {k: cam[k] for k in ("threshold", "index_threshold", "lone_threshold",
-                                                          "two_readers", "centre_check", "per_split")}}
+                                                          "two_readers", "centre_check", "centre_placed",
+                                                          "per_split")}}
     return {**base, "split": "scene", **({"folders": list(folders)} if folders else {}), **per.get("dev", {}),
             "per_split": per, **mode,
             "scenes": [s.to_dict() for s in scene_split(folder)],

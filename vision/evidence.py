@@ -1,4 +1,6 @@
-"""Evidence that agrees, or an abstention: an experimental gate, off by default
+"""Evidence that agrees, or an abstention.  Two parts: the centre read on real photos
+(:func:`read_centre`, :func:`centre_contradicts`, :func:`centre_supports`, :func:`placed_contradicts`,
+used by the two-reader camera: ``Recognizer(centre_check=True)``), below; and an experimental gate, off by default
 (``Recognizer(agree=True)`` turns it on; its measured cost is in :mod:`vision.recognizer`).
 
 A corner index alone can be misread (a nine's index taken for a queen's on a deck never
@@ -181,6 +183,9 @@ CENTRE_BLACK_ABOVE = 0.4  # a black card whose pips are redder than this: the pi
 CENTRE_RED_BELOW = 0.0  # a red card whose pips are less red than this: the pips are black
 CENTRE_PICTURE = 0.2  # a blob this big (of the card's width squared) on a number card other than an ace: a picture
 COURT_PIPS = 5  # this many pip-sized blobs: a number card's pips, not a court picture (a king's shows 4)
+# the pips' shape: a diamond is convex, a heart has its notch; on the train scenes the pips of hearts
+# read whole have a median solidity of at most 0.955, diamonds' 0.966 in the middle of theirs
+HEART_SOLIDITY_BELOW = 0.96  # a heart's pips are less solid than this (else they are diamonds)
 
 
 def centre_contradicts(face: str, c: CentreRead, count: bool = True) -> str | None:
@@ -194,11 +199,13 @@ def centre_contradicts(face: str, c: CentreRead, count: bool = True) -> str | No
         red = face[1:2] in ("d", "h")
         if (not red and c.red > CENTRE_BLACK_ABOVE) or (red and c.red < CENTRE_RED_BELOW):
             return "pips of the other colour"
+    rank = face[0]
     if not count:
         return None
-    rank = face[0]
     if rank == "A":
         return "a row of pips on an ace" if c.pips >= 2 else None
+    if rank in NUMBER_RANKS and face[1:2] == "h" and c.pips >= 2 and c.solidity >= HEART_SOLIDITY_BELOW:
+        return "diamonds for pips"
     if rank in NUMBER_RANKS:
         if c.pips > NUMBER_RANKS[rank]:
             return "more pips than the rank"
@@ -213,3 +220,13 @@ def centre_supports(face: str, c: CentreRead) -> bool:
     nothing bigger than a pip."""
     rank = face[0]
     return rank in NUMBER_RANKS and rank != "A" and c.pips == NUMBER_RANKS[rank] and c.large == 0
+
+
+def placed_contradicts(face: str, c: CentreRead) -> str | None:
+    """What rules ``face`` out in a centre warped from a quad its corner index places (not its own
+    outline: it may be shifted or take in a neighbour's pips or picture): only a court card's and an
+    ace's rules, the ones a neighbour rarely fakes on both placements (:meth:`Recognizer` reads the
+    card the index places both ways round, and vetoes only when both contradict)."""
+    why = centre_contradicts(face, c)
+    return why if why in ("rows of pips on a court card", "no picture on a court card", "a row of pips on an ace") \
+        else None
