@@ -138,6 +138,16 @@ class CentreRead:
     solidity: float  # median solidity of the pips (area / convex hull's area; nan: no pip)
 
 
+def _percentile_u8(img: np.ndarray, q: float) -> float:
+    """``np.percentile(img, q)`` (linear interpolation) of a uint8 image, from its histogram: the same
+    value, without sorting the pixels."""
+    cum = np.cumsum(np.bincount(img.ravel(), minlength=256))
+    pos = q / 100 * (int(cum[-1]) - 1)
+    lo = int(np.floor(pos))
+    v_lo, v_hi = (int(np.searchsorted(cum, k, side="right")) for k in (lo, min(lo + 1, int(cum[-1]) - 1)))
+    return float(v_lo + (pos - lo) * (v_hi - v_lo))
+
+
 def read_centre(card: np.ndarray) -> CentreRead:
     """Pips and pictures in the centre of an upright warped card (BGR, any size: it is brought
     to 200 x 280).  The ink is thresholded against the card's own paper (its 85th percentile of
@@ -148,11 +158,12 @@ def read_centre(card: np.ndarray) -> CentreRead:
         card = cv2.resize(card, (w, h), interpolation=cv2.INTER_AREA)
     if card.ndim == 2:
         card = cv2.cvtColor(card, cv2.COLOR_GRAY2BGR)
-    mn = card.min(axis=2)
+    b_, g_, r_ = cv2.split(card)
+    mn = cv2.min(cv2.min(b_, g_), r_)
     x0, x1, y0, y1 = int(CENTRE_SIDE * w), int((1 - CENTRE_SIDE) * w), int(CENTRE_EDGE * h), int((1 - CENTRE_EDGE) * h)
     region = mn[y0:y1, x0:x1].astype(np.float32)
-    paper = float(np.percentile(mn, 85))
-    dark = float(np.percentile(region, 2))
+    paper = _percentile_u8(mn, 85)
+    dark = _percentile_u8(mn[y0:y1, x0:x1], 2)
     ink = ((region < dark + INK_LEVEL * (paper - dark)) & (paper - region > INK_DARKER)).astype(np.uint8)
     n, lab, stats, _ = cv2.connectedComponentsWithStats(ink, connectivity=8)
     areas = stats[1:, cv2.CC_STAT_AREA] / float(w * w)
@@ -160,15 +171,15 @@ def read_centre(card: np.ndarray) -> CentreRead:
     red = solidity = float("nan")
     if pip_ids:
         px = card[y0:y1, x0:x1]
-        white = np.maximum(px[region >= paper - 5].reshape(-1, 3).mean(axis=0), 1.0) if (region >= paper - 5).any() \
-            else np.full(3, 255.0)
+        paperish = region >= paper - 5
+        white = np.maximum(px[paperish].reshape(-1, 3).mean(axis=0), 1.0) if paperish.any() else np.full(3, 255.0)
         reds, sols = [], []
         for i in pip_ids:
-            m = lab == i
-            b, g, r = px[m].reshape(-1, 3).mean(axis=0) / white
-            reds.append(float((r - max(b, g)) / max(r, 1e-3)))
             x, y, bw, bh = stats[i, :4]
-            cs, _ = cv2.findContours(m[y:y + bh, x:x + bw].astype(np.uint8), cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+            m = lab[y:y + bh, x:x + bw] == i  # the pip's box only: the same pixels as the whole label image
+            b, g, r = px[y:y + bh, x:x + bw][m].reshape(-1, 3).mean(axis=0) / white
+            reds.append(float((r - max(b, g)) / max(r, 1e-3)))
+            cs, _ = cv2.findContours(m.astype(np.uint8), cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
             c = max(cs, key=cv2.contourArea)
             sols.append(float(cv2.contourArea(c)) / max(float(cv2.contourArea(cv2.convexHull(c))), 1.0))
         red, solidity = float(np.median(reds)), float(np.median(sols))
