@@ -194,3 +194,13 @@ def test_a_card_its_index_places_is_ruled_out_only_when_both_placements_contradi
     assert named("Kc") == [None]
     frame[100:380, 200:400] = cv2.resize(_train_card("IMG_20220316_165709", "Kd"), (200, 280))
     assert named("Kc") == ["Kc"]  # a picture one way round: the centre does not rule a court card out
+
+
+def test_the_histogram_percentile_is_numpys() -> None:
+    from vision.evidence import _percentile_u8
+
+    rng = np.random.default_rng(25)
+    for _ in range(100):
+        x = rng.integers(0, 256, (int(rng.integers(1, 400)),), dtype=np.uint8)
+        q = float(rng.uniform(0, 100))
+        assert abs(_percentile_u8(x, q) - float(np.percentile(x, q))) < 1e-9
