@@ -124,7 +124,9 @@ class Fusion:
         """Seed where cards already are (zone names), e.g. from the engine after a restart, so a
         tag the device re-reports at its place is not dealt a second time."""
         self._last_dest.update(placements)
-        self._board_dealt = sum(1 for zone in self._last_dest.values() if zone == "board")
+        # The engine's board (a pending group is not in it yet): after the dealer confirmed a flop,
+        # counted as none, the turn and the river each waited out the board window (issue 26).
+        self._board_dealt = sum(1 for zone in placements.values() if zone == "board")
 
     def feed(self, change: ZoneChange) -> list[FusionOutput]:
         now = self._clock()
@@ -198,7 +200,7 @@ class Fusion:
             return []
         self._asked_again = frozenset()
         self.awaiting.clear()
-        self._last_dest.update(placed)
+        self.remember(placed)
         held, self._after_unknown = self._after_unknown, []
         out: list[FusionOutput] = []
         for change in held:
