@@ -101,6 +101,9 @@ class LinkConfig:
     inventory_timeout: float = 0.5  # re-request an inventory not received within this
     ack_timeout: float = 0.3
     command_retries: int = 3
+    # REPLAYs of one gap before a snapshot decides: on a noisy line the replayed copies are lost too,
+    # and a snapshot knows neither the order of what it finds nor a card that came and went.
+    replay_tries: int = 4
     reopen_backoff_min: float = 0.05
     reopen_backoff_max: float = 5.0
     reboot_on_watchdog: bool = True
@@ -237,6 +240,7 @@ class BridgeLink:
         self._unsynced_since: float | None = None
         self._replay: tuple[int, float, int] | None = None  # (first seq asked, sent at, command seq)
         self._replay_failed = False  # the ring no longer held what was missed: a snapshot decides
+        self._replay_tries = 0  # REPLAYs sent for the gap being filled
         self._explained: set[tuple[int, str, bool]] = set()
         # (command seq, sent at, the snapshot's differences, the unexplained arrivals), while the
         # device replays its ring to order a snapshot's arrivals; the ring's arrivals, in order.
@@ -520,6 +524,11 @@ class BridgeLink:
             # reordered on the line too).
             self._ring_order[(item.antenna, item.uid.hex().upper(), True)] = seq_distance(item.seq, self._expected)
             return
+        if (isinstance(item, p.Ack) and self._replay is not None and item.cmd_seq == self._replay[2]
+                and seq_distance(item.seq, self._expected) > 0):
+            # The ACK that ends a replay waits in sequence behind the frames still missing: those
+            # copies were lost too, so ask again now rather than after the ACK timeout.
+            self._replay_answered(item, now)
         if isinstance(item, p.Inventory):
             first = (item.seq - (item.part - 1)) % SEQ_MOD
             if (item.boot_id == self._boot_id and not self._replay_failed and self._model
@@ -699,8 +708,7 @@ class BridgeLink:
                 self._order_replay_done(now)
                 return
             if self._replay is not None and msg.cmd_seq == self._replay[2]:
-                if msg.status != p.AckStatus.OK:
-                    self._replay_gone(now, "the device's ring no longer holds the missed frames")
+                self._replay_answered(msg, now)
                 return
             pending = self._pending.pop(msg.cmd_seq, None)
             if msg.status != p.AckStatus.OK:
@@ -826,14 +834,35 @@ class BridgeLink:
         self._last_missing = next((d for d in reversed(range(max(span, 0))) if d not in have), None)
         return sorted(diffs, key=lambda change: when.get(change, -1))  # stable: lost changes keep their order
 
-    def _ask_replay(self, now: float) -> None:
-        if self._replay is not None and self._replay[0] == self._expected:
+    def _ask_replay(self, now: float, again: bool = False) -> None:
+        if self._replay is not None and self._replay[0] == self._expected and not again:
             return
+        if not again:
+            self._replay_tries = 0
+        self._replay_tries += 1
         self.counters["replay_requests"] += 1
         log.info("asking the device to replay from %d", self._expected,
                  extra={"event": "bridge_replay_request", "url": self.url, "first": self._expected})
         sent = self._send(p.Replay(self._expected), now)
         self._replay = (self._expected, now, sent.seq)
+
+    def _replay_answered(self, ack: p.Ack, now: float) -> None:
+        if ack.status != p.AckStatus.OK:
+            self._replay_gone(now, "the device's ring no longer holds the missed frames")
+        elif self._buffer:  # the ACK ends the replay: copies still missing were lost on the line
+            self._replay_again(now)
+
+    def _replay_again(self, now: float) -> None:
+        """A replay left frames missing (its copies or its ACK lost on the line): ask again from the
+        first one still missing, a few times, before a snapshot decides (issue 26, F5: a snapshot
+        after one failed replay lost a card that came and went, and the order of those it found)."""
+        if self._replay is not None and seq_distance(self._expected, self._replay[0]) > 0:
+            self._replay_tries = 0  # it filled a gap: what is missing now is a newer loss
+        if self._replay_tries >= self.config.replay_tries:
+            self._replay_gone(now, f"{self._replay_tries} REPLAYs left frames missing")
+            return
+        self.counters["replay_retries"] += 1
+        self._ask_replay(now, again=True)
 
     def _replay_gone(self, now: float, reason: str) -> None:
         """The missed frames cannot be had again: drop what waited for them and take a fresh
@@ -958,7 +987,7 @@ class BridgeLink:
             if seq_distance(self._expected, self._replay[0]) > 0 and not self._buffer:
                 self._replay = None  # the gap is filled
             elif now - self._replay[1] >= max(cfg.ack_timeout, 4 * cfg.reorder_window):
-                self._replay_gone(now, "no answer to REPLAY")
+                self._replay_again(now)
         if self._inventory_due is not None and now >= self._inventory_due:
             self._request_inventory(now, "inventory overdue")
         for seq, pending in list(self._pending.items()):
