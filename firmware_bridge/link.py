@@ -785,9 +785,13 @@ class BridgeLink:
             # older than the ones it placed.  None of them has a known order.
             unplaced = list(unexplained)
         if ring:
-            placed = sorted((c for c in ordered if c in ring), key=lambda c: ring[c])
-            rest = [c for c in ordered if c not in ring]
-            ordered = rest + placed
+            # The ring orders only the changes whose place was unknown (lost, or seen before a lost
+            # frame); those seen after every lost frame stay after them all, in their own order (put
+            # among the ring's "rest", a card seen after four lost ones went out first: issue 26, F5).
+            unknown = [c for c in ordered if c in unexplained or c not in self._when]
+            seen = [c for c in ordered if c not in unknown]
+            placed = sorted((c for c in unknown if c in ring), key=lambda c: ring[c])
+            ordered = [c for c in unknown if c not in ring] + placed + seen
         for change in ordered:
             known = len(unplaced) < 2 or change not in unplaced
             if not known:

@@ -79,3 +79,26 @@ def test_the_rings_replay_orders_arrivals_by_their_seq_not_by_when_the_copies_ca
     link._handle(p.TagArrive(1, Y, seq=3), t + 0.47)  # noqa: SLF001
     link._timers(t + 0.8)  # noqa: SLF001
     assert [(c.antenna, c.ordered) for c in changes if c.arrived] == [(1, True), (4, True)]
+
+
+def test_a_card_seen_after_the_lost_ones_stays_after_those_the_ring_could_not_order() -> None:
+    """The bench's hand 8: a snapshot found five arrivals, four lost and one (seat 4's fourth card)
+    seen after the losses; the ring placed some of the four; the one seen went out *first*, in
+    order, ahead of the four it followed: a false ``seat_dealt_out``."""
+    link, changes, t = _synced()
+    w = bytes.fromhex("04000000000003")
+    # seq 3: Y lands on antenna 1 (lost); seq 4: W on antenna 2 (lost); seq 5: Z on antenna 4, seen.
+    link._handle(p.TagArrive(4, Z, seq=5), t + 0.01)  # noqa: SLF001
+    now = t + 0.07
+    link._timers(now)  # noqa: SLF001 - REPLAY(3), never answered
+    for _ in range(link.config.replay_tries):
+        now += 0.35
+        link._timers(now)  # noqa: SLF001
+    link._handle(p.Inventory(BOOT, 9, 1, 1, ((1, Y), (2, w), (4, Z)), seq=6), now + 0.01)  # noqa: SLF001
+    # The ring's replay (asked to order Y and W): W's copy comes, Y's is lost; then its ACK.
+    assert link._order_replay is not None  # noqa: SLF001
+    link._handle(p.TagArrive(2, w, seq=4), now + 0.02)  # noqa: SLF001
+    link._handle(p.Ack(link._order_replay[0], p.MessageType.REPLAY, p.AckStatus.OK, seq=7), now + 0.03)  # noqa: SLF001
+    arrivals = [(c.antenna, c.ordered) for c in changes if c.arrived]
+    assert arrivals[-1] == (4, True), arrivals  # Z last: it came after both
+    assert sorted(arrivals[:2]) == [(1, False), (2, False)], arrivals  # their order: the dealer's to say
