@@ -44,6 +44,10 @@ from firmware_bridge.zones import ZoneChange, ZoneTracker
 
 log = logging.getLogger(__name__)
 
+# Seconds with no new card of unknown order before the timer settles a batch of them (the link
+# sends a batch back to back, in well under this; an arrival in order settles it at once).
+UNORDERED_QUIET = 0.1
+
 
 @dataclass(frozen=True, slots=True)
 class UnknownTag:
@@ -103,6 +107,7 @@ class Fusion:
         self.suppressed = 0
         self.moved = 0
         self._unordered: list[tuple[Zone, Card]] = []
+        self._unordered_at = float("-inf")  # when the last card of unknown order came
         # Cards of unknown order the dealer was asked to confirm, and the arrivals since: held, in
         # order, until the table has the confirmed cards (request/confirm), then dealt.  Dealt
         # ahead of the cards they followed, they would make the table rule falsely.
@@ -132,10 +137,20 @@ class Fusion:
         now = self._clock()
         if change.entered and not change.ordered:
             identity = self.registry.lookup(change.uid)
-            if identity.card is not None and self._last_dest.get(identity.card) != change.zone.name:
-                self._unordered.append((change.zone, identity.card))
+            if identity.card is not None:
+                if self._last_dest.get(identity.card) != change.zone.name:
+                    self._unordered.append((change.zone, identity.card))
+                    self._unordered_at = now
+                else:  # re-reported where the table has it (after a restart, say): nothing new
+                    self.suppressed += 1
+                # Either way the batch is not over: settled here, a batch of one would go out as
+                # no question, ahead of the cards of unknown order still to come (issue 26: after a
+                # kill -9 the board re-reports every card; a dealt one between two new ones dealt the
+                # first alone, before a seat's earlier card: a false seat_dealt_out).
                 return []
-        out = self.poll(now)  # may settle a batch of unordered cards: this arrival then waits behind it
+        # An arrival in order ends a batch of unordered cards (the link sends them first): settled now,
+        # and this arrival waits behind it.
+        out = self._settle_unordered(now) + self.poll(now)
         if self.awaiting and change.entered:
             identity = self.registry.lookup(change.uid)
             if identity.card is not None and self._last_dest.get(identity.card) != change.zone.name:
@@ -158,9 +173,11 @@ class Fusion:
         return self.poll(now) + self._card_to(zone, card, "camera", now)
 
     def poll(self, now: float | None = None) -> list[FusionOutput]:
-        """Close a board/stub group whose window has passed; settle a batch of unordered cards."""
+        """Close a board/stub group whose window has passed; settle a batch of unordered cards once
+        no more has come for ``UNORDERED_QUIET`` (the link sends a batch back to back, but the
+        timer's poll may fall between two of its cards)."""
         now = self._clock() if now is None else now
-        out = self._settle_unordered(now)
+        out = self._settle_unordered(now) if now - self._unordered_at >= UNORDERED_QUIET else []
         if self._group and now - self._group_last >= self.board_window:
             return out + self.flush()
         return out

@@ -30,7 +30,7 @@ def _board(face: str, slot: int, ordered: bool = True) -> ZoneChange:
 def test_the_turn_after_a_confirmed_flop_goes_out_at_once() -> None:
     f = _fusion()
     assert f.feed(_board("Qc", 0, False)) == [] and f.feed(_board("Kh", 1, False)) == []
-    assert [type(o) for o in f.poll()] == [OrderUnknown]
+    assert [type(o) for o in f.poll(101.0)] == [OrderUnknown]  # the timer, once the batch has ended
     # The dealer's answer: the whole flop (the third card came in order, held behind the question).
     assert f.feed(_board("2h", 2)) == []
     flop = {Card.parse(c): "board" for c in ("Qc", "Kh", "2h")}
