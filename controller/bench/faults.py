@@ -708,7 +708,7 @@ def deal_hand(rig: Rig, n: int, fault: str, progress: Callable[[str], None]) -> 
     log = HandLog(n, game, fault)
     rig.console.request("change_game", {"game": game})
     r = rig.console.request("new_hand", {})
-    if (r is None or not r["ok"]) and rig.last is not None:
+    if r is not None and not r["ok"] and rig.last is not None:
         # The table refuses a new hand: the last one is still open (a card it never got, say).  The
         # floor ends it as the dealer would have (he enters what the table lacks, the players fold
         # in turn), counts it, and the session goes on (it must never stall for good: issue 26).
@@ -716,6 +716,7 @@ def deal_hand(rig: Rig, n: int, fault: str, progress: Callable[[str], None]) -> 
         rig.stuck.append({"hand": last_log.hand + 1, "fault": last_log.fault, "refused": r and r["error"]})
         wrap_up(rig, last_seq, last_pitched, last_log)
         rig.console.request("acknowledge", {}, timeout=3, tries=2, quiet=True)
+        rig.console.request("change_game", {"game": game})  # refused too while that hand was open
         r = rig.console.request("new_hand", {})
     if r is None or not r["ok"]:
         log.refused.append(f"new_hand: {r and r['error']}")
