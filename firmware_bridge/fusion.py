@@ -108,6 +108,8 @@ class Fusion:
         self.moved = 0
         self._unordered: list[tuple[Zone, Card]] = []
         self._unordered_at = float("-inf")  # when the last card of unknown order came
+        self._last_hand: frozenset[Card] = frozenset()  # the cards the last hand placed
+        self.late_mucks = 0
         # Cards of unknown order the dealer was asked to confirm, and the arrivals since: held, in
         # order, until the table has the confirmed cards (request/confirm), then dealt.  Dealt
         # ahead of the cards they followed, they would make the table rule falsely.
@@ -121,6 +123,7 @@ class Fusion:
         self.awaiting.clear()
         self._after_unknown.clear()
         self._asked_again = frozenset()
+        self._last_hand = frozenset(self._last_dest)
         self._last_dest.clear()
         self._board_dealt = 0
         return out
@@ -255,6 +258,14 @@ class Fusion:
 
     def _card_to(self, zone: Zone, card: Card, source: str, now: float) -> list[FusionOutput]:
         last = self._last_dest.get(card)
+        if zone.kind == "muck" and last is None and card in self._last_hand:
+            # A card of the last hand reaching the muck once this one has begun (the scoop, read late
+            # after a line fault): no card of this hand.  Mucked here, the same card dealt later in
+            # this hand read as a duplicate, and the hand was void (issue 26, the corruption bench).
+            self.late_mucks += 1
+            log.info("a card of the last hand reached the muck late", extra={
+                "event": "fusion_late_muck", "card": card.label()})
+            return []
         if last == zone.name:
             self.suppressed += 1
             log.debug("card re-entered its zone", extra={"event": "fusion_reentry", "card": card.label(),
