@@ -132,6 +132,11 @@ class Fusion:
         """Seed where cards already are (zone names), e.g. from the engine after a restart, so a
         tag the device re-reports at its place is not dealt a second time."""
         self._last_dest.update(placements)
+        # A pending board group's card the engine has now (the dealer's answer named it too): sent
+        # again when the group closed, it read as a second copy (issue 26, a kill -9 in the bench).
+        self._group = [(card, source) for card, source in self._group if card not in placements]
+        if not self._group:
+            self._group_kind = None
         # The engine's board (a pending group is not in it yet): after the dealer confirmed a flop,
         # counted as none, the turn and the river each waited out the board window (issue 26).
         self._board_dealt = sum(1 for zone in placements.values() if zone == "board")

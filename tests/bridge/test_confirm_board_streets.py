@@ -45,3 +45,16 @@ def test_a_late_tag_of_a_card_the_dealer_entered_is_not_dealt_again() -> None:
     f.remember({Card.parse(c): "board" for c in ("Qc", "Kh", "2h", "4c")})  # the dealer entered the turn
     assert f.feed(_board("4c", 3)) == []  # its tag, late: the card where he put it
     assert f.feed(_board("4d", 4)) == [BoardCards((Card.parse("4d"),), source="rfid")]  # the river: at once
+
+
+def test_a_flop_card_waiting_in_its_group_that_the_dealers_answer_named_is_not_sent_again() -> None:
+    """The 200-hand run's hand 66: the flop's first card came in order and waited in the board group
+    (the street incomplete), the other two came of unknown order; the dealer's answer named all
+    three; when the group's window closed the first went to the table again: a false duplicate_card."""
+    f = _fusion()
+    assert f.feed(_board("Qc", 0)) == []  # one card of three: the group waits
+    assert f.feed(_board("Kh", 1, False)) == [] and f.feed(_board("2h", 2, False)) == []
+    assert [type(o) for o in f.poll(100.5)] == [OrderUnknown]  # the group's window (1 s) still open
+    assert f.confirmed({Card.parse(c): "board" for c in ("Qc", "Kh", "2h")}) == []
+    assert f.poll(105.0) == []  # the group's window passes: nothing to send
+    assert f.feed(_board("4c", 3)) == [BoardCards((Card.parse("4c"),), source="rfid")]  # the turn, at once
