@@ -40,3 +40,27 @@ def test_the_board_counts_its_cards_once_per_hand_and_a_repeat_once() -> None:
         assert count() == 2 + 3 + 5 + 3  # the river makes five; the next hand's flop counts anew
     finally:
         rec.close()
+
+
+def test_the_dealer_enters_the_cards_he_pitched_that_the_display_does_not_show() -> None:
+    """After 8 s without the table showing a card he pitched (and no question from it), the bench's
+    dealer names it (``request/confirm``), as a dealer does: the river the table never heard of."""
+    from types import SimpleNamespace
+
+    from controller.bench.faults import HandLog, Pitched, confirm_missing
+
+    sent: list[tuple[str, dict]] = []
+    hand = {"seats": {"1": {"cards": 2}, "2": {"cards": 2}}, "burns": 3, "board": ["Qs", "Jh", "Tc", "9d"]}
+    rig = SimpleNamespace(
+        topics=SimpleNamespace(state="poker/t1/state"),
+        watch={"display": SimpleNamespace(parsed=lambda topic: [{"hand": hand}])},
+        console=SimpleNamespace(request=lambda name, fields: sent.append((name, fields)) or {"ok": True}))
+    pitched = Pitched(1, [("seat:1", "Ah"), ("seat:2", "Kd"), ("seat:1", "Ac"), ("seat:2", "Kc"),
+                          ("burn", "2c"), ("board", "Qs"), ("board", "Jh"), ("board", "Tc"),
+                          ("burn", "3c"), ("board", "9d"), ("burn", "4c"), ("board", "8h")])
+    log = HandLog(0, "holdem", "corrupt")
+    assert confirm_missing(rig, pitched, log)  # type: ignore[arg-type]
+    assert sent == [("confirm", {"cards": [{"to": "board", "card": "8h"}]})]
+    hand["board"] = [*hand["board"], "8h"]
+    assert not confirm_missing(rig, pitched, log)  # type: ignore[arg-type] - nothing missing: nothing sent
+    assert len(sent) == 1 and not log.refused
