@@ -247,6 +247,8 @@ class BridgeLink:
         self._order_replay: tuple[int, float, list, set] | None = None
         self._ring_order: dict[tuple[int, str, bool], int] = {}
         self._ring_seqs: set[int] = set()  # every frame the ring replay brought: holes mean lost ones
+        self._ring_marks: dict[int, bool] = {}  # the ring's FAULT 7 (True) and HEARTBEAT (False) seqs
+        self._ring_arrivals: dict[tuple[int, str, bool], int] = {}  # the ring's arrivals' seqs
         self._last_missing: int | None = None  # the last lost frame of a reconciled gap (distance)
         self._when: dict[tuple[int, str, bool], int] = {}  # an explained change's place in the gap
         # Changes made while a snapshot's differences wait for that replay: the model already holds
@@ -518,11 +520,14 @@ class BridgeLink:
             self._last_heartbeat = now
         if self._order_replay is not None and seq_distance(item.seq, self._expected) < 0:
             self._ring_seqs.add(item.seq)
+            if isinstance(item, p.Heartbeat) or (isinstance(item, p.Fault) and item.code == p.FaultCode.SCAN_STALLED):
+                self._ring_marks[item.seq] = isinstance(item, p.Fault)  # a stall opens a window, a beat ends it
         if (self._order_replay is not None and isinstance(item, p.TagArrive) and not isinstance(item, p.TagLeave)
                 and seq_distance(item.seq, self._expected) < 0):
             # Its place in the ring is its seq, not when its copy arrived (replayed frames can be
             # reordered on the line too).
             self._ring_order[(item.antenna, item.uid.hex().upper(), True)] = seq_distance(item.seq, self._expected)
+            self._ring_arrivals[(item.antenna, item.uid.hex().upper(), True)] = item.seq
             return
         if (isinstance(item, p.Ack) and self._replay is not None and item.cmd_seq == self._replay[2]
                 and seq_distance(item.seq, self._expected) > 0):
@@ -751,6 +756,8 @@ class BridgeLink:
             self._order_replay = (sent.seq, now, ordered, unexplained)
             self._ring_order = {}
             self._ring_seqs = set()
+            self._ring_marks = {}
+            self._ring_arrivals = {}
             self.counters["order_replays"] += 1
         else:
             self._emit_reconciled(ordered, unexplained, {}, now)
@@ -780,9 +787,11 @@ class BridgeLink:
         """Emit a snapshot's differences; arrivals the ring placed go in the ring's order, after
         any it could not place, which are flagged unordered if there are several."""
         unplaced = [c for c in unexplained if c not in ring]
-        if unplaced and len(unexplained) >= 2 and self._ring_holes():
+        if len(unexplained) >= 2 and ((unplaced and self._ring_holes()) or (ring and self._ring_stalled(unexplained))):
             # The ring's replay lost frames too: an arrival it did not place may be in a hole, not
-            # older than the ones it placed.  None of them has a known order.
+            # older than the ones it placed.  Or the board stalled before one (FAULT 7 in the ring):
+            # the scan after a stall reports in antenna order (the 200-hand run's hand 167, a kill -9
+            # under load: seat 1's card placed before seat 6's).  None of them has a known order.
             unplaced = list(unexplained)
         if ring:
             # The ring orders only the changes whose place was unknown (lost, or seen before a lost
@@ -797,6 +806,19 @@ class BridgeLink:
             if not known:
                 self.counters["unordered_arrivals"] += 1
             self._emit(PresenceChange(change[0], change[1], change[2], now, "inventory", None, self._boot_id, known))
+
+    def _ring_stalled(self, changes: set[tuple[int, str, bool]]) -> bool:
+        """Whether one of ``changes`` came in the ring inside a stall window (after a FAULT 7 and
+        before the next HEARTBEAT: the firmware holds that beat until the scans after the gap end)."""
+        marks = sorted(self._ring_marks.items(), key=lambda m: seq_distance(m[0], self._expected))
+        for change in changes:
+            seq = self._ring_arrivals.get(change)
+            if seq is None:
+                continue
+            before = [stall for q, stall in marks if seq_distance(q, seq) < 0]
+            if before and before[-1]:
+                return True
+        return False
 
     def _ring_holes(self) -> bool:
         """Whether the ring replay skipped frames (lost or corrupted on the way)."""
