@@ -44,6 +44,10 @@ from firmware_bridge.zones import ZoneChange, ZoneTracker
 
 log = logging.getLogger(__name__)
 
+# Seconds with no new card of unknown order before the timer settles a batch of them (the link
+# sends a batch back to back, in well under this; an arrival in order settles it at once).
+UNORDERED_QUIET = 0.1
+
 
 @dataclass(frozen=True, slots=True)
 class UnknownTag:
@@ -103,6 +107,9 @@ class Fusion:
         self.suppressed = 0
         self.moved = 0
         self._unordered: list[tuple[Zone, Card]] = []
+        self._unordered_at = float("-inf")  # when the last card of unknown order came
+        self._last_hand: frozenset[Card] = frozenset()  # the cards the last hand placed
+        self.late_mucks = 0
         # Cards of unknown order the dealer was asked to confirm, and the arrivals since: held, in
         # order, until the table has the confirmed cards (request/confirm), then dealt.  Dealt
         # ahead of the cards they followed, they would make the table rule falsely.
@@ -116,6 +123,7 @@ class Fusion:
         self.awaiting.clear()
         self._after_unknown.clear()
         self._asked_again = frozenset()
+        self._last_hand = frozenset(self._last_dest)
         self._last_dest.clear()
         self._board_dealt = 0
         return out
@@ -124,16 +132,33 @@ class Fusion:
         """Seed where cards already are (zone names), e.g. from the engine after a restart, so a
         tag the device re-reports at its place is not dealt a second time."""
         self._last_dest.update(placements)
-        self._board_dealt = sum(1 for zone in self._last_dest.values() if zone == "board")
+        # A pending board group's card the engine has now (the dealer's answer named it too): sent
+        # again when the group closed, it read as a second copy (issue 26, a kill -9 in the bench).
+        self._group = [(card, source) for card, source in self._group if card not in placements]
+        if not self._group:
+            self._group_kind = None
+        # The engine's board (a pending group is not in it yet): after the dealer confirmed a flop,
+        # counted as none, the turn and the river each waited out the board window (issue 26).
+        self._board_dealt = sum(1 for zone in placements.values() if zone == "board")
 
     def feed(self, change: ZoneChange) -> list[FusionOutput]:
         now = self._clock()
         if change.entered and not change.ordered:
             identity = self.registry.lookup(change.uid)
-            if identity.card is not None and self._last_dest.get(identity.card) != change.zone.name:
-                self._unordered.append((change.zone, identity.card))
+            if identity.card is not None:
+                if self._last_dest.get(identity.card) != change.zone.name:
+                    self._unordered.append((change.zone, identity.card))
+                    self._unordered_at = now
+                else:  # re-reported where the table has it (after a restart, say): nothing new
+                    self.suppressed += 1
+                # Either way the batch is not over: settled here, a batch of one would go out as
+                # no question, ahead of the cards of unknown order still to come (issue 26: after a
+                # kill -9 the board re-reports every card; a dealt one between two new ones dealt the
+                # first alone, before a seat's earlier card: a false seat_dealt_out).
                 return []
-        out = self.poll(now)  # may settle a batch of unordered cards: this arrival then waits behind it
+        # An arrival in order ends a batch of unordered cards (the link sends them first): settled now,
+        # and this arrival waits behind it.
+        out = self._settle_unordered(now) + self.poll(now)
         if self.awaiting and change.entered:
             identity = self.registry.lookup(change.uid)
             if identity.card is not None and self._last_dest.get(identity.card) != change.zone.name:
@@ -156,9 +181,11 @@ class Fusion:
         return self.poll(now) + self._card_to(zone, card, "camera", now)
 
     def poll(self, now: float | None = None) -> list[FusionOutput]:
-        """Close a board/stub group whose window has passed; settle a batch of unordered cards."""
+        """Close a board/stub group whose window has passed; settle a batch of unordered cards once
+        no more has come for ``UNORDERED_QUIET`` (the link sends a batch back to back, but the
+        timer's poll may fall between two of its cards)."""
         now = self._clock() if now is None else now
-        out = self._settle_unordered(now)
+        out = self._settle_unordered(now) if now - self._unordered_at >= UNORDERED_QUIET else []
         if self._group and now - self._group_last >= self.board_window:
             return out + self.flush()
         return out
@@ -198,7 +225,7 @@ class Fusion:
             return []
         self._asked_again = frozenset()
         self.awaiting.clear()
-        self._last_dest.update(placed)
+        self.remember(placed)
         held, self._after_unknown = self._after_unknown, []
         out: list[FusionOutput] = []
         for change in held:
@@ -236,6 +263,14 @@ class Fusion:
 
     def _card_to(self, zone: Zone, card: Card, source: str, now: float) -> list[FusionOutput]:
         last = self._last_dest.get(card)
+        if zone.kind == "muck" and last is None and card in self._last_hand:
+            # A card of the last hand reaching the muck once this one has begun (the scoop, read late
+            # after a line fault): no card of this hand.  Mucked here, the same card dealt later in
+            # this hand read as a duplicate, and the hand was void (issue 26, the corruption bench).
+            self.late_mucks += 1
+            log.info("a card of the last hand reached the muck late", extra={
+                "event": "fusion_late_muck", "card": card.label()})
+            return []
         if last == zone.name:
             self.suppressed += 1
             log.debug("card re-entered its zone", extra={"event": "fusion_reentry", "card": card.label(),

@@ -101,6 +101,9 @@ class LinkConfig:
     inventory_timeout: float = 0.5  # re-request an inventory not received within this
     ack_timeout: float = 0.3
     command_retries: int = 3
+    # REPLAYs of one gap before a snapshot decides: on a noisy line the replayed copies are lost too,
+    # and a snapshot knows neither the order of what it finds nor a card that came and went.
+    replay_tries: int = 4
     reopen_backoff_min: float = 0.05
     reopen_backoff_max: float = 5.0
     reboot_on_watchdog: bool = True
@@ -237,12 +240,15 @@ class BridgeLink:
         self._unsynced_since: float | None = None
         self._replay: tuple[int, float, int] | None = None  # (first seq asked, sent at, command seq)
         self._replay_failed = False  # the ring no longer held what was missed: a snapshot decides
+        self._replay_tries = 0  # REPLAYs sent for the gap being filled
         self._explained: set[tuple[int, str, bool]] = set()
         # (command seq, sent at, the snapshot's differences, the unexplained arrivals), while the
         # device replays its ring to order a snapshot's arrivals; the ring's arrivals, in order.
         self._order_replay: tuple[int, float, list, set] | None = None
         self._ring_order: dict[tuple[int, str, bool], int] = {}
         self._ring_seqs: set[int] = set()  # every frame the ring replay brought: holes mean lost ones
+        self._ring_marks: dict[int, bool] = {}  # the ring's FAULT 7 (True) and HEARTBEAT (False) seqs
+        self._ring_arrivals: dict[tuple[int, str, bool], int] = {}  # the ring's arrivals' seqs
         self._last_missing: int | None = None  # the last lost frame of a reconciled gap (distance)
         self._when: dict[tuple[int, str, bool], int] = {}  # an explained change's place in the gap
         # Changes made while a snapshot's differences wait for that replay: the model already holds
@@ -514,12 +520,20 @@ class BridgeLink:
             self._last_heartbeat = now
         if self._order_replay is not None and seq_distance(item.seq, self._expected) < 0:
             self._ring_seqs.add(item.seq)
+            if isinstance(item, p.Heartbeat) or (isinstance(item, p.Fault) and item.code == p.FaultCode.SCAN_STALLED):
+                self._ring_marks[item.seq] = isinstance(item, p.Fault)  # a stall opens a window, a beat ends it
         if (self._order_replay is not None and isinstance(item, p.TagArrive) and not isinstance(item, p.TagLeave)
                 and seq_distance(item.seq, self._expected) < 0):
             # Its place in the ring is its seq, not when its copy arrived (replayed frames can be
             # reordered on the line too).
             self._ring_order[(item.antenna, item.uid.hex().upper(), True)] = seq_distance(item.seq, self._expected)
+            self._ring_arrivals[(item.antenna, item.uid.hex().upper(), True)] = item.seq
             return
+        if (isinstance(item, p.Ack) and self._replay is not None and item.cmd_seq == self._replay[2]
+                and seq_distance(item.seq, self._expected) > 0):
+            # The ACK that ends a replay waits in sequence behind the frames still missing: those
+            # copies were lost too, so ask again now rather than after the ACK timeout.
+            self._replay_answered(item, now)
         if isinstance(item, p.Inventory):
             first = (item.seq - (item.part - 1)) % SEQ_MOD
             if (item.boot_id == self._boot_id and not self._replay_failed and self._model
@@ -699,8 +713,7 @@ class BridgeLink:
                 self._order_replay_done(now)
                 return
             if self._replay is not None and msg.cmd_seq == self._replay[2]:
-                if msg.status != p.AckStatus.OK:
-                    self._replay_gone(now, "the device's ring no longer holds the missed frames")
+                self._replay_answered(msg, now)
                 return
             pending = self._pending.pop(msg.cmd_seq, None)
             if msg.status != p.AckStatus.OK:
@@ -743,6 +756,8 @@ class BridgeLink:
             self._order_replay = (sent.seq, now, ordered, unexplained)
             self._ring_order = {}
             self._ring_seqs = set()
+            self._ring_marks = {}
+            self._ring_arrivals = {}
             self.counters["order_replays"] += 1
         else:
             self._emit_reconciled(ordered, unexplained, {}, now)
@@ -772,19 +787,38 @@ class BridgeLink:
         """Emit a snapshot's differences; arrivals the ring placed go in the ring's order, after
         any it could not place, which are flagged unordered if there are several."""
         unplaced = [c for c in unexplained if c not in ring]
-        if unplaced and len(unexplained) >= 2 and self._ring_holes():
+        if len(unexplained) >= 2 and ((unplaced and self._ring_holes()) or (ring and self._ring_stalled(unexplained))):
             # The ring's replay lost frames too: an arrival it did not place may be in a hole, not
-            # older than the ones it placed.  None of them has a known order.
+            # older than the ones it placed.  Or the board stalled before one (FAULT 7 in the ring):
+            # the scan after a stall reports in antenna order (the 200-hand run's hand 167, a kill -9
+            # under load: seat 1's card placed before seat 6's).  None of them has a known order.
             unplaced = list(unexplained)
         if ring:
-            placed = sorted((c for c in ordered if c in ring), key=lambda c: ring[c])
-            rest = [c for c in ordered if c not in ring]
-            ordered = rest + placed
+            # The ring orders only the changes whose place was unknown (lost, or seen before a lost
+            # frame); those seen after every lost frame stay after them all, in their own order (put
+            # among the ring's "rest", a card seen after four lost ones went out first: issue 26, F5).
+            unknown = [c for c in ordered if c in unexplained or c not in self._when]
+            seen = [c for c in ordered if c not in unknown]
+            placed = sorted((c for c in unknown if c in ring), key=lambda c: ring[c])
+            ordered = [c for c in unknown if c not in ring] + placed + seen
         for change in ordered:
             known = len(unplaced) < 2 or change not in unplaced
             if not known:
                 self.counters["unordered_arrivals"] += 1
             self._emit(PresenceChange(change[0], change[1], change[2], now, "inventory", None, self._boot_id, known))
+
+    def _ring_stalled(self, changes: set[tuple[int, str, bool]]) -> bool:
+        """Whether one of ``changes`` came in the ring inside a stall window (after a FAULT 7 and
+        before the next HEARTBEAT: the firmware holds that beat until the scans after the gap end)."""
+        marks = sorted(self._ring_marks.items(), key=lambda m: seq_distance(m[0], self._expected))
+        for change in changes:
+            seq = self._ring_arrivals.get(change)
+            if seq is None:
+                continue
+            before = [stall for q, stall in marks if seq_distance(q, seq) < 0]
+            if before and before[-1]:
+                return True
+        return False
 
     def _ring_holes(self) -> bool:
         """Whether the ring replay skipped frames (lost or corrupted on the way)."""
@@ -826,14 +860,35 @@ class BridgeLink:
         self._last_missing = next((d for d in reversed(range(max(span, 0))) if d not in have), None)
         return sorted(diffs, key=lambda change: when.get(change, -1))  # stable: lost changes keep their order
 
-    def _ask_replay(self, now: float) -> None:
-        if self._replay is not None and self._replay[0] == self._expected:
+    def _ask_replay(self, now: float, again: bool = False) -> None:
+        if self._replay is not None and self._replay[0] == self._expected and not again:
             return
+        if not again:
+            self._replay_tries = 0
+        self._replay_tries += 1
         self.counters["replay_requests"] += 1
         log.info("asking the device to replay from %d", self._expected,
                  extra={"event": "bridge_replay_request", "url": self.url, "first": self._expected})
         sent = self._send(p.Replay(self._expected), now)
         self._replay = (self._expected, now, sent.seq)
+
+    def _replay_answered(self, ack: p.Ack, now: float) -> None:
+        if ack.status != p.AckStatus.OK:
+            self._replay_gone(now, "the device's ring no longer holds the missed frames")
+        elif self._buffer:  # the ACK ends the replay: copies still missing were lost on the line
+            self._replay_again(now)
+
+    def _replay_again(self, now: float) -> None:
+        """A replay left frames missing (its copies or its ACK lost on the line): ask again from the
+        first one still missing, a few times, before a snapshot decides (issue 26, F5: a snapshot
+        after one failed replay lost a card that came and went, and the order of those it found)."""
+        if self._replay is not None and seq_distance(self._expected, self._replay[0]) > 0:
+            self._replay_tries = 0  # it filled a gap: what is missing now is a newer loss
+        if self._replay_tries >= self.config.replay_tries:
+            self._replay_gone(now, f"{self._replay_tries} REPLAYs left frames missing")
+            return
+        self.counters["replay_retries"] += 1
+        self._ask_replay(now, again=True)
 
     def _replay_gone(self, now: float, reason: str) -> None:
         """The missed frames cannot be had again: drop what waited for them and take a fresh
@@ -958,7 +1013,7 @@ class BridgeLink:
             if seq_distance(self._expected, self._replay[0]) > 0 and not self._buffer:
                 self._replay = None  # the gap is filled
             elif now - self._replay[1] >= max(cfg.ack_timeout, 4 * cfg.reorder_window):
-                self._replay_gone(now, "no answer to REPLAY")
+                self._replay_again(now)
         if self._inventory_due is not None and now >= self._inventory_due:
             self._request_inventory(now, "inventory overdue")
         for seq, pending in list(self._pending.items()):

@@ -93,6 +93,12 @@ class RfidSource:
             engine = self.ctx.engine()
             if engine is not None:
                 self.pipeline.confirmed(engine.placements())
+        elif any(out.payload.get("source") == "dealer" for out in outputs):
+            # The dealer entered cards the table never heard of (request/confirm, unasked): a late
+            # report of one of their tags is that card where he put it, not a second deal.
+            engine = self.ctx.engine()
+            if engine is not None:
+                self.pipeline.remember(engine.placements())
 
     def stop(self) -> None:
         if self.bridge is not None:

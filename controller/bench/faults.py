@@ -111,6 +111,9 @@ class Recorder:
         self._by_topic: defaultdict[str, list[dict]] = defaultdict(list)
         self._seqs: defaultdict[str, defaultdict[int, Counter]] = defaultdict(lambda: defaultdict(Counter))
         self._cards: defaultdict[str, dict[int, int]] = defaultdict(dict)
+        # An event/board lists the whole board so far (the flop's 3, then 4, then 5): the board's
+        # cards shown are its largest size per hand, not the sum over its events.
+        self._board: defaultdict[str, dict[Any, int]] = defaultdict(dict)
         self.connected = threading.Event()
         self.topics = topics
         self.c = mqtt.Client(callback_api_version=CallbackAPIVersion.VERSION2, protocol=mqtt.MQTTv5,
@@ -165,9 +168,14 @@ class Recorder:
             self._by_topic[t].append(p)
             if isinstance(p, dict) and "seq" in p:
                 self._seqs[t][p["seq"]][p.get("seat")] += 1
-                # The cards an event/board or event/burn stands for (a repeat holds the same).
-                self._cards[t][p["seq"]] = len(p["cards"]) if isinstance(p.get("cards"), list) \
-                    else int(p.get("count") or 1)
+                if p.get("kind") == "board" and isinstance(p.get("cards"), list):
+                    # (Summed as if each event held only the new cards, the river counted 5: from
+                    # the turn on the dealer acted without waiting for the table's cards, and a
+                    # river that came late, after a replay, found him at the scoop: issue 26, F5.)
+                    sizes = self._board[t]
+                    sizes[p.get("hand_id")] = max(sizes.get(p.get("hand_id"), 0), len(p["cards"]))
+                else:  # the cards an event/burn stands for (a repeat holds the same)
+                    self._cards[t][p["seq"]] = int(p.get("count") or 1)
         return self._by_topic[topic]
 
     def distinct(self, topics: tuple[str, ...]) -> int:
@@ -177,11 +185,12 @@ class Recorder:
         return sum(events_in(self._seqs[t]) for t in topics)
 
     def cards(self, card_topic: str, grouped: tuple[str, ...]) -> int:
-        """Cards shown: one per ``event/card`` (:func:`events_in`), and the cards each ``grouped``
-        event stands for (a board event's cards, a burn's count), a repeat counted once."""
+        """Cards shown: one per ``event/card`` (:func:`events_in`), a burn's count per ``grouped`` event,
+        and the board's size per hand (its events list the whole board), a repeat counted once."""
         for t in (card_topic, *grouped):
             self.parsed(t)
-        return events_in(self._seqs[card_topic]) + sum(sum(self._cards[t].values()) for t in grouped)
+        return events_in(self._seqs[card_topic]) + sum(sum(self._cards[t].values()) + sum(self._board[t].values())
+                                                       for t in grouped)
 
     def close(self) -> None:
         self.c.disconnect()
@@ -315,6 +324,9 @@ class Rig:
         self.confirms = 0  # request/confirm sent by the dealer, answering an "order unknown" alert
         self.floods = self.disk_fulls = 0
         self.gave_up: list[dict[str, Any]] = []  # the dealer acted before the display had every card
+        self.entered: list[dict[str, Any]] = []  # he entered cards the table never showed (request/confirm)
+        self.stuck: list[dict[str, Any]] = []  # a hand left open, that the next new_hand found
+        self.last: tuple[int, Pitched, HandLog] | None = None  # the last hand dealt: its seq, cards, log
         self.flood_stats: list[dict[str, Any]] = []
         self.recovery: dict[str, list[float]] = {"restart": [], "unplug": [], "reset": []}
         self._replugs: list[tuple[str, float]] = []
@@ -662,10 +674,17 @@ def answer_confirm(rig: Rig, pitched: Pitched, log: HandLog) -> None:
         return
     pitched.answered = pitched.asked
     _quiet(rig.card_count, 0.4, 4.0)
+    if confirm_missing(rig, pitched, log):
+        rig.confirms += 1
+
+
+def confirm_missing(rig: Rig, pitched: Pitched, log: HandLog) -> bool:
+    """The dealer tells the table (``request/confirm``) the cards he pitched that the display does
+    not show, where each went, in the order he pitched them; whether there were any."""
     states = rig.watch["display"].parsed(rig.topics.state)
     hand = states[-1].get("hand") if states else None
     if not hand:
-        return
+        return False
     shown = {f"seat:{k}": v["cards"] for k, v in hand["seats"].items()}
     shown["burn"], shown["board"] = hand.get("burns", 0), len(hand.get("board") or [])
     by_zone: dict[str, list[int]] = defaultdict(list)
@@ -673,12 +692,12 @@ def answer_confirm(rig: Rig, pitched: Pitched, log: HandLog) -> None:
         by_zone[zone].append(i)
     missing = sorted(i for zone, idx in by_zone.items() for i in idx[shown.get(zone, 0):])
     if not missing:
-        return
+        return False
     cards = [{"to": pitched.cards[i][0], "card": pitched.cards[i][1]} for i in missing]
-    rig.confirms += 1
     r = rig.console.request("confirm", {"cards": cards})
     if r is None or not r["ok"]:
         log.refused.append(f"confirm {cards}: {r and r['error']}")
+    return True
 
 
 def deal_hand(rig: Rig, n: int, fault: str, progress: Callable[[str], None]) -> HandLog:
@@ -689,6 +708,16 @@ def deal_hand(rig: Rig, n: int, fault: str, progress: Callable[[str], None]) -> 
     log = HandLog(n, game, fault)
     rig.console.request("change_game", {"game": game})
     r = rig.console.request("new_hand", {})
+    if r is not None and not r["ok"] and rig.last is not None:
+        # The table refuses a new hand: the last one is still open (a card it never got, say).  The
+        # floor ends it as the dealer would have (he enters what the table lacks, the players fold
+        # in turn), counts it, and the session goes on (it must never stall for good: issue 26).
+        last_seq, last_pitched, last_log = rig.last
+        rig.stuck.append({"hand": last_log.hand + 1, "fault": last_log.fault, "refused": r and r["error"]})
+        wrap_up(rig, last_seq, last_pitched, last_log)
+        rig.console.request("acknowledge", {}, timeout=3, tries=2, quiet=True)
+        rig.console.request("change_game", {"game": game})  # refused too while that hand was open
+        r = rig.console.request("new_hand", {})
     if r is None or not r["ok"]:
         log.refused.append(f"new_hand: {r and r['error']}")
         return log
@@ -714,6 +743,7 @@ def deal_hand(rig: Rig, n: int, fault: str, progress: Callable[[str], None]) -> 
     at = rig.rng.choice(moves[: max(1, len(moves) * 2 // 3)]) if fault != "none" and moves else -1
     cards_before = rig.card_count()
     pitched = Pitched(seq)
+    rig.last = (seq, pitched, log)
     pitched_since, settled = True, -1  # a card placed since the cards last settled; the count then
     for i, action in enumerate(plan.actions):
         if i == at and fault == "misdeal":
@@ -736,9 +766,17 @@ def deal_hand(rig: Rig, n: int, fault: str, progress: Callable[[str], None]) -> 
             req = _request_fields(action.event)
             if req is None:
                 continue
+            if rig.card_count() - cards_before < due and confirm_missing(rig, pitched, log):
+                # 8 s on, the display still lacks a card he pitched and the table asked nothing (a tag
+                # it never heard, issue 26, F5): he enters it, as a dealer does (request/confirm).
+                rig.entered.append({"hand": n + 1, "fault": fault, "due": due,
+                                    "shown": rig.card_count() - cards_before})
+                settle = time.monotonic() + 4
+                while rig.card_count() - cards_before < due and time.monotonic() < settle:
+                    time.sleep(0.01)
             if rig.card_count() - cards_before < due:
-                # The dealer acts though the display still lacks a card he pitched (8 s on): the table
-                # rules on what it has (a short seat when action starts is wrong_card_count).
+                # The dealer acts though the display still lacks a card he pitched: the table rules
+                # on what it has (a short seat when action starts is wrong_card_count).
                 rig.gave_up.append({"hand": n + 1, "fault": fault, "due": due,
                                     "shown": rig.card_count() - cards_before})
             answer = rig.console.request(*req)
@@ -775,7 +813,7 @@ def deal_hand(rig: Rig, n: int, fault: str, progress: Callable[[str], None]) -> 
         time.sleep(0.02)
     if not log.finished:
         rig.console.request("misdeal", {"reason": "called_misdeal"}, tries=2)
-        wrap_up(rig, seq)
+        wrap_up(rig, seq, pitched, log)
     # Clear the table for the next hand and acknowledge whatever the engine ruled.
     for antenna, uids in rig.emulator.table().items():
         for uid in uids:
@@ -789,18 +827,26 @@ def deal_hand(rig: Rig, n: int, fault: str, progress: Callable[[str], None]) -> 
     return log
 
 
-def wrap_up(rig: Rig, seq: int) -> None:
+def wrap_up(rig: Rig, seq: int, pitched: Pitched, log: HandLog) -> None:
     """A hand that did not finish and that a misdeal no longer ends (too late after substantial
     action: the hand plays on): the players fold in turn until it is over, so the session goes on
-    (a hand left open refused every later new_hand: 173 of a 200-hand run)."""
+    (a hand left open refused every later new_hand: 173 of a 200-hand run).  A table that waits
+    for a card (no one to act) gets it from the dealer, who knows what he pitched (request/confirm)."""
+    entered = False
     for _ in range(12):
         if any(e["seq"] > seq for e in rig.events("hand_end")):
             return
         rig.console.request("acknowledge", {}, timeout=3, tries=1, quiet=True)
         states = rig.watch["display"].parsed(rig.topics.state)
         hand = states[-1].get("hand") if states else None
-        if not hand or hand.get("to_act") is None:
+        if not hand:
             return
+        if hand.get("to_act") is None:
+            if entered or not confirm_missing(rig, pitched, log):
+                return
+            entered = True
+            time.sleep(0.5)
+            continue
         rig.console.request("action", {"seat": hand["to_act"], "action": "fold"}, tries=2, quiet=True)
         time.sleep(0.2)
 
@@ -956,6 +1002,8 @@ def analyse(rig: Rig, hands: list[HandLog], retained: list[Record] | None = None
         "confirm_alerts": len(confirm),
         "confirm_alerts_answered": rig.confirms,
         "dealer_acted_with_cards_missing": {"n": len(rig.gave_up), "examples": rig.gave_up[:5]},
+        "dealer_entered_cards_never_shown": {"n": len(rig.entered), "examples": rig.entered[:5]},
+        "hands_left_open_then_ended_by_the_floor": {"n": len(rig.stuck), "examples": rig.stuck[:5]},
         "confirm_alerts_by_fault": dict(Counter(fault_of.get(dealt_hand(c["seq"]), "?") for c in confirm)),
         "journal_chain": chain,
         "misdeals_called_by_the_dealer": called,

@@ -52,7 +52,7 @@ def test_the_arrival_after_cards_of_unknown_order_waits_for_the_dealers_answer()
     f.new_hand()
     f.feed(_arrive("8s", 1, False))
     f.feed(_arrive("Ts", 2, False))
-    f.poll()
+    f.poll(101.0)  # the timer, once the batch has ended
     assert f.awaiting
     f.new_hand()
     assert not f.awaiting and f.confirmed(placed) == []

@@ -79,3 +79,45 @@ def test_the_rings_replay_orders_arrivals_by_their_seq_not_by_when_the_copies_ca
     link._handle(p.TagArrive(1, Y, seq=3), t + 0.47)  # noqa: SLF001
     link._timers(t + 0.8)  # noqa: SLF001
     assert [(c.antenna, c.ordered) for c in changes if c.arrived] == [(1, True), (4, True)]
+
+
+def test_a_card_seen_after_the_lost_ones_stays_after_those_the_ring_could_not_order() -> None:
+    """The bench's hand 8: a snapshot found five arrivals, four lost and one (seat 4's fourth card)
+    seen after the losses; the ring placed some of the four; the one seen went out *first*, in
+    order, ahead of the four it followed: a false ``seat_dealt_out``."""
+    link, changes, t = _synced()
+    w = bytes.fromhex("04000000000003")
+    # seq 3: Y lands on antenna 1 (lost); seq 4: W on antenna 2 (lost); seq 5: Z on antenna 4, seen.
+    link._handle(p.TagArrive(4, Z, seq=5), t + 0.01)  # noqa: SLF001
+    now = t + 0.07
+    link._timers(now)  # noqa: SLF001 - REPLAY(3), never answered
+    for _ in range(link.config.replay_tries):
+        now += 0.35
+        link._timers(now)  # noqa: SLF001
+    link._handle(p.Inventory(BOOT, 9, 1, 1, ((1, Y), (2, w), (4, Z)), seq=6), now + 0.01)  # noqa: SLF001
+    # The ring's replay (asked to order Y and W): W's copy comes, Y's is lost; then its ACK.
+    assert link._order_replay is not None  # noqa: SLF001
+    link._handle(p.TagArrive(2, w, seq=4), now + 0.02)  # noqa: SLF001
+    link._handle(p.Ack(link._order_replay[0], p.MessageType.REPLAY, p.AckStatus.OK, seq=7), now + 0.03)  # noqa: SLF001
+    arrivals = [(c.antenna, c.ordered) for c in changes if c.arrived]
+    assert arrivals[-1] == (4, True), arrivals  # Z last: it came after both
+    assert sorted(arrivals[:2]) == [(1, False), (2, False)], arrivals  # their order: the dealer's to say
+
+
+def test_a_ring_replay_with_a_stall_in_it_orders_none_of_the_cards_after_the_stall() -> None:
+    """The 200-hand run's hand 167 (a kill -9 while the machine was loaded): the restarted host asked
+    the ring to order the cards it found; the board had stalled meanwhile, and the scan after the
+    stall reported seat 1's card (antenna 1) before seat 6's (antenna 6), as its FAULT 7 said; the
+    host took the ring's order and seat 1's card went out first: a false ``seat_dealt_out``."""
+    link, changes, t = _synced()
+    x, ah = bytes.fromhex("04000000000003"), bytes.fromhex("04000000000004")
+    # The host missed seq 3-7 (it was down): seq 3 Ah on antenna 5; seq 4 FAULT 7; seq 5 Y on
+    # antenna 1 and seq 6 X on antenna 6 (the scan after the stall, in antenna order); seq 7 a beat.
+    link._handle(p.Inventory(BOOT, 0, 1, 1, ((5, ah), (1, Y), (6, x)), seq=8), t)  # noqa: SLF001
+    assert link._order_replay is not None  # noqa: SLF001 - the ring is asked for their order
+    for frame in (p.TagArrive(5, ah, seq=3), p.Fault(0xFF, p.FaultCode.SCAN_STALLED, 120, seq=4),
+                  p.TagArrive(1, Y, seq=5), p.TagArrive(6, x, seq=6), _beat(7, 1200)):
+        link._handle(frame, t + 0.01)  # noqa: SLF001
+    link._handle(p.Ack(link._order_replay[0], p.MessageType.REPLAY, p.AckStatus.OK, seq=9), t + 0.02)  # noqa: SLF001
+    arrivals = [(c.antenna, c.ordered) for c in changes if c.arrived]
+    assert sorted(arrivals) == [(1, False), (5, False), (6, False)], arrivals  # the dealer is asked

@@ -1,0 +1,66 @@
+"""Issue 26, F5: the fault bench's dealer waits until the display shows the cards he pitched before
+he acts.  An ``event/board`` lists the whole board so far (3, then 4, then 5 cards), and the bench
+summed them as if each held only its new cards: the river counted 12 board cards, so from the turn
+on the dealer acted without waiting; a river that came late (a replay after a corruption burst) found
+him at the scoop, the table waited for it and every later hand was refused."""
+
+from __future__ import annotations
+
+import json
+import time
+
+from controller.bench.faults import Record, Recorder
+from controller.bench.faults import _free_port as free_port  # noqa: PLC2701 - a port nothing listens on
+
+
+def _recorder() -> Recorder:
+    return Recorder("127.0.0.1", free_port(), "controller", "x", ["#"])  # no broker: fed by hand
+
+
+def test_the_board_counts_its_cards_once_per_hand_and_a_repeat_once() -> None:
+    rec = _recorder()
+    try:
+        root = "poker/t1/event/"
+        feed = [("card", {"seq": 1, "hand_id": 1, "seat": 1}), ("card", {"seq": 2, "hand_id": 1, "seat": 2}),
+                ("burn", {"seq": 3, "hand_id": 1, "count": 1}),
+                ("board", {"seq": 4, "hand_id": 1, "kind": "board", "cards": ["Qc", "Kh", "2h"]}),
+                ("burn", {"seq": 5, "hand_id": 1, "count": 1}),
+                ("board", {"seq": 6, "hand_id": 1, "kind": "board", "cards": ["Qc", "Kh", "2h", "4c"]}),
+                ("board", {"seq": 6, "hand_id": 1, "kind": "board", "cards": ["Qc", "Kh", "2h", "4c"]}),
+                ("burn", {"seq": 7, "hand_id": 1, "count": 1})]
+        with rec.lock:
+            rec.records += [Record(time.monotonic(), root + kind, json.dumps(p).encode()) for kind, p in feed]
+        count = lambda: rec.cards(root + "card", (root + "burn", root + "board"))  # noqa: E731
+        assert count() == 2 + 3 + 4  # two hole cards, three burns, the board of four (not 3 + 4 + 4)
+        with rec.lock:
+            rec.records.append(Record(time.monotonic(), root + "board", json.dumps(
+                {"seq": 8, "hand_id": 1, "kind": "board", "cards": ["Qc", "Kh", "2h", "4c", "4d"]}).encode()))
+            rec.records.append(Record(time.monotonic(), root + "board", json.dumps(
+                {"seq": 20, "hand_id": 2, "kind": "board", "cards": ["As", "Ad", "Ah"]}).encode()))
+        assert count() == 2 + 3 + 5 + 3  # the river makes five; the next hand's flop counts anew
+    finally:
+        rec.close()
+
+
+def test_the_dealer_enters_the_cards_he_pitched_that_the_display_does_not_show() -> None:
+    """After 8 s without the table showing a card he pitched (and no question from it), the bench's
+    dealer names it (``request/confirm``), as a dealer does: the river the table never heard of."""
+    from types import SimpleNamespace
+
+    from controller.bench.faults import HandLog, Pitched, confirm_missing
+
+    sent: list[tuple[str, dict]] = []
+    hand = {"seats": {"1": {"cards": 2}, "2": {"cards": 2}}, "burns": 3, "board": ["Qs", "Jh", "Tc", "9d"]}
+    rig = SimpleNamespace(
+        topics=SimpleNamespace(state="poker/t1/state"),
+        watch={"display": SimpleNamespace(parsed=lambda topic: [{"hand": hand}])},
+        console=SimpleNamespace(request=lambda name, fields: sent.append((name, fields)) or {"ok": True}))
+    pitched = Pitched(1, [("seat:1", "Ah"), ("seat:2", "Kd"), ("seat:1", "Ac"), ("seat:2", "Kc"),
+                          ("burn", "2c"), ("board", "Qs"), ("board", "Jh"), ("board", "Tc"),
+                          ("burn", "3c"), ("board", "9d"), ("burn", "4c"), ("board", "8h")])
+    log = HandLog(0, "holdem", "corrupt")
+    assert confirm_missing(rig, pitched, log)  # type: ignore[arg-type]
+    assert sent == [("confirm", {"cards": [{"to": "board", "card": "8h"}]})]
+    hand["board"] = [*hand["board"], "8h"]
+    assert not confirm_missing(rig, pitched, log)  # type: ignore[arg-type] - nothing missing: nothing sent
+    assert len(sent) == 1 and not log.refused
