@@ -323,7 +323,7 @@ def hand(scene: np.ndarray, center: tuple[float, float], size: float, rng: np.ra
     cx, cy = int(center[0]), int(center[1])
     cv2.ellipse(mask, (cx, cy), (int(size * 0.45), int(size * 0.35)), ang, 0, 360, 1.0, -1, cv2.LINE_AA)
     t = np.deg2rad(ang)
-    for k in range(int(rng.integers(1, 5))):  # fingers out of the palm's far side
+    for _ in range(int(rng.integers(1, 5))):  # fingers out of the palm's far side
         a = t + rng.uniform(-0.6, 0.6)
         x0, y0 = cx + np.cos(a) * size * 0.35, cy + np.sin(a) * size * 0.3
         x1, y1 = x0 + np.cos(a) * size * rng.uniform(0.3, 0.6), y0 + np.sin(a) * size * rng.uniform(0.3, 0.6)
