@@ -391,7 +391,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     """Rebuild the table from its journal, exactly as a restart does, and show the hands."""
     from controller.journal import Journal, JournalError
     from controller.rules.table import Table
-    from controller.service import TableService
+    from controller.service import OutputKind, TableService
 
     config = _load_config_or_exit(args.config)
     path = Path(args.journal or config.journal.path)
@@ -410,7 +410,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
         alerts = []
         try:
             for output in service.replay(journal.entries()):
-                if output.kind == "alert":
+                if output.kind == OutputKind.ALERT:
                     alerts.append(output.payload)
         except JournalError as exc:
             err.print(f"[red]journal error[/red]: {exc}")

@@ -42,6 +42,7 @@ from controller.rules.cards import Card
 from controller.rules.engine import HandEngine, Phase
 from controller.rules.events import HAND_PLAY_EVENTS, Act, Event, Put, SeatPlayer, StartHand, UnseatPlayer
 from controller.rules.games import Family, get_game
+from controller.rules.operations import ActionTaken, HandView
 
 VARIANTS: dict[tuple[str, str], str] = {
     ("holdem", "no_limit"): "NT",
@@ -95,7 +96,7 @@ class _Exporter:
         if self.setup.chips is None:
             raise PhhUnsupported("the hand was dealt without chip accounting: PHH needs the starting stacks")
         self.engine = HandEngine(self.setup)
-        self.order = list(self.engine.order)  # stud: from seat 1; button games: left of the button, button last
+        self.order = list(self.engine.view().order)  # stud: from seat 1; button games: left of the button, button last
         self.index = {seat: i for i, seat in enumerate(self.order)}
         self._stakes()
         # cards
@@ -116,9 +117,10 @@ class _Exporter:
         stakes = self.setup.chips
         assert stakes is not None
         n = len(self.order)
+        hand = self.engine.view()
         antes = [stakes.ante] * n
         if stakes.bb_ante:
-            payer = self.engine.big_blind if self.engine.big_blind is not None else self.order[-1]
+            payer = hand.big_blind if hand.big_blind is not None else self.order[-1]
             antes[self.index[payer]] += stakes.bb_ante
         self.fields: dict[str, Any] = {"variant": self.code, "antes": antes,
                                        "starting_stacks": [stakes.stacks[s] for s in self.order]}
@@ -130,11 +132,11 @@ class _Exporter:
             self.fields["bring_in"] = stakes.bring_in or 0
             return
         blinds = [0] * n
-        chips = self.engine.chips
+        chips = hand.chips
         assert chips is not None
-        forced = [s for s in (self.engine.small_blind, self.engine.big_blind, chips.straddle_seat) if s is not None]
+        forced = [s for s in (hand.small_blind, hand.big_blind, chips.straddle) if s is not None]
         for seat in forced:
-            blinds[self.index[seat]] = chips.bets[seat] if seat in self.engine.all_in else self._nominal(seat)
+            blinds[self.index[seat]] = chips.bet(seat) if seat in hand.all_in else self._nominal(seat)
         if n == 2:
             # PokerKit heads-up: player i posts blinds_or_straddles[not i] (and antes[not i]).
             blinds.reverse()
@@ -147,11 +149,11 @@ class _Exporter:
     def _nominal(self, seat: int) -> int:
         stakes = self.setup.chips
         assert stakes is not None
-        chips = self.engine.chips
-        assert chips is not None
-        if seat == chips.straddle_seat:
+        hand = self.engine.view()
+        assert hand.chips is not None
+        if seat == hand.chips.straddle:
             return stakes.straddle or 0
-        if seat == self.engine.big_blind:
+        if seat == hand.big_blind:
             return stakes.blinds[-1]
         return stakes.blinds[0]
 
@@ -161,30 +163,29 @@ class _Exporter:
             was = self.engine.view()
             before = {s: list(was.cards(s)) for s in self.order}
             unknown = dict(was.unknown_discards)
-            chips = self.engine.chips
-            assert chips is not None
-            applied = chips.applied
-            top = chips.max_bet
+            assert was.chips is not None
+            top = was.chips.top
             if isinstance(ev, Act | Put):
                 self._flush()
-            self.engine.apply(ev)
-            if chips.applied != applied and chips.last_action is not None:
-                self._open_pair_check(chips, top)
-                self._action(chips.last_action)
-            if self.engine.view().phase == Phase.DEAD.value:
-                reasons = ", ".join(r.reason for r in self.engine.rulings if r.ends_hand)
+            played = self.engine.play(ev)  # typed: an action as the chips counted it (controller.rules.operations)
+            now = self.engine.view()
+            for op in played.operations:
+                if isinstance(op, ActionTaken) and op.counted:
+                    self._open_pair_check(op, top, now)
+                    self._action(op)
+            if now.phase == Phase.DEAD.value:
+                reasons = ", ".join(r.reason for r in now.rulings if r.ends_hand)
                 raise PhhUnsupported(f"the hand ended in a misdeal or void ({reasons}): nothing to replay")
             self._track_cards(before, unknown)
         self._flush()
         self._showdown()
         return self.actions
 
-    def _open_pair_check(self, chips: Any, top: int) -> None:
+    def _open_pair_check(self, last: ActionTaken, top: int, hand: HandView) -> None:
         """An open pair on fourth street lets a limit stud player bet the big bet (RRoP s8 Seven-Card
         Stud 4); PHH's fixed-limit stud (PokerKit) has only the small bet there."""
-        last = chips.last_action
-        if self.stud and chips.big_option and last["action"] in ("bet", "raise", "complete") \
-                and last["amount"] - top > self.fields["small_bet"]:
+        if self.stud and hand.chips is not None and hand.chips.big_option \
+                and last.action in ("bet", "raise", "complete") and (last.amount or 0) - top > self.fields["small_bet"]:
             raise PhhUnsupported("a big bet on fourth street after an open pair (RRoP s8 Seven-Card Stud 4): "
                                  "PHH's fixed-limit stud has no such option")
 
@@ -224,8 +225,8 @@ class _Exporter:
         if self._draw_passed():
             self.draw_written = True
             for seat in self.order:
-                if seat in hand.active and seat in self.engine.draw_declared:
-                    declared = self.engine.draw_declared[seat]
+                declared = hand.declared(seat)
+                if seat in hand.active and declared is not None:
                     known = self.discards[seat]
                     if len(known) != declared:
                         raise PhhUnsupported(f"seat {seat} drew {declared} but {len(known)} of the discards were "
@@ -247,29 +248,29 @@ class _Exporter:
             self.chunk_i += 1
 
     def _draw_passed(self) -> bool:
-        eng = self.engine
         if self.draw_written or self.game.family is not Family.DRAW:
             return False
+        hand = self.engine.view()
         draw_i = next(i for i, st in enumerate(self.game.streets) if st.draw)
-        return eng.street_i > draw_i or (eng.street_i == draw_i and eng.phase is not Phase.DRAW)
+        return hand.street > draw_i or (hand.street == draw_i and hand.phase != Phase.DRAW.value)
 
     def _showdown(self) -> None:
         hand = self.engine.view()
         if hand.phase != Phase.DONE.value or len(hand.active) < 2:
             return
         for seat in self.order:
-            if seat in self.engine.mucked:
+            if seat in hand.mucked:
                 self.actions.append(f"{self._p(seat)} sm")
             elif seat in hand.active and self.holding[seat]:
                 self.actions.append(f"{self._p(seat)} sm {_faces(self.holding[seat])}")
 
     # ------------------------------------------------------------------ betting
-    def _action(self, last: dict[str, Any]) -> None:
+    def _action(self, last: ActionTaken) -> None:
         """One action as the engine's chips counted it (corrections of a ruling included)."""
-        seat = last["seat"]
+        seat = last.actor if last.actor is not None else last.seat
         if seat not in self.index:
             raise PhhUnsupported(f"seat {seat} acted but was not dealt in")
-        p, action = self._p(seat), last["action"]
+        p, action = self._p(seat), last.action
         if action == "fold":
             self.actions.append(f"{p} f")
         elif action in ("check", "call"):
@@ -277,7 +278,7 @@ class _Exporter:
         elif action == "bring_in":
             self.actions.append(f"{p} pb")
         else:
-            self.actions.append(f"{p} cbr {last['amount']}")
+            self.actions.append(f"{p} cbr {last.amount}")
 
 
 def hand_history(record: HandRecord, events: Sequence[Event], *, table: str | None = None,
@@ -307,7 +308,7 @@ def hand_history(record: HandRecord, events: Sequence[Event], *, table: str | No
         user["_notes"] = list(ex.notes)
     if record.setup.button is not None:
         user["_button_seat"] = record.setup.button
-    rulings = [f"{r.ruling}: {r.reason}" + (f" ({r.remedy})" if r.remedy else "") for r in ex.engine.rulings]
+    rulings = [f"{r.ruling}: {r.reason}" + (f" ({r.remedy})" if r.remedy else "") for r in ex.engine.view().rulings]
     if rulings:
         user["_rulings"] = rulings
     if record.outcome:

@@ -231,7 +231,7 @@ class TableService:
             if event.source not in ("nfc", "console"):
                 raise Rejected(f"a dealer signs in by nfc or console, not {event.source!r}")
         elif isinstance(event, CallClock):
-            if self.engine is None or self.engine.over or event.seat not in self.engine.active:
+            if self.engine is None or self.engine.over or event.seat not in self.engine.view().active:
                 raise Rejected(f"a clock is called on a player still in a hand (seat {event.seat} is not)")
         elif isinstance(event, CameraReport) and event.reason not in ("camera_mismatch", "card_unread"):
             raise Rejected(f"{event.reason!r} is not a camera report")
@@ -402,7 +402,7 @@ class TableService:
 
     def _apply_end_hand(self, ev: EndHand, out: list[Output], at: float) -> None:
         if self.engine is not None:
-            self.engine.apply(ev)
+            self.engine.play(ev)  # what the hand came to is read once it is closed (outcome, settlement)
             self._close_hand(out)
 
     def _apply_acknowledge(self, ev: Acknowledge, out: list[Output], at: float) -> None:
@@ -536,7 +536,7 @@ class TableService:
         engine = self.engine
         if engine is None or engine.over:
             raise Rejected("no hand in progress: 'looked' is said of a player dealt in this hand")
-        if seat not in engine.setup.seats:
+        if seat not in engine.view().setup.seats:
             raise Rejected(f"seat {seat} is not dealt in this hand")
         if seat not in self.table.owing:
             raise Rejected(f"seat {seat} was not dealt in on owing a missed blind (or was ruled on already): "
@@ -594,9 +594,10 @@ class TableService:
         out.append(Output(OutputKind.HAND_END, result))
         if self.journal is not None and hasattr(self.journal, "record_hand"):
             try:
+                hand = engine.view()
                 record = dict(result, rulings=[{"ruling": r.ruling, "reason": r.reason, "remedy": r.remedy}
-                                               for r in engine.rulings])
-                self.journal.record_hand(self.hand_id, engine.setup, self._hand_first_seq, self.seq, record)
+                                               for r in hand.rulings])
+                self.journal.record_hand(self.hand_id, hand.setup, self._hand_first_seq, self.seq, record)
             except Exception:  # a history write must never stop the table
                 log.exception("could not record hand %s", self.hand_id)
 

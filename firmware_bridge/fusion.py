@@ -324,19 +324,22 @@ class RfidPipeline:
     def expected_antennas(self, engine: Any) -> tuple[int, ...]:
         """Where the next cards should land, for the firmware to read first (``BridgeLink.expect``):
         the next seat's next free slot, and while the board is due, the burn and the street's board
-        slots.  A hint only: a card elsewhere is still read, a little later."""
+        slots.  A hint only: a card elsewhere is still read, a little later.  It reads the hand
+        through the engine's frozen view (``HandEngine.view()``), taken under the engine owner's
+        lock (``self._lock``) so that no event changes the hand while it is copied."""
         with self._lock:
             if engine is None or engine.over:
                 return ()
+            hand = engine.view()
             zone_map = self.zones.zone_map
             out: list[int | None] = []
-            seat = engine.next_seat
-            held = len(engine.hands.get(seat, ())) if seat is not None else 0
+            seat = hand.next_seat
+            held = hand.lying(seat) if seat is not None else 0
             if seat is not None and held < MAX_SLOTS["seat"]:  # a draw's replacements can outnumber the slots
                 out.append(zone_map.antenna_of(Slot(Zone("seat", seat), held)))
-            if str(getattr(engine.phase, "value", engine.phase)) == "board":
+            if hand.phase == "board":
                 out.append(zone_map.antenna_of(Slot(Zone("burn"), 0)))
-                have = len(engine.board)
+                have = len(hand.board_dealt)
                 total = 0
                 for size in self.fusion.board_streets:
                     total += size

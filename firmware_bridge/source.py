@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from controller.rules.events import CameraReport, UnknownTagRead
+from controller.service import OutputKind
 from controller.sources import SourceContext, SourcePlugin
 from firmware_bridge.config import SerialSection
 from firmware_bridge.diagnostics import ReaderDiagnostics
@@ -85,8 +86,8 @@ class RfidSource:
     def after(self, outputs: list[Any]) -> None:
         """A new hand starts the pipeline afresh (the last hand's tags are forgotten), and so does a
         draw for the button (the card a seat had last hand may be its card in the draw)."""
-        if any(out.kind == "hand_start" or (out.kind == "button_draw" and not out.payload.get("cards")
-                                            and not out.payload.get("cancelled")) for out in outputs):
+        if any(out.kind == OutputKind.HAND_START or (out.kind == OutputKind.BUTTON_DRAW and not out.payload.get("cards")
+                                                     and not out.payload.get("cancelled")) for out in outputs):
             self.pipeline.new_hand()
         elif self.pipeline.fusion.awaiting:  # the dealer may just have confirmed them (request/confirm)
             engine = self.ctx.engine()

@@ -140,6 +140,8 @@ def run_bench(n_cards: int = BENCH_CARDS, n_frames: int = BENCH_FRAMES, recogniz
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "opencv": cv2.__version__,
                     "numpy": np.__version__},
         "threshold": rec.threshold,
+        **({"two_readers_mode": _mode_speed(Recognizer.two_reader(), cards[:MODE_SPEED_CARDS], frames)}
+           if recognizer is None else {}),
         "held_back": {
             "cards": n,
             "fonts": "vision.synth.TEST_FONTS (never used for training)",
@@ -178,6 +180,40 @@ def run_bench(n_cards: int = BENCH_CARDS, n_frames: int = BENCH_FRAMES, recogniz
     }
 
 
+
+
+MODE_SPEED_CARDS = 1000  # the two-reader camera's speed is timed on the first thousand of the held-back cards
+
+
+def _mode_speed(rec: Recognizer, cards: list[tuple[np.ndarray, str]],
+                frames: list[tuple[np.ndarray, list[str]]]) -> dict[str, Any]:
+    """Time per card crop and per 1280x720 frame of another recogniser mode (the daemon's camera on a
+    real table: :meth:`Recognizer.two_reader`), on the same images, this process's CPU time beside
+    the wall clock.  Its accuracy on these synthetic font cards is not its figure (the index reader was
+    trained on deck artwork): that is the real photos' bench."""
+    times = []
+    cpu = time.process_time()
+    for img, _ in cards:
+        t = time.perf_counter()
+        rec.recognize_crop(img)
+        times.append(time.perf_counter() - t)
+    cpu_card = (time.process_time() - cpu) / max(len(cards), 1)
+    ft = []
+    cpu = time.process_time()
+    for img, _ in frames:
+        t = time.perf_counter()
+        rec.recognize(img)
+        ft.append(time.perf_counter() - t)
+    cpu_frame = (time.process_time() - cpu) / max(len(frames), 1)
+    return {"two_readers": rec.two_readers, "centre_check": rec.centre_check, "cards": len(cards),
+            "per_card_crop_ms": {"mean": round(1000 * statistics.fmean(times), 3),
+                                 "median": round(1000 * statistics.median(times), 3),
+                                 "p95": round(1000 * float(np.percentile(times, 95)), 3),
+                                 "cpu_mean": round(1000 * cpu_card, 3)},
+            "frames_1280x720": {"frames": len(frames), "ms_per_frame_mean": round(1000 * statistics.fmean(ft), 2),
+                                "fps_one_thread": round(len(ft) / sum(ft), 1),
+                                "cpu_ms_per_frame": round(1000 * cpu_frame, 2),
+                                "fps_one_core_cpu": round(1 / max(cpu_frame, 1e-9), 1)}}
 
 
 REAL_UNSTRETCH = 4 / 3  # the Roboflow export squashed 4:3 photos to 640x640 (see its README)
@@ -299,7 +335,7 @@ def run_real_bench(folder: str | Path, recognizer: Recognizer | None = None, uns
     t = time.perf_counter()
     base = {"dataset": str(folder), "unstretch": unstretch, "threshold": rec.threshold,
             "index_threshold": rec.index_threshold, "lone_threshold": rec.lone_threshold, "agree": rec.agree,
-            "two_readers": rec.two_readers}
+            "two_readers": rec.two_readers, "centre_check": rec.centre_check, "centre_placed": rec.centre_placed}
     if (folder / "images").is_dir():
         from .yolo import score_folder
 
@@ -319,8 +355,14 @@ def run_real_bench(folder: str | Path, recognizer: Recognizer | None = None, uns
         photos[scene.side] += 1
         stray[scene.side] += s
     per = {side: _score_reads(v, photos[side], stray[side]) for side, v in verdicts.items()}
+    mode: dict[str, Any] = {}
+    if recognizer is None:  # the daemon's camera on a real table (two readers and the centre), same photos
+        cam = run_real_bench(folder, Recognizer.two_reader(), unstretch, progress, sides, folders)
+        mode = {"two_readers_mode": {k: cam[k] for k in ("threshold", "index_threshold", "lone_threshold",
+                                                          "two_readers", "centre_check", "centre_placed",
+                                                          "per_split")}}
     return {**base, "split": "scene", **({"folders": list(folders)} if folders else {}), **per.get("dev", {}),
-            "per_split": per,
+            "per_split": per, **mode,
             "scenes": [s.to_dict() for s in scene_split(folder)],
             "seconds": round(time.perf_counter() - t, 1),
             "note": "scenes (the same cards in sequence) alternate in time order between train and dev, so "
@@ -401,6 +443,7 @@ def calibrate_real(folder: str | Path, recognizer: Recognizer | None = None, max
     best = res["best"]
     return {"folder": str(folder), "side": "train", "photos": len(photos), "max_wrong": max_wrong,
             "agree": rec.agree, "corners_agree": rec.corners_agree, "two_readers": rec.two_readers,
+            "centre_check": rec.centre_check,
             "rule": "most right among (whole, index, lone) threshold triples with wrong <= max_wrong on the "
                     "train scenes (if none, with the fewest wrong); ties to the higher thresholds",
             **{k: best.get(k) for k in ("threshold", "index_threshold", "lone_threshold", "right_rate", "wrong_rate")},
@@ -418,7 +461,9 @@ def write_thresholds(res: dict[str, Any], path: Path | None = None) -> Path:
         data = json.loads(path.read_text())
         data["two_readers_mode"] = {k: res[k] for k in ("threshold", "index_threshold", "lone_threshold", "two_readers",
                                                         "right_rate", "wrong_rate")} | {
-            "command": "python -m vision.bench calibrate DIR --two-readers --write"}
+            "centre_check": bool(res.get("centre_check", False)),
+            "command": "python -m vision.bench calibrate DIR --two-readers" + (" --centre" if res.get("centre_check")
+                                                                              else "") + " --write"}
         path.write_text(json.dumps(data, indent=1) + "\n")
         return path
     keep = ("threshold", "index_threshold", "lone_threshold", "agree", "corners_agree", "two_readers", "rule",
@@ -468,7 +513,8 @@ if __name__ == "__main__":  # pragma: no cover
         # the recogniser's mode is given, not read from the file it rewrites: gate off unless --agree
         res = calibrate_real(sys.argv[2], Recognizer.stock(agree="--agree" in sys.argv[3:],
                                                            corners_agree="--corners-agree" in sys.argv[3:],
-                                                           two_readers="--two-readers" in sys.argv[3:]))
+                                                           two_readers="--two-readers" in sys.argv[3:],
+                                                           centre_check="--centre" in sys.argv[3:]))
         print(json.dumps(res, indent=2))
         if "--write" in sys.argv[3:] and res["threshold"] is not None:
             write_thresholds(res)

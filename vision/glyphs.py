@@ -74,19 +74,32 @@ def glyph_features(glyph: np.ndarray, size: tuple[int, int], aspect: float) -> n
     return f / (np.linalg.norm(f) + 1e-6)
 
 
-def read_corner(region: np.ndarray) -> CornerGlyphs | None:
-    """Rank and suit features of one index region (BGR), or None when it does not segment."""
+def _ink_blobs(region: np.ndarray, dark_every: int,
+               paper_at: float) -> tuple[np.ndarray, int, np.ndarray, np.ndarray, np.ndarray] | None:
+    """The ink of a region (BGR or gray), 0 to 1, and its blobs as ``cv2.connectedComponentsWithStats``
+    gives them (count, labels, stats, centroids); None when the region has no contrast.  Ink is
+    measured between the region's own darkest ink and its paper (the ``1/dark_every`` and
+    ``paper_at`` quantiles)."""
     gray = cv2.cvtColor(region, cv2.COLOR_BGR2GRAY) if region.ndim == 3 else region
     flat = gray.ravel()
     k = flat.size
-    part = np.partition(flat, (k // 50, int(k * 0.75)))
-    dark, paper = float(part[k // 50]), float(part[int(k * 0.75)])
+    part = np.partition(flat, (k // dark_every, int(k * paper_at)))
+    dark, paper = float(part[k // dark_every]), float(part[int(k * paper_at)])
     if paper - dark < 40:
         return None
     ink = np.clip((paper - gray.astype(np.float32)) / (paper - dark), 0, 1)
     binary = (ink > 0.45).astype(np.uint8)
-    n, labels, stats, _ = cv2.connectedComponentsWithStats(binary, connectivity=8)
-    H, W = binary.shape
+    n, labels, stats, cents = cv2.connectedComponentsWithStats(binary, connectivity=8)
+    return ink, n, labels, stats, cents
+
+
+def read_corner(region: np.ndarray) -> CornerGlyphs | None:
+    """Rank and suit features of one index region (BGR), or None when it does not segment."""
+    blobs = _ink_blobs(region, dark_every=50, paper_at=0.75)
+    if blobs is None:
+        return None
+    ink, n, labels, stats, _ = blobs
+    H, W = ink.shape
     keep = np.zeros(n, bool)
     for i in range(1, n):
         x, y, w, h, a = stats[i]
@@ -179,18 +192,11 @@ def read_pips(card: np.ndarray, max_feats: int = 4) -> Pips:
     caller only uses this for number ranks."""
     h, w = card.shape[:2]
     x0, x1, y0, y1 = (int(PIP_BOX[0] * w), int(PIP_BOX[1] * w), int(PIP_BOX[2] * h), int(PIP_BOX[3] * h))
-    region = card[y0:y1, x0:x1]
-    gray = cv2.cvtColor(region, cv2.COLOR_BGR2GRAY) if region.ndim == 3 else region
-    flat = gray.ravel()
-    k = flat.size
-    part = np.partition(flat, (k // 100, int(k * 0.6)))
-    dark, paper = float(part[k // 100]), float(part[int(k * 0.6)])
-    if paper - dark < 40:
+    blobs = _ink_blobs(card[y0:y1, x0:x1], dark_every=100, paper_at=0.6)
+    if blobs is None:
         return Pips([], 0)
-    ink = np.clip((paper - gray.astype(np.float32)) / (paper - dark), 0, 1)
-    binary = (ink > 0.45).astype(np.uint8)
-    n, labels, stats, cents = cv2.connectedComponentsWithStats(binary, connectivity=8)
-    H, W = binary.shape
+    ink, n, labels, stats, cents = blobs
+    H, W = ink.shape
     cands = []
     for i in range(1, n):
         x, y, bw, bh, a = stats[i]

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import IO, Any, BinaryIO
 
 from controller.errors import PokerTableError
+from controller.processes import stop_process
 
 log = logging.getLogger(__name__)
 
@@ -90,11 +91,7 @@ class RecognitionWorker:
         finally:
             if locked:
                 self._lock.release()
-        try:
-            self._proc.wait(5)
-        except subprocess.TimeoutExpired:
-            self._proc.kill()
-            self._proc.wait(5)
+        stop_process(self._proc, 5, sig=None)  # the None above asked it to end
         self._in.close()
 
 

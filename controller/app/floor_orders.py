@@ -75,6 +75,8 @@ class FloorOrders:
         self.departures: dict[str, tuple[int, str | None]] = {}
         #: players to seat once their seat is free: name -> (seat, chips, the order)
         self.arrivals: dict[str, tuple[int, int | None, dict[str, Any]]] = {}
+        #: players whose seat is posted to the daemon and not yet journaled (a departure of his waits)
+        self.sitting: set[str] = set()
         self.applied: list[dict[str, Any]] = []
 
     # ------------------------------------------------------------------ orders
@@ -167,17 +169,22 @@ class FloorOrders:
         with self._lock:
             come = [(n, s, st, o) for n, (s, st, o) in self.arrivals.items()
                     if s not in players and n not in players.values()]
-            for n, *_ in come:
+            for n, _seat, _stack, order in come:
                 del self.arrivals[n]
+                if isinstance(order.get("id"), str):  # posted once: journaled in a moment (_finished)
+                    self.sitting.add(n)
         for name, seat, stack, order in come:
-            self._post(SeatPlayer(seat, name, False, stack), order)
+            self._post(SeatPlayer(seat, name, False, stack), order, sitting=name)
         engine = service.engine
         if engine is not None and not engine.over:
             return  # he plays the hand out; the hand's end calls this again
         with self._lock:
             due = [(n, s, oid) for n, (s, oid) in self.departures.items() if players.get(s) == n]
-            gone = [(n, s, oid) for n, (s, oid) in self.departures.items() if players.get(s) != n]
-            self.departures.clear()
+            # one the floor sends on before he has sat down here (this table broken, the room redrawn while
+            # he walked here) gets up once he has: his arrival waits for its seat, or is being journaled
+            coming = {n for n in self.departures if n in self.arrivals or n in self.sitting}
+            gone = [(n, s, oid) for n, (s, oid) in self.departures.items() if players.get(s) != n and n not in coming]
+            self.departures = {n: d for n, d in self.departures.items() if n in coming and players.get(d[0]) != n}
         for n, s, oid in gone:
             log.warning("the floor moved %s from seat %s, who is not there", n, s)
             self._drop(oid)
@@ -190,7 +197,7 @@ class FloorOrders:
         its chips stay in the pot; the ruling's alert goes to the display)."""
         service, seat = self.daemon.service, order.get("seat")
         engine = service.engine if service is not None else None
-        if engine is None or engine.over or not isinstance(seat, int) or seat not in engine.active:
+        if engine is None or engine.over or not isinstance(seat, int) or seat not in engine.view().active:
             log.warning("the floor ruled seat %s's hand dead, but it is not in a hand", seat,
                         extra={"table_id": self.table_id})
             return
@@ -200,7 +207,7 @@ class FloorOrders:
         service = self.daemon.service
         return {s: p.name for s, p in service.table.players.items()} if service is not None else {}
 
-    def _post(self, event: Any, order: dict[str, Any]) -> None:
+    def _post(self, event: Any, order: dict[str, Any], sitting: str | None = None) -> None:
         self.applied.append(order)
         log.info("the floor's order: %s %s", order.get("kind"), order.get("player"),
                  extra={"table_id": self.table_id})
@@ -210,15 +217,21 @@ class FloorOrders:
             return
         done = self.daemon.post_once(event, SOURCE, oid)
         # journaled (or refused, or carried out before): the order no longer waits
-        done.add_done_callback(lambda f: self._finished(oid, f))
+        done.add_done_callback(lambda f: self._finished(oid, f, sitting))
 
-    def _finished(self, oid: str, fut: Any) -> None:
+    def _finished(self, oid: str, fut: Any, sitting: str | None = None) -> None:
         if fut.exception() is not None:
             log.warning("the floor's order %s refused: %s", oid, fut.exception(), extra={"table_id": self.table_id})
         try:
             self._drop(oid)
         except Exception:  # the journal closed meanwhile (the daemon stopping): kept, re-armed on restart
             log.exception("could not drop the floor's order %s", oid)
+        if sitting is not None:
+            with self._lock:
+                self.sitting.discard(sitting)
+                waiting = sitting in self.departures
+            if waiting:  # sent on before he sat down here: he gets up now (between hands)
+                self.let_go()
 
     # ------------------------------------------------------------------ the subscriber
     def start(self) -> FloorOrders:

@@ -48,7 +48,7 @@ from contextlib import contextmanager
 from http import HTTPStatus
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, Self, TypeVar, cast
 from urllib.parse import unquote, urlencode, urlsplit
 
 HOST = "127.0.0.1"
@@ -65,6 +65,8 @@ CSP = ("default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline';
 MAX_CONNECTIONS = 32
 #: Seconds a connection may stay silent (while the request is read or the response is written).
 REQUEST_TIMEOUT = 5.0
+
+_S = TypeVar("_S", bound=ThreadingHTTPServer)
 
 mimetypes.add_type("text/javascript", ".js")
 mimetypes.add_type("text/javascript", ".mjs")
@@ -202,7 +204,40 @@ class _Server(ThreadingHTTPServer):
         super().shutdown_request(request)
 
 
-class WebServer:
+class ServerThread:
+    """An HTTP server answering from a background thread (the pages' here, the floor's in
+    :mod:`controller.floor.server`): ``host``, ``port``, ``url``, ``stop()``, a context manager."""
+
+    _server: ThreadingHTTPServer
+
+    def _serve(self, server: _S, name: str, poll_interval: float) -> _S:
+        """Serve ``server`` from a daemon thread called ``name``; return it."""
+        self._server = server
+        bound_host, bound_port = server.server_address[:2]
+        self.host, self.port = str(bound_host), int(bound_port)
+        self._thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": poll_interval},
+                                        name=name, daemon=True)
+        self._thread.start()
+        return server
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    def stop(self) -> None:
+        if self._thread.is_alive():
+            self._server.shutdown()
+            self._thread.join(5)
+        self._server.server_close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+class WebServer(ServerThread):
     """Serve ``root`` (``web/``) and a generated ``config.json`` from a background thread."""
 
     def __init__(self, root: str | Path = DEFAULT_ROOT, port: int = 0, config: Mapping[str, Any] | None = None,
@@ -215,13 +250,9 @@ class WebServer:
         if unknown or not pages:
             raise ValueError(f"pages must be some of {PAGES}, got {pages!r}")
         self.pages = tuple(pages)
-        self._server = _Server((host, port), self.root, config or {}, verbose, self.pages, max_connections,
-                               request_timeout)
-        bound_host, bound_port = self._server.server_address[:2]
-        self.host, self.port = str(bound_host), int(bound_port)
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.1},
-                                        name="webserver", daemon=True)
-        self._thread.start()
+        self._server: _Server = self._serve(
+            _Server((host, port), self.root, config or {}, verbose, self.pages, max_connections, request_timeout),
+            "webserver", poll_interval=0.1)
 
     @property
     def config(self) -> dict[str, Any]:
@@ -240,28 +271,12 @@ class WebServer:
     def counters(self) -> dict[str, int]:
         return dict(self._server.counters)
 
-    @property
-    def url(self) -> str:
-        return f"http://{self.host}:{self.port}"
-
     def page_url(self, page: str, **query: Any) -> str:
         """``http://host:port/<page>/`` plus a query (``ws=..., table=..., user=..., pass=...``)."""
         if page not in self.pages:
             raise ValueError(f"page {page!r} is not served here; this server serves {self.pages}")
         q = urlencode({k: v for k, v in query.items() if v is not None})
         return f"{self.url}/{page}/" + (f"?{q}" if q else "")
-
-    def stop(self) -> None:
-        if self._thread.is_alive():
-            self._server.shutdown()
-            self._thread.join(5)
-        self._server.server_close()
-
-    def __enter__(self) -> WebServer:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
 
     def __repr__(self) -> str:
         return f"<WebServer {self.url} root={self.root}>"
@@ -295,7 +310,7 @@ class PageServers:
         self.stop()
 
 
-__all__ = ["CSP", "DEFAULT_ROOT", "PageServers", "WebServer", "page_config"]
+__all__ = ["CSP", "DEFAULT_ROOT", "PageServers", "ServerThread", "WebServer", "page_config"]
 
 
 # ---------------------------------------------------------------------- a real browser

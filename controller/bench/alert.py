@@ -90,8 +90,9 @@ def wrong_card_to_alert(rig: dict[str, Any], index: int, timeout: float = 10.0) 
     uids = {card: uid for uid, card in rig["deck"].tags.items()}
     card = sorted(uids, key=lambda c: (c.rank, c.suit))[index % 52]
     daemon.submit(NewHand())
-    first = daemon.service.engine.order[0]
-    wrong = next(s for s in daemon.service.engine.order if s != first)
+    order = daemon.service.engine.view().order
+    first = order[0]
+    wrong = next(s for s in order if s != first)
     antenna = layout.seat_antenna(wrong, 0)
     shown = page.evaluate("() => window.__alertShown.length")
     seen = len(rig["arrivals"])

@@ -49,6 +49,7 @@ from controller.bench.latency import (
     serve_subscriber,
     subscribed_client,
 )
+from controller.service import OutputKind
 
 #: Seconds between the dealer's moves.
 PACES = {"live": 4.5, "shuffler": 1.5}
@@ -118,7 +119,7 @@ def _daemon_main(conn, settings: dict[str, Any], link: str, camera: bool) -> Non
             shown["key"] = args[0]
         elif cmd == "submit":
             try:
-                conn.send(("ok", sum(1 for o in daemon.submit(args[0], source=args[1]) if o.kind == "alert")))
+                conn.send(("ok", sum(1 for o in daemon.submit(args[0], source=args[1]) if o.kind == OutputKind.ALERT)))
             except Rejected as exc:
                 conn.send(("rejected", str(exc)))
         elif cmd == "hand_start":

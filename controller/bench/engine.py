@@ -65,12 +65,11 @@ def _engine_final(setup: Any, evs: list[Any]) -> list[int] | None:
     engine = HandEngine(setup)
     for ev in evs:
         engine.apply(ev)
-    if engine.settle() is None:
+    settled = engine.settle()  # every pot awarded: the stacks after the push
+    if settled is None or settled.stacks is None:
         return None
-    assert engine.chips is not None
-    final = engine.chips.final_stacks()
-    assert final is not None
-    return [final[s] for s in engine.order]
+    final = dict(settled.stacks)
+    return [final[s] for s in engine.view().order]
 
 
 # --------------------------------------------------------------------------- PokerKit side

@@ -28,8 +28,8 @@ After the hands, a burst of 2,000 QoS 1 requests at once: how many are answered 
 ``kill -USR1`` ends a session early, after the hand being dealt: the burst and the verdict follow,
 over the hands dealt (``hands``, beside ``hands_asked``).
 
-A subscriber on ``#`` for every credential (display, console, overlay, homeassistant) and one
-for the controller on the event stream (a persistent session) record everything with its
+A subscriber on ``#`` for every credential (display, console, overlay, homeassistant, producer) and
+one for the controller on the event stream (a persistent session) record everything with its
 arrival time.  At the end the journal is replayed offline and compared:
 
 * ``false_rulings``: every ruling the engine made (the dealer made no mistake), by reason and
@@ -40,7 +40,8 @@ arrival time.  At the end the journal is replayed offline and compared:
   payloads carry ``seq``);
 * ``leaks``: a face-down card's identity on a display, console or Home Assistant topic (only
   ``hand_end.shown`` at a showdown may table cards), broadcast hole cards that reached the
-  overlay before their delay, a hand's hole cards still retained on the overlay's topic;
+  overlay before their delay, a hand's hole cards still retained on the overlay's topic; on the
+  producer's login, anything outside its topics or naming any card (``leaks.producer``);
 * ``recovery_s``: from the restart to ``online``, from the replug to the first card applied.
 
 Measured on our own simulator and emulator (no table hardware here).
@@ -69,9 +70,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from controller.processes import stop_process
+
 REPO = Path(__file__).resolve().parent.parent.parent
-ROLES = ("controller", "display", "console", "overlay", "homeassistant")
-WATCHERS = ("display", "console", "overlay", "homeassistant")
+ROLES = ("controller", "display", "console", "overlay", "homeassistant", "producer")
+WATCHERS = ("display", "console", "overlay", "homeassistant", "producer")
 TABLE = "t1"
 SEATS = (1, 2, 3, 4, 5, 6)
 GAMES = ("holdem", "omaha")
@@ -139,24 +142,32 @@ class Recorder:
         with self.lock:
             return list(self.records)
 
-    def parsed(self, topic: str) -> list[dict]:
-        """The JSON payloads received on ``topic``, parsed once (the dealer looks many times a
-        second: a 200-hand session must not parse every message again at each look)."""
+    def json_since(self, cursor: int) -> tuple[int, list[tuple[str, Any]]]:
+        """The JSON objects received from record ``cursor`` on, with their topics (what is not JSON
+        is passed over), and the cursor to give next time: each reader parses a record once."""
         with self.lock:
-            new = self.records[self._parsed:]
-            self._parsed = len(self.records)
+            new = self.records[cursor:]
+            cursor = len(self.records)
+        out = []
         for r in new:
             if r.payload[:1] == b"{":
                 try:
-                    p = json.loads(r.payload)
+                    out.append((r.topic, json.loads(r.payload)))
                 except ValueError:
                     continue
-                self._by_topic[r.topic].append(p)
-                if isinstance(p, dict) and "seq" in p:
-                    self._seqs[r.topic][p["seq"]][p.get("seat")] += 1
-                    # The cards an event/board or event/burn stands for (a repeat holds the same).
-                    self._cards[r.topic][p["seq"]] = len(p["cards"]) if isinstance(p.get("cards"), list) \
-                        else int(p.get("count") or 1)
+        return cursor, out
+
+    def parsed(self, topic: str) -> list[dict]:
+        """The JSON payloads received on ``topic``, parsed once (the dealer looks many times a
+        second: a 200-hand session must not parse every message again at each look)."""
+        self._parsed, new = self.json_since(self._parsed)
+        for t, p in new:
+            self._by_topic[t].append(p)
+            if isinstance(p, dict) and "seq" in p:
+                self._seqs[t][p["seq"]][p.get("seat")] += 1
+                # The cards an event/board or event/burn stands for (a repeat holds the same).
+                self._cards[t][p["seq"]] = len(p["cards"]) if isinstance(p.get("cards"), list) \
+                    else int(p.get("count") or 1)
         return self._by_topic[topic]
 
     def distinct(self, topics: tuple[str, ...]) -> int:
@@ -218,17 +229,10 @@ class Console:
 
     def answers(self, tx: str) -> list[dict]:
         """The answers to transaction ``tx`` (responses parsed once, as they come)."""
-        with self.rec.lock:
-            new = self.rec.records[self._seen:]
-            self._seen = len(self.rec.records)
-        for r in new:
-            if r.payload[:1] == b"{":
-                try:
-                    data = json.loads(r.payload)
-                except ValueError:
-                    continue
-                if isinstance(data, dict) and data.get("transaction"):
-                    self._answers[data["transaction"]].append(data)
+        self._seen, new = self.rec.json_since(self._seen)
+        for _, data in new:
+            if isinstance(data, dict) and data.get("transaction"):
+                self._answers[data["transaction"]].append(data)
         return self._answers.get(tx, [])
 
     def request(self, name: str, fields: dict, timeout: float = 6.0, tries: int = 6,
@@ -549,12 +553,8 @@ enabled = true
     def stop(self) -> None:
         for t in self._threads:
             t.join(30)
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(20)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
+        if self.proc is not None:
+            stop_process(self.proc, 20)
         for r in [*self.watch.values(), self.ctl, self.console.rec]:
             r.close()
         self.emulator.stop()
@@ -806,6 +806,24 @@ def wrap_up(rig: Rig, seq: int) -> None:
 
 
 # ---------------------------------------------------------------------- the verdict
+#: All the producer's login may read (systemd/mosquitto/acl, user producer), under any table: none
+#: of it names a card, live or delayed (its page shows no card; the overlay's login reads those).
+PRODUCER_READS = ("availability", "broadcast/graphics", "broadcast/delay", "response/producer/#")
+
+
+def producer_secrecy(records: list[Record], base: str = "poker") -> dict[str, Any]:
+    """What the producer's subscriber on ``#`` got from the broker: messages on a topic outside
+    :data:`PRODUCER_READS`, and messages naming any card at all (a hole card, live or from the
+    broadcast feed, a board, a shown hand): both must be 0, over ``received`` > 0."""
+    from paho.mqtt.client import topic_matches_sub
+
+    allowed = [f"{base}/+/{t}" for t in PRODUCER_READS]
+    outside = [r.topic for r in records if not any(topic_matches_sub(a, r.topic) for a in allowed)]
+    cards = [r.topic for r in records if CARD.search(r.payload.decode("utf-8", "replace"))]
+    return {"received": len(records), "outside_its_topics": len(outside), "naming_a_card": len(cards),
+            "examples": sorted(set(outside + cards))[:5]}
+
+
 def analyse(rig: Rig, hands: list[HandLog], retained: list[Record] | None = None) -> dict[str, Any]:
     from controller.app.config import load_config
     from controller.journal import Journal
@@ -955,7 +973,8 @@ def analyse(rig: Rig, hands: list[HandLog], retained: list[Record] | None = None
                    "duplicated": duplicated},
         "leaks": {"display_console_ha": sum(leaks.values()), "by_credential": dict(leaks),
                   "examples": examples, "overlay_before_delay": early,
-                  "overlay_retained_after_its_hand": len(stale)},
+                  "overlay_retained_after_its_hand": len(stale),
+                  "producer": producer_secrecy(rig.watch["producer"].snapshot(), rig.topics.base)},
         "recovery_s": {k: summary(v) for k, v in rig.recovery.items()},
         "recovery_without_a_card_in_15_s": dict(no_card_after),
         "slow_clients": {"floods": rig.flood_stats[:3], "pages_not_answering_after":

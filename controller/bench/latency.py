@@ -356,7 +356,7 @@ def daemon_latency(broker: Broker, cards: int, settle: float, pace: float = CARD
     try:
         while pitched < cards:
             d.submit(NewHand())
-            order = list(d.service.engine.order)  # type: ignore[union-attr]
+            order = list(d.service.engine.view().order)  # type: ignore[union-attr]
             hand = rng.sample(range(52), 2 * len(order))
             placed = []
             for rnd in range(2):

@@ -234,7 +234,8 @@ class _Session:
     def _bet(self) -> None:
         engine = self.d.service.engine
         for _ in range(40):
-            seat = engine.to_act
+            with self.d.owner_lock:  # the hand copied whole, between two events
+                seat = engine.view().to_act
             if seat is None:
                 return
             for action in ("check", "call"):
@@ -249,9 +250,8 @@ class _Session:
     def hand(self, number: int, wrong_seat: bool) -> None:
         d = self.d
         d.submit(NewHand())
-        engine = d.service.engine
         hand_id = d.service.hand_id
-        order = list(engine.order)
+        order = list(d.service.engine.view().order)
         deck = list(self.uids)
         self.rng.shuffle(deck)
         on_table: list[tuple[int, str]] = []

@@ -209,7 +209,7 @@ def run_bench(hands: int = 3, files: dict[str, bytes] | None = None, fw_dir: str
     from firmware_bridge.chip.harness import FIRMWARE_DIR, firmware_files
 
     say = progress or (lambda _m: None)
-    out = run_chip_bench(fw_dir=fw_dir, compiled=compiled, board=board, progress=progress)
+    out = run_chip_bench(fw_dir=fw_dir, compiled=compiled, board=board, progress=progress, seed=seed)
     if files is None:
         files = firmware_files(Path(fw_dir) if fw_dir else FIRMWARE_DIR, compiled=compiled)
     if hands <= 0:

@@ -26,7 +26,7 @@ from controller.rules.events import StartHand
 from controller.rules.games import GAMES
 from controller.rules.scenario import Scenario
 from controller.rules.table import Table
-from controller.service import TableService
+from controller.service import OutputKind, TableService
 from controller.sim import dealer as dealer_sim
 
 # The games the demo deals in turn: all but 2-7 triple draw (issue 22 added it as game data; the
@@ -105,7 +105,7 @@ def run_console_demo(hands: int = 0, seed: int | None = None, delay: float = 0.1
             outputs = svc.submit(event, source="demo")
             stats.events += 1
             for out in outputs:
-                if out.kind == "alert":
+                if out.kind == OutputKind.ALERT:
                     raised += 1
                     a = out.payload
                     stats.rulings[a["reason"]] += 1
@@ -243,7 +243,8 @@ def _run_table_demo(hands: int, seed: int | None, pace: float, mistake_rate: flo
                         backends={"serial": str(work / "ttyEMU"),
                                   "camera": lambda: SyntheticTableCamera(camera_view, seed=rng.randrange(1000))})
         logs = _log_to_file(work / "demo.log")  # the daemon's log (each ruling too) beside the journal, not here
-        daemon.listeners.append(lambda outputs: ended.extend(o.payload for o in outputs if o.kind == "hand_end"))
+        daemon.listeners.append(
+            lambda outputs: ended.extend(o.payload for o in outputs if o.kind == OutputKind.HAND_END))
         daemon.start()
         ws = f"ws://127.0.0.1:{broker.websockets_port}"
         # One server per page: the display's port never hands out the overlay's login.
@@ -293,8 +294,10 @@ def _run_table_demo(hands: int, seed: int | None, pace: float, mistake_rate: flo
                 """Wait while the display says a board card is missing (issue 15: the street holds)."""
                 deadline = time.monotonic() + timeout
                 while time.monotonic() < deadline:
-                    engine = daemon.service.engine if daemon.service else None
-                    if engine is None or engine.over or engine.missing_board() is None:
+                    with daemon.owner_lock:  # the hand copied whole, between two events
+                        engine = daemon.service.engine if daemon.service else None
+                        hand = engine.view() if engine is not None else None
+                    if hand is None or hand.over or hand.missing_board is None:
                         return
                     time.sleep(0.05)
 
@@ -306,10 +309,12 @@ def _run_table_demo(hands: int, seed: int | None, pace: float, mistake_rate: flo
                 streets, the dealer still waits while the display says a board card is missing)."""
                 deadline = time.monotonic() + timeout
                 while time.monotonic() < deadline:
-                    engine = daemon.service.engine if daemon.service else None
-                    if engine is None or engine.over:
+                    with daemon.owner_lock:  # the hand copied whole, between two events
+                        engine = daemon.service.engine if daemon.service else None
+                        hand = engine.view() if engine is not None else None
+                    if hand is None or hand.over:
                         return
-                    have = {c.face for c in engine.board}
+                    have = {c.face for c in hand.board_dealt}
                     if all(card.face in have for card in dead.values()):
                         return
                     time.sleep(0.05)
@@ -375,7 +380,7 @@ def _run_table_demo(hands: int, seed: int | None, pace: float, mistake_rate: flo
                         except Rejected:
                             continue
                         stats.events += 1
-                        raised += sum(1 for o in outputs if o.kind == "alert")
+                        raised += sum(1 for o in outputs if o.kind == OutputKind.ALERT)
                 time.sleep(max(pace, 0.5))
                 svc = daemon.service
                 if svc is not None and svc.engine is not None and not svc.engine.over:

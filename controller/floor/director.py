@@ -221,6 +221,8 @@ class Director:
         last = _last_travel(tour, name)
         if tour.players[name].moving_to is None and last is not None:  # a redraw's seat: he has left for it
             self._left.add((name, last[0]))
+        else:  # a move: he is the receiving table's now (a break or a redraw before he sits names it)
+            tour.departed(name, table)
         return [{"kind": "arrive", "player": name, "table": to, "seat": seat, "from_table": table,
                  "stack": body.get("stack"), "citations": citations,
                  "text": f"{name} leaves table {table} for table {to}, seat {seat}"}]

@@ -41,6 +41,9 @@ class Parsed:
 @dataclass
 class Counters:
     messages: int = 0
+    #: messages fully handled: stored and acted on (the director's requests included); ``messages``
+    #: counts them as they come in, before either
+    handled: int = 0
     rows_new: int = 0
     rejected: int = 0
     kinds: dict[str, int] = field(default_factory=dict)

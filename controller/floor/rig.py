@@ -24,6 +24,7 @@ from controller.floor.sim import Dealer, RoomLink, TableScript
 from controller.mqtt.broker import Broker, free_port
 from controller.mqtt.contract import Topics
 from controller.mqtt.link import MqttLink, MqttSettings
+from controller.processes import stop_process
 
 REPO = Path(__file__).resolve().parents[2]
 CONF = (REPO / "systemd" / "mosquitto" / "poker-table.conf").read_text()
@@ -192,12 +193,7 @@ class ChildProcess:
 
     def stop(self) -> None:
         if self.proc is not None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(10)
+            stop_process(self.proc, 10)
             self.proc = None
 
 

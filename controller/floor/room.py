@@ -31,6 +31,7 @@ from typing import Self
 from controller.errors import PokerTableError
 from controller.floor.pki import Pki, make_pki
 from controller.mqtt.broker import Broker, find_executable, free_port
+from controller.processes import stop_process
 
 HOST = "127.0.0.1"
 ROOM_CONF = Path(__file__).resolve().parent.parent.parent / "systemd" / "room"
@@ -122,13 +123,7 @@ class NatsNode:
     def stop(self, sig: int = signal.SIGTERM, timeout: float = 10) -> None:
         if self.proc is None:
             return
-        if self.proc.poll() is None:
-            self.proc.send_signal(sig)
-            try:
-                self.proc.wait(timeout)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        stop_process(self.proc, timeout, sig)
         self.proc = None
 
 

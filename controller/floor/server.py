@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
+from controller.app.webserver import ServerThread
 from controller.errors import PokerTableError
 from controller.floor.director import Director
 from controller.floor.report import dealer_report, report_csv
@@ -257,22 +258,12 @@ class _Server(ThreadingHTTPServer):
         self.stopping = threading.Event()
 
 
-class FloorServer:
+class FloorServer(ServerThread):
     """``FloorServer(api, hub, port=0)``: serves in a background thread; ``.url``, ``.stop()``."""
 
     def __init__(self, api: FloorApi, hub: Hub, host: str = "127.0.0.1", port: int = 0) -> None:
-        self._server = _Server((host, port), api, hub)
-        host_, port_ = self._server.server_address[:2]
-        self.host, self.port = str(host_), int(port_)
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.2},
-                                        name="floor-http", daemon=True)
-        self._thread.start()
-
-    @property
-    def url(self) -> str:
-        return f"http://{self.host}:{self.port}"
+        self._server: _Server = self._serve(_Server((host, port), api, hub), "floor-http", poll_interval=0.2)
 
     def stop(self) -> None:
-        self._server.stopping.set()
-        self._server.shutdown()
-        self._server.server_close()
+        self._server.stopping.set()  # the open /api/stream responses see it and end
+        super().stop()

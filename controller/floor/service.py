@@ -111,12 +111,9 @@ class FloorService:
         return FloorApi(self.read_store, self.ingestor)
 
     def stop(self) -> None:
-        if self.server is not None:
-            self.server.stop()
-        if self.source is not None:
-            self.source.stop()
-        if self.orders is not None:
-            self.orders.stop()
+        for part in (self.server, self.source, self.orders):
+            if part is not None:
+                part.stop()
         for s in (self.store, self.read_store):
             if s is not None:
                 s.close()

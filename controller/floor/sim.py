@@ -37,7 +37,8 @@ from controller.service import Rejected, TableService
 
 #: What a table's bridge forwards to the room (``topic ... out 1`` lines of
 #: ``systemd/room/mosquitto-bridge.conf``; a test keeps the two in step).
-BRIDGED = ("availability", "event/#", "alert", "alert/active", "broadcast/hand_end", "broadcast/holecards")
+BRIDGED = ("availability", "event/#", "alert", "alert/active", "broadcast/hand_end", "broadcast/holecards",
+           "diagnostics")
 #: Service outputs that become one ``event/<kind>`` message each (an alert also becomes ``event/ruling``).
 EVENT_OUTPUTS = frozenset({"hand_start", "card", "burn", "board", "street", "action", "draw", "hand_end", "dealer",
                            "seating", "clock", "alert"})

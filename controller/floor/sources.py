@@ -12,6 +12,12 @@ store is idempotent (exactly-once rows):
   restart or a node's loss resumes where the last acknowledgement left off.  It also tells
   each table what the store holds (``<base>.<table>.floor.stored``, :mod:`.stored`), so the
   table resends what a dying node lost before the stream stored it.
+
+  Each table's ``diagnostics`` (its readers' health, retained on the table's Mosquitto) has a
+  stream of its own that keeps only the latest message per table (``max_msgs_per_subject`` 1,
+  replicated like the room's stream): the floor reads it with an ephemeral consumer that starts
+  at each table's latest, so a floor that starts or reconnects shows every table's readers at
+  once, as a retained topic does on one machine.  It is a reading, not a record: no rows.
 """
 
 from __future__ import annotations
@@ -34,12 +40,19 @@ log = logging.getLogger("controller.floor")
 
 STREAM = "POKER"
 DURABLE = "floor"
+#: The tables' latest ``diagnostics``, one message per table.
+DIAGNOSTICS_STREAM = "POKER_DIAGNOSTICS"
 
 
 def stream_subjects(base: str = "poker") -> list[str]:
     """The room stream's subjects: what the bridges forward, as NATS names them."""
     b = base.replace("/", ".")
     return [f"{b}.*.event.>", f"{b}.*.availability", f"{b}.*.broadcast.holecards"]
+
+
+def diagnostics_subject(base: str = "poker") -> str:
+    """The tables' ``diagnostics`` as the bridges forward it (its own stream: the latest per table)."""
+    return f"{base.replace('/', '.')}.*.diagnostics"
 
 
 class Hub:
@@ -97,9 +110,7 @@ class Ingestor:
                 self.counters.rejected += 1
                 continue
             if msg.path == "diagnostics":
-                summary = readers_summary(msg.payload)
-                if summary is not None:
-                    self.readers[msg.table_id] = summary
+                self._keep_readers(msg)
                 continue
             made = rows_for(msg)
             if not made and msg.path.startswith("event/"):
@@ -129,7 +140,26 @@ class Ingestor:
                 # hand once (controller.floor.director: Director._hand_end).
                 for observe in self.observers:
                     observe(msg)
+        self.counters.handled += len(batch)
         return new
+
+    def diagnostics(self, name: str, data: bytes) -> bool:
+        """A table's ``diagnostics`` from the room's diagnostics stream (not stored: the tile's readers)."""
+        msg = parse(name, data, self.base)
+        if msg is None or msg.path != "diagnostics":
+            self.counters.rejected += 1
+            return False
+        return self._keep_readers(msg)
+
+    def _keep_readers(self, msg: Parsed) -> bool:
+        """The table's latest readers; a retained copy cleared (an empty payload) forgets them."""
+        if msg.payload is None:
+            self.readers.pop(msg.table_id, None)
+            return True
+        summary = readers_summary(msg.payload)
+        if summary is not None:
+            self.readers[msg.table_id] = summary
+        return summary is not None
 
 
 class MqttSource:
@@ -208,12 +238,17 @@ async def ensure_stream(js: Any, settings: NatsSettings) -> None:
 
     config = StreamConfig(name=STREAM, subjects=stream_subjects(settings.base), storage=StorageType.FILE,
                           retention=RetentionPolicy.LIMITS, num_replicas=settings.replicas, max_age=7 * 86400.0)
-    try:
-        await js.stream_info(STREAM)
-    except NotFoundError:
-        await js.add_stream(config)
-    else:
-        await js.update_stream(config)
+    # The readers' health: the latest message per table, as a retained topic keeps it.
+    diagnostics = StreamConfig(name=DIAGNOSTICS_STREAM, subjects=[diagnostics_subject(settings.base)],
+                               storage=StorageType.FILE, retention=RetentionPolicy.LIMITS, max_msgs_per_subject=1,
+                               num_replicas=settings.replicas, max_age=7 * 86400.0)
+    for name, cfg in ((STREAM, config), (DIAGNOSTICS_STREAM, diagnostics)):
+        try:
+            await js.stream_info(name)
+        except NotFoundError:
+            await js.add_stream(cfg)
+        else:
+            await js.update_stream(cfg)
 
 
 async def connect_nats(settings: NatsSettings, name: str = "tablectl-floor") -> Any:
@@ -246,6 +281,7 @@ class NatsSource:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._nc: Any = None
         self.published = 0
+        self.diagnostics = 0  # diagnostics messages read (each table's latest, then each new one)
 
     def publish(self, topic: str, payload: bytes) -> bool:
         """The floor's word to the tables, from any thread: an MQTT topic published as the NATS subject
@@ -288,8 +324,12 @@ class NatsSource:
                                           num_replicas=self.settings.replicas))
                 if self.ingestor.stored is not None:
                     await asyncio.get_running_loop().run_in_executor(None, self.ingestor.stored.load_known)
+                readers = asyncio.create_task(self._readers(js))
                 self.connected.set()
-                await self._consume(sub, nc)
+                try:
+                    await self._consume(sub, nc)
+                finally:
+                    readers.cancel()
             except Exception as exc:  # a node lost mid-call, a leader election: try again
                 self.errors += 1
                 log.warning("floor: JetStream consumer: %s: %s; retrying", type(exc).__name__, exc)
@@ -325,6 +365,36 @@ class NatsSource:
             except (AttributeError, TypeError, ValueError):
                 self._pending = 1  # unknown: the tables then resend only what lies below a gap
             await self._report(nc)
+
+    async def _readers(self, js: Any) -> None:
+        """Each table's latest ``diagnostics`` then every new one, from an ephemeral consumer (no
+        acknowledgements: a reading, not a record); made again if a node's loss takes it away."""
+        import nats.errors
+        from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
+
+        while not self._stop.is_set():
+            try:
+                sub = await js.pull_subscribe(
+                    diagnostics_subject(self.settings.base), stream=DIAGNOSTICS_STREAM,
+                    config=ConsumerConfig(ack_policy=AckPolicy.NONE, deliver_policy=DeliverPolicy.LAST_PER_SUBJECT,
+                                          inactive_threshold=30.0, num_replicas=self.settings.replicas))
+                idle = 0
+                while not self._stop.is_set():
+                    try:
+                        msgs = await sub.fetch(64, timeout=1.0)
+                    except (TimeoutError, nats.errors.TimeoutError):
+                        idle += 1
+                        if idle % 10 == 0:
+                            await sub.consumer_info()  # still there? (NotFoundError: make it again)
+                        continue
+                    idle = 0
+                    for m in msgs:
+                        self.diagnostics += self.ingestor.diagnostics(m.subject, m.data)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # the consumer's node lost: a new one starts at each table's latest
+                log.info("floor: diagnostics consumer: %s: %s; again", type(exc).__name__, exc)
+                await asyncio.sleep(0.5)
 
     async def _report(self, nc: Any) -> None:
         """Publish the due ``floor.stored`` reports (core NATS: the tables' MQTT subscriptions get them)."""

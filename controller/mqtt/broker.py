@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -31,6 +30,7 @@ from pathlib import Path
 from typing import IO
 
 from controller.errors import PokerTableError
+from controller.processes import stop_process
 
 HOST = "127.0.0.1"
 INSTALL_HINT = "install it with `sudo apt-get install -y mosquitto` (Debian, Ubuntu, Raspberry Pi OS)"
@@ -279,13 +279,8 @@ class Broker:
     def stop(self, cleanup: bool = True) -> None:
         """Stop the broker (SIGTERM, then SIGKILL after 5 s); ``cleanup`` removes the temp folder."""
         proc, self._proc = self._proc, None
-        if proc is not None and proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(timeout=5)
+        if proc is not None:
+            stop_process(proc, 5)
         self._close_log()
         if cleanup:
             shutil.rmtree(self.workdir, ignore_errors=True)

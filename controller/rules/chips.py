@@ -7,7 +7,7 @@ amounts to under the rule profile, the player's whole bet in the round once it i
 ruling (reason and remedy) when the rules correct it.  The correction is applied to the
 accounting, so what follows is counted with the corrected amount (FORMAT "Chips").
 
-Rules applied (profile differences are data in :class:`controller.profiles.BettingRules`):
+Rules applied (profile differences are data in :class:`controller.rules.profiles.BettingRules`):
 
 * Forced bets: antes (or a big-blind ante), then the small blind, the big blind and a live
   straddle (RRoP s14 No-Limit 12); a short stack posts what it has and is all-in.
@@ -22,94 +22,23 @@ Rules applied (profile differences are data in :class:`controller.profiles.Betti
   No-Limit 9, Pot-Limit 7), multiple chips (TDA 45), the 50% standard (TDA 42-A; RRoP s3 Betting
   and Raising 14), short bets (RRoP s14 No-Limit 10), pot-limit overbets (RRoP s14 Pot-Limit 1).
 * Pots: built from what each seat put in; an uncalled excess goes back; a folded seat's chips
-  stay in but it is eligible for nothing (TDA 19; RRoP s3 Ties 5(d)).
+  stay in but it is eligible for nothing (TDA 19; RRoP s3 Ties 5(d)): :mod:`controller.rules.pots`.
+
+The stakes a hand is dealt with and the chips' one error are in :mod:`controller.rules.stakes`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, fields
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from controller.errors import PokerTableError
-from controller.rules.operations import PotAwarded
+from controller.rules.pots import Pot, PotAwarded, PotBook
 from controller.rules.profiles import BettingRules
+from controller.rules.stakes import ChipsError, Stakes
 
 STRUCTURES = ("no_limit", "pot_limit", "limit")
 DECLARATIONS = ("call", "raise", "bet", "all_in")
-
-
-class ChipsError(PokerTableError, ValueError):
-    """A betting input the chips cannot mean (more chips than the player has, a check facing a
-    bet, an amount a limit game cannot take): the message says what is legal."""
-
-
-@dataclass(frozen=True, slots=True)
-class Stakes:
-    """Starting stacks and forced bets of one hand (FORMAT header keys)."""
-
-    stacks: Mapping[int, int]
-    blinds: tuple[int, ...] = ()  # (small, big) or (big,)
-    straddle: int | None = None
-    ante: int = 0
-    bb_ante: int = 0
-    bring_in: int | None = None
-    limits: tuple[int, int] | None = None  # (small bet, big bet)
-    raise_cap: int | None = None  # raises allowed after the bet (limit)
-
-    def __post_init__(self) -> None:
-        for seat, chips in self.stacks.items():
-            if not isinstance(chips, int) or isinstance(chips, bool) or chips < 0:
-                raise ChipsError(f"stack of seat {seat} must be a whole number of chips >= 0, got {chips!r}")
-        for name in ("ante", "bb_ante"):
-            if getattr(self, name) < 0:
-                raise ChipsError(f"{name} cannot be negative")
-        if len(self.blinds) > 2 or any(b <= 0 for b in self.blinds):
-            raise ChipsError(f"blinds are [small, big] or [big] in chips > 0, got {list(self.blinds)}")
-        if self.limits is not None and (len(self.limits) != 2 or not 0 < self.limits[0] <= self.limits[1]):
-            raise ChipsError(f"limits are [small_bet, big_bet] with 0 < small <= big, got {self.limits}")
-        for name in ("straddle", "bring_in", "raise_cap"):
-            v = getattr(self, name)
-            if v is not None and v < 0:
-                raise ChipsError(f"{name} cannot be negative")
-
-    @property
-    def big_blind(self) -> int | None:
-        return self.blinds[-1] if self.blinds else None
-
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"stacks": {str(s): c for s, c in self.stacks.items()}}
-        for f in fields(self):
-            v = getattr(self, f.name)
-            if f.name != "stacks" and v not in (None, 0, ()):
-                out[f.name] = list(v) if isinstance(v, tuple) else v
-        return out
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Stakes:
-        known = {f.name for f in fields(cls)}
-        extra = set(data) - known
-        if extra:
-            raise ChipsError(f"stakes: unknown keys {sorted(extra)}")
-        if "stacks" not in data or not isinstance(data["stacks"], Mapping):
-            raise ChipsError("stakes: 'stacks' must map seats to chips")
-        kw: dict[str, Any] = {"stacks": {int(s): _chips(c, f"stack of seat {s}") for s, c in data["stacks"].items()}}
-        for key in ("blinds", "limits"):
-            if data.get(key) is not None:
-                v = data[key]
-                if not isinstance(v, list | tuple):
-                    raise ChipsError(f"{key} must be a list of chip amounts, got {v!r}")
-                kw[key] = tuple(_chips(x, key) for x in v)
-        for key in ("straddle", "ante", "bb_ante", "bring_in", "raise_cap"):
-            if data.get(key) is not None:
-                kw[key] = _chips(data[key], key)
-        return cls(**kw)
-
-
-def _chips(value: Any, what: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ChipsError(f"{what} must be a whole number of chips, got {value!r}")
-    return value
 
 
 @dataclass(slots=True)
@@ -138,17 +67,11 @@ class Range:
     why_not: str | None = None  # why no raise is allowed: "capped", "not_reopened", "short", "no_opponent"
 
 
-@dataclass(frozen=True, slots=True)
-class Pot:
-    amount: int
-    eligible: tuple[int, ...]
-
-
 def _fmt(n: int) -> str:
     return f"{n:,}"
 
 
-class ChipBook:
+class ChipBook(PotBook):
     """The chips of one hand.  ``order`` is the dealing order (button games: left of the button,
     the button last; stud: from seat 1)."""
 
@@ -603,81 +526,6 @@ class ChipBook:
 
     def _cap_applies_now(self) -> bool:
         return self.structure == "limit" and not (self.rules.heads_up_unlimited_raises and len(self._able()) <= 2)
-
-    # ------------------------------------------------------------------ pots and awards
-    def contributions(self) -> dict[int, int]:
-        return dict(self.paid)
-
-    def _live_paid(self) -> dict[int, int]:
-        return {s: self.paid[s] - self.dead[s] for s in self.order}
-
-    def uncalled(self) -> tuple[int | None, int]:
-        """The seat whose bet nobody matched, and the excess that goes back to it."""
-        paid = sorted(self._live_paid().items(), key=lambda kv: kv[1], reverse=True)
-        if len(paid) < 2 or paid[0][1] <= paid[1][1]:
-            return None, 0
-        return paid[0][0], paid[0][1] - paid[1][1]
-
-    def pots(self) -> list[Pot]:
-        """Main pot then side pots from what each seat bet (TDA 19), the antes dead money in the
-        main pot; an uncalled excess is left out (it goes back)."""
-        paid = self._live_paid()
-        ranked = sorted(paid.values(), reverse=True)
-        if len(ranked) > 1 and ranked[0] > ranked[1]:  # the uncalled excess goes back
-            top = max(paid, key=paid.__getitem__)
-            paid[top] = ranked[1]
-        live = [s for s in self.order if s not in self.folded]
-        if not any(s in self.all_in for s in live):  # no all-in among the live hands: one pot
-            total = sum(paid.values()) + sum(self.dead.values())
-            return [Pot(total, tuple(live))] if total else []
-        levels = sorted({paid[s] for s in live if s in self.all_in} | {max((paid[s] for s in live), default=0)})
-        out: list[Pot] = []
-        prev = 0
-        dead = sum(self.dead.values())
-        for level in levels:
-            if level <= prev and not (dead and level == 0):
-                continue
-            amount = sum(min(c, level) - min(c, prev) for c in paid.values()) + dead
-            dead = 0
-            eligible = tuple(s for s in live if paid[s] >= level)
-            if amount:
-                if out and set(out[-1].eligible) == set(eligible):
-                    out[-1] = Pot(out[-1].amount + amount, eligible)
-                else:
-                    out.append(Pot(amount, eligible))
-            prev = level
-        rest = sum(max(0, c - prev) for c in paid.values()) + dead
-        if rest:
-            if out:
-                out[-1] = Pot(out[-1].amount + rest, out[-1].eligible)
-            else:
-                out.append(Pot(rest, tuple(live)))
-        return out
-
-    def final_stacks(self) -> dict[int, int] | None:
-        if self.payouts is None:
-            return None
-        return {s: self.stacks[s] + self.payouts.get(s, 0) for s in self.order}
-
-    def settle(self, winners_of: Any) -> dict[int, int] | None:
-        """Award every pot: ``winners_of(eligible_seats, amount)`` returns {seat: chips} or None
-        when the hands are not known.  The uncalled excess goes back first."""
-        payouts: dict[int, int] = {s: 0 for s in self.order}
-        seat, excess = self.uncalled()
-        if seat is not None:
-            payouts[seat] += excess
-        awarded: list[PotAwarded] = []
-        for pot in self.pots():
-            shares = winners_of(pot.eligible, pot.amount)
-            if shares is None:
-                return None
-            for s, c in shares.items():
-                payouts[s] += c
-            won = tuple(sorted(s for s, c in shares.items() if c > 0))
-            awarded.append(PotAwarded(pot.amount, tuple(pot.eligible), won))
-        self.payouts = {s: c for s, c in payouts.items()}
-        self.awarded = tuple(awarded)
-        return self.payouts
 
     # ------------------------------------------------------------------ views
     def snapshot(self, to_act: int | None) -> dict[str, Any]:

@@ -57,6 +57,7 @@ from controller.rules.operations import (
     BoardShown,
     CardBurned,
     CardDealt,
+    ChipsView,
     DrawDeclared,
     HandOutcome,
     HandStarted,
@@ -64,11 +65,11 @@ from controller.rules.operations import (
     HoleCards,
     Operation,
     Played,
-    PotAwarded,
     Settlement,
     StreetStarted,
     Winner,
 )
+from controller.rules.pots import PotAwarded
 from controller.rules.profiles import chain as profile_chain
 from controller.rules.rulings import IRREGULARITY, MISDEAL, VOID, Ruling, kind_of
 from controller.rules.showdown import Award, ShowdownError, award_pot, kept_after_draw
@@ -229,7 +230,7 @@ class HandEngine(BoardRules):
             if last is not None and chips is not None:
                 # what the chips made of it (a push ruled on included): the whole bet in the round
                 return [ActionTaken(ev.seat, last["action"], last["amount"], ev.seat in chips.all_in,
-                                    counted=True, text=last["text"])]
+                                    counted=True, text=last["text"], actor=last["seat"])]
             if isinstance(ev, Act):
                 return [ActionTaken(ev.seat, ev.action, ev.amount, ev.all_in)]
         elif isinstance(ev, Discard):
@@ -394,7 +395,7 @@ class HandEngine(BoardRules):
 
     def view(self) -> HandView:
         """The hand now, frozen, for readers outside the rules (:class:`~controller.rules.operations.HandView`)."""
-        premature = self.premature
+        premature, book = self.premature, self.chips
         return HandView(
             game=self.game.name, phase=self.phase.value, over=self.over,
             drawing=self.street_i < len(self.game.streets) and self.street.draw,
@@ -403,7 +404,12 @@ class HandEngine(BoardRules):
             held=tuple((s, tuple(h.card for h in self.hands.get(s, []) if not h.scrap)) for s in self.order),
             board=tuple(c for c in self.board if c not in premature),
             unknown_discards=tuple((s, n) for s, n in self.unknown_discards.items() if n > 0),
-            placements=tuple(self.where.items()))
+            placements=tuple(self.where.items()), setup=self.setup, next_seat=self.next_seat, to_act=self.to_act,
+            mucked=frozenset(self.mucked), draws=tuple(self.draw_declared.items()), rulings=tuple(self.rulings),
+            at_seat=tuple((s, len(self.hands.get(s, ()))) for s in self.order), board_dealt=tuple(self.board),
+            missing_board=self.missing_board(), street=self.street_i,
+            chips=None if book is None else ChipsView(tuple(book.bets.items()), book.max_bet, book.straddle_seat,
+                                                      book.big_option))
 
     def placements(self) -> dict[Card, str]:
         """Where each card of this hand lies: ``seat:N``, ``board``, ``burn``, ``muck``, ``aside``, ``boxed``."""

@@ -8,17 +8,21 @@ operations an event came to, the rulings it raised, whether the hand is over) an
 event may apply now.  Each operation carries its display payload (docs/mqtt.md ``event/<kind>``),
 so the service publishes from it and never works out what happened by reading the engine's state.
 The hand's end is typed too (:class:`HandOutcome`, and the chips' :class:`Settlement`), and code
-outside the rules can read a hand through :class:`HandView`, a frozen copy (``HandEngine.view()``: the
-equity worker and the PHH export do).
+outside the rules reads a hand through :class:`HandView`, a frozen copy (``HandEngine.view()``), and
+nothing else of the engine's state.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from controller.rules.cards import Card
+from controller.rules.pots import PotAwarded
 from controller.rules.rulings import Ruling
+
+if TYPE_CHECKING:  # events imports the chip book, which imports this module
+    from controller.rules.events import HandSetup
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +77,10 @@ class ActionTaken:
     all_in: bool
     counted: bool = False  # the chip book ruled on it
     text: str | None = None
+    #: With chips counted: the seat whose chips the book counted.  Not always the event's seat: an
+    #: action taken out of turn is binding and counted once the turn reaches it (RRoP s3 Betting
+    #: and Raising 10), on the event of the seat that acted before it.  Not in the payload.
+    actor: int | None = None
 
     def payload(self) -> dict[str, Any]:
         if self.counted:
@@ -187,19 +195,6 @@ class Played:
 
 
 @dataclass(frozen=True, slots=True)
-class PotAwarded:
-    """One pot at the hand's end: its chips, the seats that could win it and those that did (none
-    when nothing was awarded)."""
-
-    amount: int
-    eligible: tuple[int, ...]
-    winners: tuple[int, ...] = ()
-
-    def payload(self) -> dict[str, Any]:
-        return {"amount": self.amount, "eligible": list(self.eligible), "winners": list(self.winners)}
-
-
-@dataclass(frozen=True, slots=True)
 class Settlement:
     """The chips at a hand's end (TDA 19; RRoP s3 Ties 5(d)): ``event/hand_end``'s ``payouts``,
     ``pots`` and ``returned``, and the stacks the table carries into the next hand.
@@ -239,10 +234,24 @@ class Settlement:
 
 
 @dataclass(frozen=True, slots=True)
+class ChipsView:
+    """The chips of the betting round now (:class:`HandView`'s ``chips``, a hand dealt with chips)."""
+
+    bets: tuple[tuple[int, int], ...]  # (seat, chips in front of it this round)
+    top: int  # the highest bet of the round
+    straddle: int | None  # the seat that straddled, if one did
+    big_option: bool  # limit stud, fourth street, an open pair: the big bet (RRoP s8 Seven-Card Stud 4)
+
+    def bet(self, seat: int) -> int:
+        return dict(self.bets).get(seat, 0)
+
+
+@dataclass(frozen=True, slots=True)
 class HandView:
     """A hand as code outside the rules reads it: a frozen copy (``HandEngine.view()``), so a reader
-    (the equity worker, the floor's orders, the dealer simulator) names what it depends on and can
-    change nothing.  Cards are the engine's own :class:`~controller.rules.cards.Card` values."""
+    (the equity worker, the PHH export, the antenna board's hints, the floor's orders, the dealer
+    simulator, the demo and the benchmarks) names what it depends on and can change nothing.  Cards
+    are the engine's own :class:`~controller.rules.cards.Card` values."""
 
     game: str
     phase: str  # ``Phase``'s value: deal, bet, board, draw, done, dead
@@ -253,10 +262,36 @@ class HandView:
     active: frozenset[int]  # seats still holding a live hand
     folded: frozenset[int]
     all_in: frozenset[int]
-    held: tuple[tuple[int, tuple[Card, ...]], ...]  # each dealt-in seat's cards (discards left out)
+    held: tuple[tuple[int, tuple[Card, ...]], ...]  # each dealt-in seat's cards (discards left out), dealing order
     board: tuple[Card, ...]  # the settled board: premature cards left out
     unknown_discards: tuple[tuple[int, int], ...]  # draw games: (seat, discards no sensor identified)
     placements: tuple[tuple[Card, str], ...]  # where each card of the hand lies (``HandEngine.placements``)
+    setup: HandSetup  # what the hand was dealt with (seats, button, deck, chips)
+    next_seat: int | None  # the seat the next card is dealt to (None: no card is due at a seat)
+    to_act: int | None  # the seat to act (None: no betting round is open)
+    mucked: frozenset[int]  # hands thrown away at the showdown
+    draws: tuple[tuple[int, int], ...]  # draw games: (seat, cards it declared it draws)
+    rulings: tuple[Ruling, ...]  # every ruling of the hand so far, in order
+    #: What lies on the felt, as a sensor sees it: the cards at each seat (scraps, e.g. a joker,
+    #: included: the next card fills the next slot) and every card on the board (premature ones too).
+    at_seat: tuple[tuple[int, int], ...]
+    board_dealt: tuple[Card, ...]
+    missing_board: dict[str, Any] | None  # the board cards the street waits for (``HandState.missing_board``)
+    street: int  # the street's index in the game's streets
+    chips: ChipsView | None  # None: the hand is dealt without chips
+
+    @property
+    def order(self) -> tuple[int, ...]:
+        """The dealt-in seats in dealing order."""
+        return tuple(seat for seat, _ in self.held)
+
+    def lying(self, seat: int) -> int:
+        """How many cards lie at the seat (scraps included)."""
+        return dict(self.at_seat).get(seat, 0)
+
+    def declared(self, seat: int) -> int | None:
+        """How many cards the seat declared it draws (None: it has not declared)."""
+        return dict(self.draws).get(seat)
 
     def cards(self, seat: int) -> tuple[Card, ...]:
         return dict(self.held).get(seat, ())

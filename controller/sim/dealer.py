@@ -1706,11 +1706,11 @@ def legal_session(rng: random.Random, hands: int = 12, *, game: str | None = Non
             except TableError:
                 continue
             before.append(change)
-        engine = table.start_hand()
-        s = engine.setup
+        hand = table.start_hand().view()
+        s = hand.setup
         deal = {"game": game, "structure": header["structure"], "rules": rules, "event": event, "table_size": size,
-                "seats": list(s.seats), "button": s.button, "small_blind": engine.small_blind,
-                "big_blind": engine.big_blind, "deck": "A"}
+                "seats": list(s.seats), "button": s.button, "small_blind": hand.small_blind,
+                "big_blind": hand.big_blind, "deck": "A"}
         steps = _Dealer(rng, deal).run()
         entry: dict[str, Any] = {"steps": steps, "expect": {"rulings": [],
                                                             "state": expected_to_act({**deal, "steps": steps})}}

@@ -3,8 +3,10 @@
 Three runs of the emulated RP2040 (``harness.Chip``), all in the chip's own time:
 
 * ``mux``: 28 readers behind two 74HC154 decoders, as a 10-seat table is wired: boot, an empty
-  table, one tag laid where the host expects nothing, one laid where an EXPECT said the next card
-  goes, then ten tags on ten antennas 30 ms apart;
+  table, then ``NO_HINT`` tags laid one at a time where the host expects nothing (each on a
+  seeded random antenna at a seeded random moment, so at every phase of the scan cycle, and
+  lifted again before the next), two laid where an EXPECT said the next card goes, then ten tags
+  on ten antennas 30 ms apart;
 * ``direct``: 22 readers on their own chip-select GPIOs: boot, an empty table, one tag;
 * ``probe``: the ``mux`` table with a probe added to ``boot.py`` (a 250 ms soft timer that records
   the lowest ``gc.mem_free()`` and times a ``gc.collect()`` of the firmware's heap, into the
@@ -20,6 +22,7 @@ tag to the frame's delimiter leaving the board's USB.
 
 from __future__ import annotations
 
+import random
 import statistics
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
@@ -31,7 +34,16 @@ from firmware_bridge.firmware import bridge_proto as fw
 from firmware_bridge.sim.rc522 import Tag
 
 BOOT_US = 1_500_000  # the table is left empty this long after power-on
-SINGLES = (5, 8, 11, 14, 2, 20)  # laid one by one where the host expects nothing
+SINGLES = (5, 8, 11, 14)  # direct: laid one by one where the host expects nothing, 100 ms apart
+# mux: tags laid one at a time where the host expects nothing.  Each lands a seeded random
+# NO_HINT_GAP_US + [0, NO_HINT_JITTER_US) after the last (the jitter spans more than a scan cycle,
+# so the landings fall at every phase of it) on a seeded random antenna not among the last three,
+# and is lifted NO_HINT_LIFT_US after it landed (the table is empty again for the next).
+NO_HINT = 24
+NO_HINT_GAP_US = 160_000
+NO_HINT_JITTER_US = 60_000
+NO_HINT_LIFT_US = 120_000
+NO_HINT_UID0 = 40  # their UIDs: _uid(40 + k)
 EXPECTED = (17, 26)  # laid where an EXPECT said the next card goes
 TEN = (0, 3, 6, 9, 12, 15, 18, 21, 24, 27)  # laid 30 ms apart
 
@@ -127,7 +139,22 @@ def _stalls(chip: Chip, t0: float, t1: float) -> list[float]:
     return out
 
 
-def run_one(kind: str, files: dict[str, bytes], board: str = "") -> dict[str, Any]:
+def no_hint_schedule(seed: int, n: int = NO_HINT, readers: int = 28) -> list[tuple[int, float]]:
+    """(antenna, landing chip us) of the no-hint series, from ``BOOT_US`` on: the same for a seed."""
+    rng = random.Random(seed)
+    out: list[tuple[int, float]] = []
+    t = float(BOOT_US)
+    recent: list[int] = []
+    for _k in range(n):
+        t += rng.uniform(0, NO_HINT_JITTER_US)
+        a = rng.choice([x for x in range(readers) if x not in recent])
+        recent = (recent + [a])[-3:]
+        out.append((a, t))
+        t += NO_HINT_GAP_US
+    return out
+
+
+def run_one(kind: str, files: dict[str, bytes], board: str = "", seed: int = 21) -> dict[str, Any]:
     mux = kind != "direct"
     readers = 22 if kind == "direct" else 28
     files = dict(files)
@@ -143,23 +170,31 @@ def run_one(kind: str, files: dict[str, bytes], board: str = "") -> dict[str, An
             placed[(antenna, uid)] = chip.clock.now
         return go
 
-    until = BOOT_US + 600_000
+    until: float = BOOT_US + 600_000
+    singles: list[tuple[int, bytes]] = []
     if kind in ("mux", "probe"):
-        for k, a in enumerate(SINGLES):  # one at a time, at phases 100 ms apart
-            chip.clock.at(BOOT_US + 100_000 * k, place(a, _uid(1 + k)))
+        schedule = no_hint_schedule(seed, readers=readers)
+        for k, (a, t) in enumerate(schedule):  # one at a time, at seeded random phases
+            uid = _uid(NO_HINT_UID0 + k)
+            singles.append((a, uid))
+            chip.clock.at(t, place(a, uid))
+            chip.clock.at(t + NO_HINT_LIFT_US, lambda a=a, uid=uid: chip.table.remove(a, uid))
+        base = schedule[-1][1] + NO_HINT_GAP_US + NO_HINT_JITTER_US
         for k, a in enumerate(EXPECTED):  # the host says where the next card goes, 50 ms before it lands
             expect = fw.encode_frame(fw.PROTOCOL_VERSION, fw.T_EXPECT, 1 + k, bytes((1, a)))
-            chip.clock.at(BOOT_US + 650_000 + 150_000 * k, lambda e=expect: chip.host_send(e))
-            chip.clock.at(BOOT_US + 700_000 + 150_000 * k, place(a, _uid(8 + k)))
+            chip.clock.at(base + 150_000 * k, lambda e=expect: chip.host_send(e))
+            chip.clock.at(base + 50_000 + 150_000 * k, place(a, _uid(8 + k)))
+        base += 350_000
         for k, a in enumerate(TEN):
-            chip.clock.at(BOOT_US + 1_000_000 + 30_000 * k, place(a, _uid(10 + k)))
-        until = BOOT_US + 1_700_000 if kind == "mux" else BOOT_US + 2_500_000
+            chip.clock.at(base + 30_000 * k, place(a, _uid(10 + k)))
+        until = base + (700_000 if kind == "mux" else 1_500_000)
         if kind == "probe":  # and lift them again: frames, leaves, more garbage
             for k, a in enumerate(TEN):
-                chip.clock.at(BOOT_US + 1_700_000 + 30_000 * k,
+                chip.clock.at(base + 700_000 + 30_000 * k,
                               lambda a=a, k=k: chip.table.remove(a, _uid(10 + k)))
     else:
-        for k, a in enumerate(SINGLES[:4]):
+        for k, a in enumerate(SINGLES):
+            singles.append((a, _uid(1 + k)))
             chip.clock.at(BOOT_US + 100_000 * k, place(a, _uid(1 + k)))
     chip.run(until)
     arrived = _arrivals(chip)
@@ -202,9 +237,11 @@ def run_one(kind: str, files: dict[str, bytes], board: str = "") -> dict[str, An
         "stalls_over_3ms": {"count": len(stalls), "per_s": round(len(stalls) / ((until - t_empty0 + 200_000) / 1e6), 2),
                             "longest_ms": _ms(max(stalls)) if stalls else 0.0},
     })
-    singles = [lat[(a, _uid(1 + k))] for k, a in enumerate(SINGLES) if (a, _uid(1 + k)) in lat]
-    out["landing_to_tag_arrive_ms"] = {"one_at_a_time_no_hint": {"n": len(singles), "p50": _med(singles),
-                                                                 "max": _ms(max(singles)) if singles else None}}
+    one = [lat[key] for key in singles if key in lat]
+    out["landing_to_tag_arrive_ms"] = {"one_at_a_time_no_hint": {
+        "n": len(one), "of": len(singles), "p50": _med(one), "p90": _pct(one, 0.9),
+        "max": _ms(max(one)) if one else None,
+        "phases": f"seeded random (seed {seed}), lifted before the next" if mux else "fixed, 100 ms apart"}}
     if kind == "mux":
         exp = [lat[(a, _uid(8 + k))] for k, a in enumerate(EXPECTED) if (a, _uid(8 + k)) in lat]
         ten = [lat[(a, _uid(10 + k))] for k, a in enumerate(TEN) if (a, _uid(10 + k)) in lat]
@@ -216,7 +253,7 @@ def run_one(kind: str, files: dict[str, bytes], board: str = "") -> dict[str, An
 
 
 def run_chip_bench(fw_dir: str | Path | None = None, compiled: bool = False, board: str = "",
-                   progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+                   progress: Callable[[str], None] | None = None, seed: int = 21) -> dict[str, Any]:
     """The three runs in parallel processes; the firmware from ``fw_dir`` (default: the shipped one),
     ``board``: lines added to the board_config.py the wiring goes in (e.g. ``PIPELINE = 5``)."""
     say = progress or (lambda _m: None)
@@ -224,7 +261,7 @@ def run_chip_bench(fw_dir: str | Path | None = None, compiled: bool = False, boa
     kinds = ("mux", "direct", "probe")
     say("chip: booting three emulated RP2040s (mux 28, direct 22, GC probe)")
     with ProcessPoolExecutor(max_workers=3) as pool:
-        results = dict(zip(kinds, pool.map(run_one, kinds, [files] * 3, [board] * 3), strict=True))
+        results = dict(zip(kinds, pool.map(run_one, kinds, [files] * 3, [board] * 3, [seed] * 3), strict=True))
     probe = results["probe"]
     return {
         "bench": "table --chip",

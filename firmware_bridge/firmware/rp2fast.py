@@ -5,7 +5,10 @@ Measured on the chip's own binary (``tablectl bench table --chip``), a register 
 behind the 74HC154s (``MuxPin.value()`` is four pin writes in Python), where the bus itself needs
 4 us at 4 MHz.  Here one viper call selects the reader with two SIO writes (the decoder's address
 while both enables are still high, then the enable or chip select low), clocks the bytes through
-SPI0's FIFO, waits for the bus to go idle and deselects.
+SPI0's FIFO, waits for the bus to go idle and deselects.  ``run_empty`` (1.6.0) goes further: the
+scan loop's whole step over a run of empty slots (switch the next reader on, read the first
+warming one) in one call, so an empty table's cycle is bound by the readers' 5 ms settle, not
+by Python between reads.
 
 Only ``main.py`` on an RP2040 imports this (``sys.platform == "rp2"``): the register-level model
 and the MicroPython WebAssembly tests run the portable driver, whose logic this does not change:
@@ -18,9 +21,11 @@ import time
 import bridge_proto
 import micropython
 from mfrc522 import _SEL, _SETUP, EXCHANGE_US, KNOWN_VERSIONS, MFRC522, ReaderDead, _cascade, _Collision, crc_a
+from micropython import const
 
 _VERSIONS = bytes(KNOWN_VERSIONS)
 _EMPTY = ()  # what an empty slot reads: shared, nothing allocated
+_NONE = None  # (viper compares objects with an object, not with the None constant)
 _FIFO = bytearray(65)  # every reader's FIFO transfers: one reader is read at a time
 
 # One reader's selection, an array('I', 4): SIO bits to set (address ones), to clear (address
@@ -235,6 +240,102 @@ def select_known(sel, bufo, frames, levels: int) -> int:
     return 1
 
 
+# run_empty's answers (its low byte; reads done << 8, order picks << 16; st[0] the scan order's
+# position after it, st[5] the antenna it stopped on when that antenna's read needs Python).
+RUN_TIME = const(1)  # its time is up: the loop's service is due
+RUN_HEAD = const(2)  # the next antenna to read is not an empty enabled slot: the loop reads it
+RUN_PICK = const(3)  # the next antenna in the order is not one it may switch on itself: the scanner picks
+RUN_WRAP = const(4)  # the order went round: a scan cycle ended
+RUN_TAG = const(5)  # st[5] answered its REQA (its field still on): the loop reads its tags
+RUN_DEAD = const(6)  # st[5] did not answer its VersionReg
+
+
+@micropython.viper
+def run_empty(ctx, st) -> int:
+    """The scan loop's common step, many times in one call: fill the pipeline (``warming``, the
+    readers whose field is on) from the scan order, then read its first reader while it is an
+    empty slot (first_reqa: nothing found, its field off), until something needs the loop's Python.
+
+    ``ctx``: [readers, dev.enabled, alive, dev.present, dev.pending, the scan order (bytes),
+    the FIFO buffer, warming]; ``st``: array('i') [order position, picks allowed, pipeline
+    depth, ADJACENT, time allowed (us), antenna]. An antenna is read here only if enabled, alive,
+    holding no tag and none pending, its field on; one is switched on here only if the same and
+    no field within ADJACENT of it is on (else the scanner's Python decides, as it always did)."""
+    readers = ctx[0]
+    enabled = ctx[1]
+    alive = ctx[2]
+    present = ctx[3]
+    pending = ctx[4]
+    order_o = ctx[5]
+    order = ptr8(order_o)  # noqa: F821
+    n = int(len(order_o))
+    fifo = ctx[6]
+    warming = ctx[7]
+    s = ptr32(st)  # noqa: F821
+    pos = s[0]
+    budget = s[1]
+    depth = s[2]
+    adj = s[3]
+    limit = s[4]
+    timer = ptr32(0x40054000)  # noqa: F821
+    start = timer[10]
+    reads = 0
+    picks = 0
+    reason = 0
+    while reason == 0:
+        while int(len(warming)) <= depth:  # the pipeline refilled first, as the loop does
+            if budget <= 0:
+                reason = RUN_PICK
+                break
+            c = int(order[pos])
+            rc = readers[c]
+            tc = rc._tx_control
+            if (not enabled[c]) or (not alive[c]) or present[c] or pending[c] or tc is _NONE:
+                reason = RUN_PICK
+                break
+            i = 0
+            nw = int(len(warming))
+            while i < nw:
+                d = int(warming[i]) - c
+                if d <= adj and d >= 0 - adj:  # (viper has no unary minus)
+                    reason = RUN_PICK
+                    break
+                i += 1
+            if reason:
+                break
+            rc.on_us = field_on(rc._sel, int(tc))
+            warming.append(c)
+            picks += 1
+            budget -= 1
+            pos += 1
+            if pos >= n:
+                pos = 0
+                reason = RUN_WRAP
+                break
+        if reason:
+            break
+        a = int(warming[0])
+        rd = readers[a]
+        tx_o = rd._tx_control
+        on_o = rd.on_us
+        if (not enabled[a]) or (not alive[a]) or present[a] or pending[a] or tx_o is _NONE or on_o is _NONE:
+            reason = RUN_HEAD
+            break
+        r = int(first_reqa(rd._sel, fifo, int(on_o), int(tx_o) | (int(rd.settle_us) << 8)))
+        warming.pop(0)
+        reads += 1
+        if r != 1:
+            rd.on_us = None
+        if r != 0:
+            s[5] = a
+            reason = RUN_TAG if r == 1 else RUN_DEAD
+            break
+        if timer[10] - start > limit:
+            reason = RUN_TIME
+    s[0] = pos
+    return reason | (reads << 8) | (picks << 16)
+
+
 def _select_frames(uid):
     """A UID's SELECT frames for select_known (SEL, NVB, the cascade level's 4 bytes and BCC,
     CRC_A; 9 bytes a level), or None for a UID of no ISO length."""
@@ -332,6 +433,17 @@ class FastMFRC522(MFRC522):
             if r < 0:
                 raise ReaderDead("reader not answering")
             return _EMPTY
+        try:
+            return self._tags(known, True)
+        finally:
+            self.field(False)
+
+    def after_reqa(self, known, answered):
+        """The rest of scan() once run_empty's REQA was answered (``answered`` 1: the tags are
+        read, the field goes off) or the reader did not answer (-1: ReaderDead)."""
+        if answered < 0:
+            raise ReaderDead("reader not answering")
+        self.read_ms = time.ticks_ms()
         try:
             return self._tags(known, True)
         finally:

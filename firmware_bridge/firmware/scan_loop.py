@@ -78,17 +78,29 @@ REINIT_MS = 5000  # how often a dead reader is retried
 
 # -- scan schedule (README "Scan timing") ------------------------------------------------
 PIPELINE = _setting("PIPELINE", 5)  # readers whose field is already on (settling) while one is read
+# ... while the host expects no card (no EXPECT): a deeper pipeline hides the settle behind more
+# (shorter) empty reads, so the whole table's cycle is shorter; with expected antennas, PIPELINE
+# (one read in PRIORITY_EVERY goes to them, and each waits behind the fields already on).
+PIPELINE_IDLE = _setting("PIPELINE_IDLE", 7)
 ADJACENT = _setting("ADJACENT", 1)  # antennas closer than this in number are neighbours: never on together
+# A neighbour of an expected antenna passed over this long (its field cannot go on beside the
+# expected one's, back in the pipeline at every priority turn) goes before that antenna's next turn.
+STARVE_MS = _setting("STARVE_MS", 500)
 PRIORITY_EVERY = _setting("PRIORITY_EVERY", 2)  # every Nth read goes to an expected/confirming antenna
 FULL_EVERY = _setting("FULL_EVERY", 4)  # every Nth read of an occupied antenna is a full anticollision
 CONFIRM_MS = _setting("CONFIRM_MS", 20)  # a new tag is reported when a second read, this much later, confirms it
 # The confirming read is started this much before CONFIRM_MS is up: its field's 5 ms settle comes
-# before its REQA, which is what must be CONFIRM_MS after the first read's (1 ms to spare).
-CONFIRM_LEAD_MS = _setting("CONFIRM_LEAD_MS", 4)
+# before its REQA, which is what must be CONFIRM_MS after the first read's; a read of it that would
+# come sooner waits for that (_await_confirm), so its field can go on a little early.
+CONFIRM_LEAD_MS = _setting("CONFIRM_LEAD_MS", 6)
 # The collector (on the RP2040): at the end of a scan cycle with no new tag awaiting its confirming
 # read, once GC_MS has passed since the last; and whenever GC_THRESHOLD bytes were allocated since.
 GC_MS = _setting("GC_MS", 100)
 GC_THRESHOLD = _setting("GC_THRESHOLD", 16384)
+# On the RP2040, the empty slots are read and their successors switched on in machine code
+# (rp2fast.run_empty), for at most RUN_US at a time before the loop's service (host commands,
+# heartbeats) runs again.
+RUN_US = _setting("RUN_US", 2000)
 OUT_LIMIT = 2048  # bytes queued for USB while the host does not read; beyond: frames dropped, FAULT 5 later
 
 # Watchdog scratch register 0 survives the watchdog reset machine.reset() goes through on the
@@ -220,6 +232,7 @@ class Scanner:
         self.cycle_done = False
         self.urgent = False  # the last antenna given is due a confirming read: read it next, not last
         self.deferred = []
+        self.deferred_ms = {}  # antenna -> when the order passed it over (ticks_ms)
 
     def _clear(self, antenna, busy):
         for b in busy:
@@ -227,10 +240,21 @@ class Scanner:
                 return False
         return True
 
+    def _starved(self, antenna):
+        """A neighbour of ``antenna`` passed over STARVE_MS ago or more: it goes first (an expected
+        antenna is back in the pipeline at every priority turn, and its neighbours could wait for
+        as long as the host kept expecting a card there)."""
+        now = time.ticks_ms()
+        for b, since in self.deferred_ms.items():
+            if abs(b - antenna) <= ADJACENT and time.ticks_diff(now, since) >= STARVE_MS:
+                return True
+        return False
+
     def next(self, dev, busy):
         # Called once per read: written for MicroPython's speed (locals, no division, the common
         # case first), the same choices as before.
         self.urgent = False
+        deferred_ms = self.deferred_ms
         self.countdown -= 1
         if self.countdown <= 0:
             self.countdown = PRIORITY_EVERY
@@ -248,7 +272,7 @@ class Scanner:
                 a = prio[self.prio_pos % len(prio)]
                 if not dev.enabled[a]:
                     self.prio_pos += 1
-                elif a not in busy and self._clear(a, busy):
+                elif a not in busy and self._clear(a, busy) and not (deferred_ms and self._starved(a)):
                     self.prio_pos += 1
                     return a
         deferred = self.deferred
@@ -256,6 +280,8 @@ class Scanner:
             for a in deferred:  # passed over while a neighbour's field was on: first in line now
                 if self._clear(a, busy):
                     deferred.remove(a)
+                    if a in deferred_ms:
+                        del deferred_ms[a]
                     return a
         order = self.order
         enabled = dev.enabled
@@ -279,6 +305,7 @@ class Scanner:
                 return a
             if a not in deferred:
                 deferred.append(a)
+                deferred_ms[a] = time.ticks_ms()
         self.pos = pos
         return None
 
@@ -328,9 +355,16 @@ def main():
         dev.reader_state(antenna, alive[antenna])
     out.write(b"\x00")  # end whatever partial frame the host parser holds
     scanner = Scanner(len(readers))
+    # No deeper than the order's shortest stride group less one: the field switched on then is never
+    # beside one still warming from the group before (22 readers: 6; 28: 7), else the order is
+    # deferred at every cycle and read in Python.
+    idle = min(PIPELINE_IDLE, max(PIPELINE, len(readers) // (2 * ADJACENT + 1) - 1))
     warming = []  # antennas whose field is on, in the order they will be read
     reads = [0] * len(readers)
     errors = 0
+    if FAST:  # what rp2fast.run_empty reads and changes in place (see there)
+        ctx = [readers, dev.enabled, alive, dev.present, dev.pending, bytes(scanner.order), rp2fast._FIFO, warming]
+        st = array("i", (0, 0, idle, ADJACENT, RUN_US, 0))
 
     def service():
         wdt.feed()
@@ -353,7 +387,33 @@ def main():
             if now != served:  # once a millisecond is plenty: a read is ~0.5 ms on an empty slot
                 served = now
                 service()
-            while len(warming) <= PIPELINE:
+            depth = PIPELINE if dev.expected else idle
+            answered = 0  # run_empty's REQA of `antenna` was answered (1) or its reader is dead (-1)
+            step = True  # the loop reads one antenna below
+            run_us = RUN_US
+            if FAST and dev.awaiting:  # a new tag: the batch ends when its confirming read may start
+                run_us = 1000 * _confirm_in(dev, time.ticks_ms())
+            if FAST and run_us > 0 and not scanner.deferred:
+                st[0] = scanner.pos
+                st[4] = run_us if run_us < RUN_US else RUN_US
+                # Its picks count as the scanner's: it stops before a priority read is due.
+                st[1] = scanner.countdown - 1 if dev.expected else 255
+                st[2] = depth
+                r = rp2fast.run_empty(ctx, st)
+                scanner.pos = st[0]
+                if dev.expected:
+                    scanner.countdown -= r >> 16
+                if r & 0xFF00:  # it read some (the last a fraction of a millisecond ago)
+                    dev.read_at(time.ticks_ms())
+                why = r & 0xFF
+                if why == rp2fast.RUN_TAG or why == rp2fast.RUN_DEAD:
+                    answered = 1 if why == rp2fast.RUN_TAG else -1
+                elif why == rp2fast.RUN_WRAP:
+                    scanner.cycle_done = True
+                    step = False
+                elif why == rp2fast.RUN_TIME:
+                    step = False
+            while step and not answered and len(warming) <= depth:
                 a = scanner.next(dev, warming)
                 if a is None:
                     break
@@ -385,13 +445,20 @@ def main():
                     warming.insert(1, a)
                 else:
                     warming.append(a)
-            if not warming:
+            if answered:
+                antenna = st[5]
+            elif not step:
+                antenna = -1
+            elif not warming:
                 time.sleep_ms(5)
                 continue
-            if dev.awaiting and len(warming) > 1:
-                _confirm_first(dev, warming)
-            antenna = warming.pop(0)
-            if dev.enabled[antenna] and alive[antenna]:
+            else:
+                if dev.awaiting and len(warming) > 1:
+                    _confirm_first(dev, warming)
+                antenna = warming.pop(0)
+            if antenna < 0:
+                pass
+            elif dev.enabled[antenna] and alive[antenna]:
                 tags = dev.present[antenna]
                 pending = dev.pending[antenna]
                 known = None
@@ -403,9 +470,11 @@ def main():
                         known = sorted(tags) + sorted(pending) if tags else sorted(pending)
                     else:
                         known = sorted(tags)
+                    if pending:
+                        _await_confirm(pending)
                 reader = readers[antenna]
                 try:
-                    uids = reader.scan(known)
+                    uids = reader.after_reqa(known, answered) if answered else reader.scan(known)
                     # The read's time is when its REQA went (after the settle), not when it ended:
                     # CONFIRM_MS is between the two reads' REQAs, and a full anticollision (~7 ms)
                     # is not added to every arrival.
@@ -448,10 +517,38 @@ def main():
                 except Exception:
                     pass
             warming = []
+            if FAST:
+                ctx[7] = warming
             dev.fault(SOURCE_CONTROLLER, FAULT_FIRMWARE_ERROR, errors)
             if errors >= 20:  # failing every time: a clean restart is the better chance
                 raise exc
             time.sleep_ms(10)
+
+
+def _await_confirm(pending):
+    """A read of a new tag's antenna due less than CONFIRM_LEAD_MS before it could confirm the tag
+    waits until it can: its REQA (after the settle, or after this) then comes no sooner than
+    CONFIRM_MS after the first read's, so the confirming read's field may go on CONFIRM_LEAD_MS
+    early (more than the settle) without a read that comes too soon to count."""
+    now = time.ticks_ms()
+    for first in pending.values():
+        left = CONFIRM_MS - time.ticks_diff(now, first)
+        if 0 < left <= CONFIRM_LEAD_MS:
+            time.sleep_ms(left)
+        return
+
+
+def _confirm_in(dev, now):
+    """ms until the first new tag's confirming read may start (``Device.confirm_due``, with the
+    same CONFIRM_LEAD_MS); 0 or less: now."""
+    soonest = CONFIRM_MS
+    for pending in dev.pending:
+        if pending:
+            for first in pending.values():
+                left = CONFIRM_MS - CONFIRM_LEAD_MS - time.ticks_diff(now, first)
+                if left < soonest:
+                    soonest = left
+    return soonest
 
 
 def _confirm_first(dev, warming):

@@ -167,16 +167,16 @@ class TablePanel:
         stays on top whatever is asked here."""
         if level not in ALERT_LEVELS:
             raise ValueError(f"alert level must be one of {ALERT_LEVELS}, got {level!r}")
-        with self._lock:
-            self._alert = level
-            self._silenced = False
-            self._render()
+        self._set_alert(level)
 
     def clear(self) -> None:
         """Drop the software alert (a new hand).  Does not clear a latched shuffler fault."""
+        self._set_alert(None)
+
+    def _set_alert(self, level: AlertLevel | None) -> None:
         with self._lock:
-            self._alert = None
-            self._silenced = False
+            self._alert = level
+            self._silenced = False  # a new alert, or none: the next one sounds again
             self._render()
 
     def _render(self) -> None:

@@ -18,3 +18,7 @@ def assert_nothing_lost_or_leaked(r: dict[str, Any]) -> None:
     assert r["leaks"]["display_console_ha"] == 0, r["leaks"]
     assert r["leaks"]["overlay_before_delay"] == 0, r["leaks"]
     assert r["leaks"]["overlay_retained_after_its_hand"] == 0, r["leaks"]
+    # The producer's login (its retained availability and broadcast/delay at least): nothing outside its
+    # topics, no card at all (controller.bench.faults.producer_secrecy).
+    producer = r["leaks"]["producer"]
+    assert producer["received"] > 0 and producer["outside_its_topics"] == producer["naming_a_card"] == 0, producer

@@ -23,6 +23,7 @@ from controller.app.daemon import Daemon
 from controller.demo.config import demo_config
 from controller.mqtt.broker import Broker
 from controller.mqtt.contract import REQUEST_NAMES, Topics, validate
+from controller.processes import stop_process
 from controller.rules.cards import Card, standard_deck
 from controller.rules.decks import Deck, DeckRegistry
 from controller.rules.events import Act, BoardCards, Burn, Deal, NewHand, SeatPlayer, SetButton
@@ -305,11 +306,7 @@ def test_kill_9_mid_hand_then_restart_gives_the_same_state(tmp_path, broker, pas
         emu.place(5, uids["8s"])
         wait_until(lambda: _state(display)["hand"]["next_seat"] == 4, timeout=15, what="next card after restart")
     finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop_process(proc, 10)
         emu.stop()
         console.close()
         display.close()

@@ -236,8 +236,9 @@ def test_expected_antennas_is_a_hint_even_past_the_seat_slots() -> None:
 
     zone_map = ZoneMap.standard(seats=2, hole_slots=MAX_SLOTS["seat"])
     pipe = RfidPipeline(ZoneTracker(zone_map), Fusion(DeckRegistry([])), lambda item: None)
-    engine = SimpleNamespace(over=False, next_seat=1, hands={1: [object()] * (MAX_SLOTS["seat"] + 1)},
-                             phase="bet", board=[])
+    lying = {1: MAX_SLOTS["seat"] + 1}
+    hand = SimpleNamespace(over=False, next_seat=1, lying=lambda seat: lying[seat], phase="bet", board_dealt=())
+    engine = SimpleNamespace(over=False, view=lambda: hand)
     assert pipe.expected_antennas(engine) == ()
-    engine.hands = {1: [object()]}
+    lying[1] = 1
     assert pipe.expected_antennas(engine) == (zone_map.antenna_of(Slot(Zone("seat", 1), 1)),)

@@ -13,6 +13,8 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from controller.floor.service import FloorService
@@ -39,6 +41,20 @@ def table(broker: Broker, password: str, table_id: str, seed: int) -> tuple[Tabl
     link.start()
     assert link.connected_event.wait(5)
     return TableScript(table_id, link, seed=seed, mistakes=0.3), link
+
+
+@contextmanager
+def local_floor(tmp_path: Path) -> Iterator[tuple[Broker, dict[str, str], FloorService]]:
+    """The shipped Mosquitto with fresh ``controller`` and ``floor`` passwords, and the one-machine
+    floor (SQLite in ``tmp_path``) reading it with the ``floor`` login; the floor stops, then the broker."""
+    users = {"controller": secrets.token_urlsafe(8), "floor": secrets.token_urlsafe(8)}
+    with start(users) as broker:
+        floor = FloorService(db=f"sqlite:///{tmp_path / 'floor.db'}", mqtt=(broker.host, broker.port),
+                             mqtt_user="floor", mqtt_password=users["floor"]).start()
+        try:
+            yield broker, users, floor
+        finally:
+            floor.stop()
 
 
 def deal(script: TableScript, hands: int) -> None:

@@ -8,38 +8,21 @@ a step-by-step replay, and the dealer report's charts and CSV export.
 
 from __future__ import annotations
 
-import os
-import secrets
 import urllib.request
 from pathlib import Path
 
-import pytest
-
-from controller.floor.service import FloorService
 from controller.floor.sources import wait_for
 from controller.rules.events import CallMisdeal, StartHand
-from tests.floor.test_floor_local import deal, start, table
+from tests.floor.test_floor_local import deal, local_floor, table
 from tests.mqtt_util import require_mosquitto
-from tests.web_helpers import browse, browser_missing, save_screenshot
+from tests.web_helpers import TIMEOUT_MS, browse, needs_browser, save_screenshot
 
 require_mosquitto()
-MISSING = browser_missing()
-TIMEOUT_MS = 8000
-
-
-def needs_browser() -> None:
-    if MISSING:
-        if os.environ.get("CI"):
-            pytest.fail(f"browser tests need Playwright and Chromium in CI: {MISSING}", pytrace=False)
-        pytest.skip(MISSING)
 
 
 def test_the_floor_page_in_a_browser(tmp_path: Path) -> None:
     needs_browser()
-    users = {"controller": secrets.token_urlsafe(8), "floor": secrets.token_urlsafe(8)}
-    with start(users) as broker:
-        floor = FloorService(db=f"sqlite:///{tmp_path / 'floor.db'}", mqtt=(broker.host, broker.port),
-                             mqtt_user="floor", mqtt_password=users["floor"]).start()
+    with local_floor(tmp_path) as (broker, users, floor):
         t1, link1 = table(broker, users["controller"], "t1", seed=11)
         t2, link2 = table(broker, users["controller"], "t2", seed=12)
         try:
@@ -135,4 +118,3 @@ def test_the_floor_page_in_a_browser(tmp_path: Path) -> None:
         finally:
             for link in (link1, link2):
                 link.stop()
-            floor.stop()

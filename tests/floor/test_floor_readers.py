@@ -5,25 +5,19 @@ floor page's tile (Chromium) says which reader is not answering, the misses and 
 from __future__ import annotations
 
 import json
-import secrets
 import urllib.request
 from pathlib import Path
 
-from controller.floor.service import FloorService
 from controller.floor.sources import wait_for
 from controller.mqtt.contract import Topics
-from tests.floor.test_floor_local import deal, start, table
-from tests.floor.test_floor_page import TIMEOUT_MS, needs_browser
+from tests.floor.test_floor_local import deal, local_floor, table
 from tests.web.test_display_service import _payload
-from tests.web_helpers import launch_browser, watch_console
+from tests.web_helpers import TIMEOUT_MS, launch_browser, needs_browser, watch_console
 
 
 def test_the_floor_shows_each_tables_readers(tmp_path: Path) -> None:
     needs_browser()
-    users = {"controller": secrets.token_urlsafe(8), "floor": secrets.token_urlsafe(8)}
-    with start(users) as broker:
-        floor = FloorService(db=f"sqlite:///{tmp_path / 'floor.db'}", mqtt=(broker.host, broker.port),
-                             mqtt_user="floor", mqtt_password=users["floor"]).start()
+    with local_floor(tmp_path) as (broker, users, floor):
         t1, link = table(broker, users["controller"], "t1", seed=3)
         try:
             deal(t1, 1)
@@ -51,4 +45,3 @@ def test_the_floor_shows_each_tables_readers(tmp_path: Path) -> None:
                 assert not errors, errors
         finally:
             link.stop()
-            floor.stop()

@@ -166,6 +166,7 @@ def test_the_bridge_template_forwards_exactly_the_bridged_topics() -> None:
         "request/level in 0 ${base}/${table}/ ${base}/${table}/"]
     assert not bridged("private/holecards") and not bridged("state") and not bridged("broadcast/state")
     assert not bridged("request/new_hand") and bridged("event/card") and bridged("broadcast/holecards")
+    assert bridged("diagnostics")  # the readers' health: counts, no card (docs/diagnostics.md)
 
 
 def test_the_dealer_report_and_its_csv() -> None:

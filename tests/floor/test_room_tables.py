@@ -17,7 +17,7 @@ import pytest
 
 from controller.floor.service import FloorService
 from controller.rules.cards import standard_deck
-from controller.rules.events import Act, CallClock, Deal, NewHand, Report, SetStack, UnseatPlayer
+from controller.rules.events import Act, CallClock, Deal, NewHand, Report, SeatPlayer, SetStack, UnseatPlayer
 from tests.floor.room_util import start_tournament
 from tests.mqtt_util import ROLES, new_passwords, shipped_broker, start_daemon, wait_until
 from tests.web_helpers import browse, launch_browser, needs_browser, watch_console
@@ -101,7 +101,9 @@ def test_a_move_updates_both_tables_seating_with_no_console_typing(tmp_path: Pat
         ops = [(e["op"], e["body"].get("name")) for e in director.store.room_log("room")]
         assert ("tournament.departed", mover) in ops and ("tournament.confirm_move", mover) in ops
         assert ops.index(("tournament.departed", mover)) < ops.index(("tournament.confirm_move", mover))
-        assert any(x.kind == "seated" and x.data["player"] == mover for x in tour.decisions)
+        # (the floor's "seated" decision is made just after moving_to is cleared, in the director's thread)
+        wait_until(lambda: any(x.kind == "seated" and x.data["player"] == mover for x in tour.decisions), 10,
+                   "the floor's seated decision")
         assert tour.counts() == {"t1": 5, "t2": 5}
         assert len(_players(tables["t1"])) == len(_players(tables["t2"])) == 5
 
@@ -344,3 +346,50 @@ def test_a_player_out_gets_up_when_the_hand_is_over_and_is_not_seated_where_he_w
     orders.on_order({"kind": "bust", "player": "eve", "table": "t3", "seat": 4, "to_table": "t1", "place": 8})
     orders.on_order({"kind": "bust", "player": "ann", "table": "t1", "seat": 2, "place": 7})
     assert not orders.arrivals and _players(daemon) == {7: ("cy", 5000)}  # seat 2 free, and nobody sits
+
+
+class _OwnerDaemon(_Daemon):
+    """A daemon whose owner thread journals the floor's orders later (``post_once`` queues them; ``flush``
+    applies them, then sets each order's future, as Daemon._apply does)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.queued: list = []
+
+    def post_once(self, event, source: str, transaction: str):
+        from concurrent.futures import Future
+
+        fut: Future = Future()
+        self.queued.append((event, source, fut))
+        return fut
+
+    def flush(self) -> None:
+        while self.queued:
+            event, source, fut = self.queued.pop(0)
+            self.post(event, source)
+            fut.set_result([])
+
+
+def test_a_player_sent_on_before_his_seat_here_is_journaled_gets_up_once_he_has_sat_down() -> None:
+    """The floor moves a player on while he walks to this table (it is broken, TDA 9): the ``arrive`` and
+    the ``move`` from here come back to back. His seat is posted to the owner thread and not journaled
+    yet when the move comes: the move waits for it, and he gets up once seated (the floor then sends him
+    on); it is not dropped as "not there", which left him seated at a broken table for ever."""
+    from controller.app.floor_orders import FloorOrders
+
+    daemon = _OwnerDaemon()
+    orders = FloorOrders(daemon, None, "t1")  # type: ignore[arg-type]  # no MQTT: the orders are handed in
+    daemon.listeners.append(orders.let_go)
+    orders.on_order({"kind": "seat", "table": "t1", "seat": 2, "player": "ann", "id": "o1"})
+    daemon.flush()
+    orders.on_order({"kind": "arrive", "table": "t1", "seat": 5, "player": "bob", "stack": 7000, "from_table": "t3",
+                     "id": "o2"})
+    orders.on_order({"kind": "move", "player": "bob", "table": "t2", "seat": 4, "from_table": "t1", "from_seat": 5,
+                     "id": "o3"})
+    assert _players(daemon) == {2: ("ann", 5000)}  # nothing journaled yet
+    daemon.flush()  # he sits down, then gets up for his new seat
+    daemon.flush()
+    assert _players(daemon) == {2: ("ann", 5000)}
+    assert [e for e, _ in daemon.posted if isinstance(e, SeatPlayer | UnseatPlayer)][-2:] == [
+        SeatPlayer(5, "bob", False, 7000), UnseatPlayer(5)]
+    assert not orders.departures and not orders.arrivals and not orders.sitting

@@ -172,3 +172,29 @@ def test_a_hand_view_is_a_frozen_copy() -> None:
     assert 3 in e.view().folded and 3 not in view.folded  # the copy did not change
     with pytest.raises(dataclasses.FrozenInstanceError):
         view.over = True  # type: ignore[misc]
+
+
+def test_a_hand_view_holds_what_readers_outside_the_rules_read() -> None:
+    """The antenna board's hints, the PHH export, the demo and the benches read the hand through the
+    view only: who is dealt to and who acts next, the chips of the round, what lies on the felt."""
+    e = HandEngine(_setup(chips=Stakes(stacks={1: 100, 2: 100, 3: 30}, blinds=(1, 2))))
+    e.play(Deal(1, c("Ah")))
+    view = e.view()
+    assert view.order == (1, 2, 3) and view.next_seat == 2 and view.to_act is None and view.street == 0
+    assert view.lying(1) == 1 and view.lying(2) == 0 and view.setup.seats == (1, 2, 3)
+    assert view.chips is not None and view.chips.bet(2) == 2 and view.chips.top == 2 and view.chips.straddle is None
+    e = _chips_hand()
+    assert e.view().to_act == 3 and e.view().next_seat is None
+    out_of_turn = e.play(Act(1, "call"))  # binding: counted once the turn reaches seat 1
+    assert [r.reason for r in out_of_turn.rulings] == ["action_out_of_turn"]
+    assert [r.reason for r in e.view().rulings] == ["action_out_of_turn"]
+    counted = e.play(Act(3, "fold")).operations[0]
+    assert isinstance(counted, ActionTaken) and counted.counted and counted.actor == 1
+    assert "actor" not in counted.payload()  # the published payload is unchanged
+    e.play(Act(2, "check"))
+    board = e.view()
+    assert board.phase == "board" and board.missing_board == {"street": "flop", "have": 0, "need": 3,
+                                                              "missing": [1, 2, 3]}
+    e.play(Burn(c("2c")))
+    e.play(BoardCards((c("7h"), c("8h"), c("9h"))))
+    assert e.view().board == e.view().board_dealt == (c("7h"), c("8h"), c("9h"))

@@ -223,6 +223,8 @@ def test_the_two_reader_mode_is_opt_in_at_its_own_calibrated_thresholds(tmp_path
     rec = Recognizer.two_reader()
     assert rec.two_readers and (rec.threshold, rec.index_threshold, rec.lone_threshold) == (
         mode["threshold"], mode["index_threshold"], mode["lone_threshold"])
+    assert rec.centre_check is mode["centre_check"] is True and not rec.centre_placed  # as calibrated
+    assert not Recognizer.stock().centre_check
     # each calibration writes its own mode's thresholds and keeps the other's
     path = tmp_path / "thresholds.json"
     path.write_text(THRESHOLDS_FILE.read_text())
@@ -231,6 +233,9 @@ def test_the_two_reader_mode_is_opt_in_at_its_own_calibrated_thresholds(tmp_path
     write_thresholds(res, path)
     data = json.loads(path.read_text())
     assert data["threshold"] == shipped["threshold"] and data["two_readers_mode"]["threshold"] == 0.6
+    assert data["two_readers_mode"]["centre_check"] is False
+    write_thresholds({**res, "centre_check": True}, path)
+    assert json.loads(path.read_text())["two_readers_mode"]["centre_check"] is True
     write_thresholds({**res, "two_readers": False, "agree": False, "corners_agree": False, "rule": "r",
                       "max_wrong": 0.001, "side": "train", "photos": 1, "threshold": 0.7}, path)
     data = json.loads(path.read_text())

@@ -53,6 +53,9 @@ class Player:
     seat: int | None = None
     #: where the floor has sent him; he is still at ``table``/``seat`` until the move is confirmed
     moving_to: tuple[TableId, int] | None = None
+    #: the table that let him go on his move (:meth:`Tournament.departed`); ``table``/``seat`` are then
+    #: the seat he walks to, until he sits down there
+    left_from: TableId | None = None
     place: int | None = None
     tied: bool = False
 
@@ -186,7 +189,7 @@ class Tournament:
             p = self.players[name]
             # a redraw names where the player sat, so that table hears he goes too
             was = {"from_table": p.table, "from_seat": p.seat} if p.table is not None else {}
-            p.table, p.seat, p.moving_to = t, s, None
+            p.table, p.seat, p.moving_to, p.left_from = t, s, None, None
             out.append(self._decide(kind, f"{name}: table {t}, seat {s}", cites, player=name, table=t, seat=s,
                                     **was))
         return out
@@ -260,12 +263,24 @@ class Tournament:
         p = self._player(name)
         if p.moving_to is None:
             raise SeatingError(f"{name} has no move to confirm")
-        was = p.table
+        was = p.left_from if p.left_from is not None else p.table
         p.table, p.seat = p.moving_to
-        p.moving_to = None
+        p.moving_to, p.left_from = None, None
         arrived = self._decide("seated", f"{name} has taken table {p.table}, seat {p.seat}", (), player=name,
                                table=p.table, seat=p.seat, from_table=was)
         return [arrived, *self._halts()]
+
+    def departed(self, name: str, table: TableId) -> None:
+        """The table a moving player was sent away from let him go: from now on he belongs to the seat he
+        walks to. An order that sends him elsewhere before he sits down there (that table broken, the
+        room redrawn) names that table and seat, which will have him once its ``arrive`` is carried out:
+        the table he left has no one to let go any more, and would never answer."""
+        self.events.append({"op": "departed", "name": name, "table": table})
+        p = self._player(name)
+        if p.moving_to is None or str(p.table) != str(table):
+            raise SeatingError(f"{name} has no move from table {table}")
+        p.left_from = p.table
+        p.table, p.seat = p.moving_to
 
     def _player(self, name: str) -> Player:
         p = self.players.get(name)
@@ -550,6 +565,7 @@ class Tournament:
                                                   e.get("hand_id")),
             "hand_end": lambda e: tour.hand_end(e["table"], e["hand_id"], e["started"], e["stacks"], e.get("names")),
             "confirm_move": lambda e: tour.confirm_move(e["name"]),
+            "departed": lambda e: tour.departed(e["name"], e["table"]),
             "bust": lambda e: tour.bust(e["hand"]),
             "break_cards": lambda e: tour.break_cards(e["table"], e["cards"]),
         }
