@@ -27,48 +27,107 @@ from controller.rules.cards import RANKS, Card
 
 from .recognizer import cache_dir
 
-DECK_DIR = Path("/usr/share/aisleriot/cards")
+DECK_DIR = Path("/usr/share/aisleriot/cards")  # Debian's gnome-cards-data: 13-column sheets
+KDE_DIR = Path("/usr/share/carddecks")  # Debian's kdegames-card-data-kf5: one SVG element per card
+# the npm package @younestouati/playing-cards-standard-deck (LGPL-3.0): one SVG file per card, installed by
+# scripts/bootstrap under the checkout's .venv (never committed)
+NPM_DECKS_DIR = Path(__file__).resolve().parents[1] / ".venv" / "decks" / "node_modules"
+# decks of kdegames-card-data-kf5 with English indices, rank above suit, red and black suits: name -> file
+KDE_DECKS = {
+    "kde_standard": "svg-standard/standard.svgz",
+    "kde_nicu_white": "svg-nicu-white/white.svgz",
+    "kde_ancient_egyptians": "svg-ancient-egyptians/Ancient_Egyptians.svgz",
+}
+NPM_DECKS = {"npm_younestouati": "@younestouati/playing-cards-standard-deck/cards"}
 # decks with English indices, rank above suit, red and black suits
 TRAIN_DECKS = ("anglo", "anglo_bitmap", "anglo_modern", "anglo_poker", "bellot", "dondorf", "gnomangelo",
-               "neoclassical", "paris", "simplistic", "tango")
+               "neoclassical", "paris", "simplistic", "tango") + tuple(KDE_DECKS) + tuple(NPM_DECKS)
 HELD_BACK_DECKS = ("plastic", "orell", "gnomangelo_bitmap")
 SHEET_WIDTH = 2600  # rendering width of a 13-column sheet: cards about 200 x 280 px
+CARD_WIDTH = SHEET_WIDTH // 13  # rendering width of a deck drawn card by card
 _SHEET_RANKS = "A23456789TJQK"
 _SHEET_SUITS = "cdhs"
+_KDE_RANKS = {"A": "1", "T": "10", "J": "jack", "Q": "queen", "K": "king"}
+_SUIT_NAMES = {"c": "club", "d": "diamond", "h": "heart", "s": "spade"}
+_NPM_RANKS = {"A": "1", "T": "10", "J": "11", "Q": "12", "K": "13"}
 
 
 class DeckArtworkMissing(PokerTableError, RuntimeError):
     """The deck SVGs or ``rsvg-convert`` are not installed (``scripts/bootstrap`` installs them)."""
 
 
+def _source(name: str) -> Path:
+    if name in KDE_DECKS:
+        return KDE_DIR / KDE_DECKS[name]
+    if name in NPM_DECKS:
+        return NPM_DECKS_DIR / NPM_DECKS[name]
+    return DECK_DIR / f"{name}.svgz"
+
+
 def available(names: tuple[str, ...]) -> tuple[str, ...]:
-    return tuple(n for n in names if (DECK_DIR / f"{n}.svgz").is_file())
+    return tuple(n for n in names if _source(n).exists())
+
+
+def _rsvg(args: list[str], out: Path) -> None:
+    """Render with ``rsvg-convert`` into ``out`` (written whole or not at all)."""
+    exe = shutil.which("rsvg-convert")
+    if exe is None:
+        raise DeckArtworkMissing("rsvg-convert missing: install librsvg2-bin (scripts/bootstrap)")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(out.name + ".tmp.png")
+    subprocess.run([exe, *args, "-b", "white", "-o", str(tmp)], check=True)
+    tmp.replace(out)
+
+
+def _read(path: Path) -> np.ndarray:
+    img = cv2.imread(str(path), cv2.IMREAD_COLOR)
+    if img is None:
+        raise DeckArtworkMissing(f"cannot read {path}")
+    return img
 
 
 def _render_sheet(name: str) -> np.ndarray:
     out = cache_dir() / "decks" / f"{name}-{SHEET_WIDTH}.png"
     if not out.is_file():
-        src = DECK_DIR / f"{name}.svgz"
-        exe = shutil.which("rsvg-convert")
-        if not src.is_file() or exe is None:
-            raise DeckArtworkMissing(f"{src} or rsvg-convert missing: install gnome-cards-data librsvg2-bin")
-        out.parent.mkdir(parents=True, exist_ok=True)
-        tmp = out.with_name(out.name + ".tmp.png")
-        subprocess.run([exe, "-w", str(SHEET_WIDTH), "-b", "white", str(src), "-o", str(tmp)], check=True)
-        tmp.replace(out)
-    img = cv2.imread(str(out), cv2.IMREAD_COLOR)
-    if img is None:
-        raise DeckArtworkMissing(f"cannot read {out}")
-    return img
+        src = _source(name)
+        if not src.is_file():
+            raise DeckArtworkMissing(f"{src} missing: install gnome-cards-data (scripts/bootstrap)")
+        _rsvg(["-w", str(SHEET_WIDTH), str(src)], out)
+    return _read(out)
+
+
+def _render_card(name: str, face: str) -> np.ndarray:
+    """One card of a deck drawn card by card: an element of one SVG (KDE) or a file of its own (npm)."""
+    out = cache_dir() / "decks" / f"{name}-{CARD_WIDTH}" / f"{face}.png"
+    if not out.is_file():
+        src = _source(name)
+        if not src.exists():
+            raise DeckArtworkMissing(f"{src} missing: scripts/bootstrap installs it")
+        r, s = face[0], face[1]
+        if name in KDE_DECKS:
+            args = ["-i", f"{_KDE_RANKS.get(r, r)}_{_SUIT_NAMES[s]}", str(src)]
+        else:
+            args = [str(src / f"{_NPM_RANKS.get(r, r)}{s}.svg")]
+        _rsvg(["-w", str(CARD_WIDTH), *args], out)
+    return _read(out)
 
 
 @cache
 def deck_cards(name: str) -> dict[str, np.ndarray]:
-    """The 52 faces of one deck, upright BGR images keyed by face (``"Ah"``, ``"Td"`` ...)."""
+    """The faces of one deck (all 52 but the few a renderer cannot draw), upright BGR images keyed
+    by face (``"Ah"``, ``"Td"`` ...)."""
+    out = {}
+    if name in KDE_DECKS or name in NPM_DECKS:
+        for s in _SHEET_SUITS:
+            for r in _SHEET_RANKS:
+                img = _render_card(name, Card(r, s).face)  # the npm deck's cards have no border: keep the paper
+                img = _trim(img) if name in KDE_DECKS else img
+                if img.shape[1] >= CARD_WIDTH // 2:  # a few elements render as a thumbnail: left out
+                    out[Card(r, s).face] = img
+        return out
     sheet = _render_sheet(name)
     H, W = sheet.shape[:2]
     cw, ch = W / 13, H / 5
-    out = {}
     for si, s in enumerate(_SHEET_SUITS):
         for ri, r in enumerate(_SHEET_RANKS):
             x0, y0 = int(round(ri * cw)), int(round(si * ch))
@@ -223,16 +282,61 @@ def random_pose(w: int, h: int, height_px: float, center: tuple[float, float], r
 
 
 def finish(scene: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """Light, glare, blur, noise and JPEG, like a phone or a webcam."""
+    """Light, glare, blur, noise and JPEG, like a phone or a webcam; and, for a table camera, a
+    warm or cold cast, motion or focus blur and a low resolution scaled back up."""
     from .synth import lighting
 
     img = lighting(scene, rng, strength=float(rng.uniform(0.3, 1.0)))
     if rng.random() < 0.3:  # a dim room
         img = np.clip(img.astype(np.float32) * rng.uniform(0.35, 0.8), 0, 255).astype(np.uint8)
-    q = int(rng.integers(55, 95))
+    if rng.random() < 0.25:  # a coloured light (tungsten, LED strips)
+        img = np.clip(img.astype(np.float32) * rng.uniform(0.75, 1.15, 3).astype(np.float32), 0, 255).astype(np.uint8)
+    blur = rng.random()
+    if blur < 0.15:  # a hand or the camera moving: a line kernel
+        n = int(rng.integers(3, 8))
+        k = np.zeros((n, n), np.float32)
+        k[n // 2, :] = 1.0 / n
+        R = cv2.getRotationMatrix2D(((n - 1) / 2, (n - 1) / 2), float(rng.uniform(0, 180)), 1.0)
+        k = cv2.warpAffine(k, R, (n, n))
+        img = cv2.filter2D(img, -1, k / max(float(k.sum()), 1e-6))
+    elif blur < 0.3:  # out of focus: a disc
+        r = int(rng.integers(1, 4))
+        k = np.zeros((2 * r + 1, 2 * r + 1), np.float32)
+        cv2.circle(k, (r, r), r, 1.0, -1)
+        img = cv2.filter2D(img, -1, k / float(k.sum()))
+    if rng.random() < 0.25:  # a camera of lower resolution, or a card far away, scaled back up
+        h, w = img.shape[:2]
+        f = float(rng.uniform(0.4, 0.75))
+        small = cv2.resize(img, (max(8, int(w * f)), max(8, int(h * f))), interpolation=cv2.INTER_AREA)
+        img = cv2.resize(small, (w, h), interpolation=cv2.INTER_LINEAR)
+    q = int(rng.integers(40, 95))
     ok, buf = cv2.imencode(".jpg", img, [cv2.IMWRITE_JPEG_QUALITY, q])
     decoded = cv2.imdecode(buf, cv2.IMREAD_COLOR) if ok else None
     return decoded if decoded is not None else img
+
+
+def hand(scene: np.ndarray, center: tuple[float, float], size: float, rng: np.random.Generator) -> None:
+    """A hand reaching over the table (in place): a skin-coloured palm and fingers, with a shadow."""
+    H, W = scene.shape[:2]
+    mask = np.zeros((H, W), np.float32)
+    ang = float(rng.uniform(0, 360))
+    cx, cy = int(center[0]), int(center[1])
+    cv2.ellipse(mask, (cx, cy), (int(size * 0.45), int(size * 0.35)), ang, 0, 360, 1.0, -1, cv2.LINE_AA)
+    t = np.deg2rad(ang)
+    for _ in range(int(rng.integers(1, 5))):  # fingers out of the palm's far side
+        a = t + rng.uniform(-0.6, 0.6)
+        x0, y0 = cx + np.cos(a) * size * 0.35, cy + np.sin(a) * size * 0.3
+        x1, y1 = x0 + np.cos(a) * size * rng.uniform(0.3, 0.6), y0 + np.sin(a) * size * rng.uniform(0.3, 0.6)
+        cv2.line(mask, (int(x0), int(y0)), (int(x1), int(y1)), 1.0, max(2, int(size * 0.12)), cv2.LINE_AA)
+    r = rng.uniform(110, 235)  # skin: red above green above blue, light to dark
+    g = r * rng.uniform(0.62, 0.85)
+    skin = np.array([g * rng.uniform(0.7, 0.92), g, r], np.float32)  # BGR
+    shade = cv2.GaussianBlur(mask, (0, 0), max(1.0, size * 0.08))
+    shadow = cv2.GaussianBlur(np.roll(mask, (int(size * 0.08), int(size * 0.08)), (0, 1)), (0, 0), size * 0.1)
+    out = scene.astype(np.float32) * (1 - 0.4 * shadow[..., None])
+    col = skin[None, None] * (0.75 + 0.25 * shade[..., None])
+    m = mask[..., None]
+    scene[:] = np.clip(out * (1 - m) + col * m, 0, 255).astype(np.uint8)
 
 
 @dataclass
@@ -247,6 +351,8 @@ def deck_scene(deck: str, face: str, rng: np.random.Generator, height: tuple[flo
                overlap: float = 0.5) -> DeckScene | None:
     """One card of ``deck`` on a random surface, maybe under or beside other cards of the deck."""
     cards = deck_cards(deck)
+    if face not in cards:
+        return None
     img = cards[face]
     truth = index_truth(img)
     if truth is None:
@@ -270,4 +376,8 @@ def deck_scene(deck: str, face: str, rng: np.random.Generator, height: tuple[flo
         off = np.array([np.cos(ang), np.sin(ang)]) * hp * rng.uniform(0.45, 0.8)
         place_card(scene, other, random_pose(other.shape[1], other.shape[0], hp, (size / 2 + off[0],
                                                                                    size / 2 + off[1]), rng))
+    if rng.random() < 0.15:  # a hand over the card's edge (one index may be hidden, as a dealer's hand does)
+        ang = rng.uniform(0, 2 * np.pi)
+        off = np.array([np.cos(ang), np.sin(ang)]) * hp * rng.uniform(0.5, 0.9)
+        hand(scene, (size / 2 + off[0], size / 2 + off[1]), hp * rng.uniform(0.5, 0.9), rng)
     return DeckScene(finish(scene, rng), face, M, truth)

@@ -4,13 +4,14 @@
   synthetic cards in the *training* fonts only (``vision.synth``); the held-back fonts and
   seeds stay unseen for :func:`vision.bench.run_bench`.
 * ``index`` (``vision/data/index.onnx``): the corner-index reader of :mod:`vision.corners`,
-  trained on real deck artwork (:mod:`vision.decks`, Debian's ``gnome-cards-data``, the
-  training decks only) rendered on varied surfaces with overlaps, perspective, blur, glare
-  and JPEG.  Every rank-suit pair the finder proposes is labelled by where the card was put:
-  pairs at a real index get its rank and suit, all others are "not an index".
+  trained on real deck artwork (:mod:`vision.decks`: decks of Debian's ``gnome-cards-data``
+  and ``kdegames-card-data-kf5`` and one from npm, the training decks only) rendered on varied
+  surfaces with overlaps, perspective, a hand, light, glare, motion and focus blur, low
+  resolution and JPEG.  Every rank-suit pair the finder proposes is labelled by where the
+  card was put: pairs at a real index get its rank and suit, all others are "not an index".
 
-Training needs ``gnome-cards-data`` and ``librsvg2-bin`` (``scripts/bootstrap``); the
-product only loads the weights.
+Training needs ``gnome-cards-data``, ``kdegames-card-data-kf5``, ``librsvg2-bin`` and the npm
+deck (``scripts/bootstrap`` installs them all); the product only loads the weights.
 """
 
 from __future__ import annotations
@@ -154,9 +155,11 @@ def build_index_model(rounds: int = INDEX_ROUNDS, decks: Sequence[str] | None = 
     """Train the index reader on rendered real decks (deterministic for a given machine's decks)."""
     from .decks import TRAIN_DECKS, available
 
-    decks = available(tuple(decks or TRAIN_DECKS))
-    if not decks:
-        raise RuntimeError("no deck artwork: install gnome-cards-data and librsvg2-bin (scripts/bootstrap)")
+    wanted = tuple(decks or TRAIN_DECKS)
+    decks = available(wanted)
+    if decks != wanted:  # a missing deck would change every scene's seed after it: no silent other model
+        raise RuntimeError(f"deck artwork missing: {sorted(set(wanted) - set(decks))}: run scripts/bootstrap "
+                           "(gnome-cards-data, kdegames-card-data-kf5, librsvg2-bin, the npm deck)")
     jobs = _jobs(decks, rounds, INDEX_SEED)
     t = time.perf_counter()
     if workers > 1:
