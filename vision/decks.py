@@ -297,8 +297,8 @@ def finish(scene: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         k = np.zeros((n, n), np.float32)
         k[n // 2, :] = 1.0 / n
         R = cv2.getRotationMatrix2D(((n - 1) / 2, (n - 1) / 2), float(rng.uniform(0, 180)), 1.0)
-        k = cv2.warpAffine(k, R, (n, n))
-        img = cv2.filter2D(img, -1, k / max(float(k.sum()), 1e-6))
+        turned = cv2.warpAffine(k, R, (n, n))
+        img = cv2.filter2D(img, -1, (turned / max(float(turned.sum()), 1e-6)).astype(np.float32))
     elif blur < 0.3:  # out of focus: a disc
         r = int(rng.integers(1, 4))
         k = np.zeros((2 * r + 1, 2 * r + 1), np.float32)
