@@ -267,7 +267,7 @@ class _Exporter:
     # ------------------------------------------------------------------ betting
     def _action(self, last: ActionTaken) -> None:
         """One action as the engine's chips counted it (corrections of a ruling included)."""
-        seat = last.actor if last.actor is not None else last.seat
+        seat = last.seat
         if seat not in self.index:
             raise PhhUnsupported(f"seat {seat} acted but was not dealt in")
         p, action = self._p(seat), last.action

@@ -101,7 +101,8 @@ class ChipBook(PotBook):
         self.dead = {s: 0 for s in self.order}  # of which antes: dead money for the main pot
         self.folded: set[int] = set()
         self.all_in: set[int] = set()
-        self._last: tuple[int, str, int, bool] | None = None
+        # Every action applied, in order: (seat, action, the seat's bet in the round, all in).
+        self._log: list[tuple[int, str, int, bool]] = []
         self.applied = 0  # actions applied so far (an action ruled withdrawn is not one)
         self.straddle_seat: int | None = None
         self.street = 0
@@ -493,16 +494,24 @@ class ChipBook(PotBook):
             self._raised(seat, top_before, self.top, d)
         self.last_faced[seat] = self.top
         self.applied += 1
-        self._last = (seat, d.action, self.bets[seat], seat in self.all_in)
+        self._log.append((seat, d.action, self.bets[seat], seat in self.all_in))
 
     @property
     def last_action(self) -> dict[str, Any] | None:
         """The last action as the chips counted it: ``{seat, action, amount, text}``."""
-        if self._last is None:
+        if not self._log:
             return None
-        seat, action, amount, all_in = self._last
-        return {"seat": seat, "action": action, "amount": amount if action != "fold" else None,
-                "text": _describe(seat, action, amount, all_in)}
+        seat, action, amount, _, text = self.counted_since(self.applied - 1)[0]
+        return {"seat": seat, "action": action, "amount": amount, "text": text}
+
+    def counted_since(self, applied: int) -> list[tuple[int, str, int | None, bool, str]]:
+        """The actions applied after the first ``applied``, in the order they took effect, each
+        under the seat whose chips moved: ``(seat, action, amount, all_in, text)``, ``amount`` the
+        seat's whole bet in the round (None for a fold).  One event can apply two: an action taken
+        out of turn is binding and counted once the turn reaches its seat (RRoP s3 Betting and
+        Raising 10; TDA 39-A), that is on the event of the seat that acted before it, after it."""
+        return [(seat, action, amount if action != "fold" else None, all_in, _describe(seat, action, amount, all_in))
+                for seat, action, amount, all_in in self._log[applied:]]
 
     def _raised(self, seat: int, before: int, top: int, d: Decision) -> None:
         step = top - before

@@ -225,12 +225,14 @@ class HandEngine(BoardRules):
             if board:
                 return [BoardShown(tuple(board[-5:]), ev.source)]
         elif isinstance(ev, Act | Put):
-            chips = self.chips
-            last = chips.last_action if chips is not None and chips.applied != applied else None
-            if last is not None and chips is not None:
-                # what the chips made of it (a push ruled on included): the whole bet in the round
-                return [ActionTaken(ev.seat, last["action"], last["amount"], ev.seat in chips.all_in,
-                                    counted=True, text=last["text"], actor=last["seat"])]
+            counted = self.chips.counted_since(applied) if self.chips is not None else []
+            if counted:
+                # What the chips made of it (a push ruled on included): the whole bet in the round.
+                # Each action under the seat whose chips moved, in the order they took effect: the
+                # event's own action, then an action held out of turn that binds because the turn
+                # reached its seat (RRoP s3 Betting and Raising 10; TDA 39-A).
+                return [ActionTaken(seat, action, amount, all_in, counted=True, text=text)
+                        for seat, action, amount, all_in, text in counted]
             if isinstance(ev, Act):
                 return [ActionTaken(ev.seat, ev.action, ev.amount, ev.all_in)]
         elif isinstance(ev, Discard):

@@ -68,7 +68,10 @@ class BoardShown:
 @dataclass(frozen=True, slots=True)
 class ActionTaken:
     """A betting action; with chips counted, what the chips made of it (``amount`` is the seat's
-    whole bet in the round, ``text`` its words), else the action as the event named it."""
+    whole bet in the round, ``text`` its words), else the action as the event named it.  ``seat``
+    is always the seat that acted: an action taken out of turn is counted once the turn reaches it
+    (RRoP s3 Betting and Raising 10; TDA 39-A), on another seat's event, as an operation of its own
+    after that seat's action."""
 
     kind: ClassVar[str] = "action"
     seat: int
@@ -77,10 +80,6 @@ class ActionTaken:
     all_in: bool
     counted: bool = False  # the chip book ruled on it
     text: str | None = None
-    #: With chips counted: the seat whose chips the book counted.  Not always the event's seat: an
-    #: action taken out of turn is binding and counted once the turn reaches it (RRoP s3 Betting
-    #: and Raising 10), on the event of the seat that acted before it.  Not in the payload.
-    actor: int | None = None
 
     def payload(self) -> dict[str, Any]:
         if self.counted:

@@ -188,9 +188,9 @@ def test_a_hand_view_holds_what_readers_outside_the_rules_read() -> None:
     out_of_turn = e.play(Act(1, "call"))  # binding: counted once the turn reaches seat 1
     assert [r.reason for r in out_of_turn.rulings] == ["action_out_of_turn"]
     assert [r.reason for r in e.view().rulings] == ["action_out_of_turn"]
-    counted = e.play(Act(3, "fold")).operations[0]
-    assert isinstance(counted, ActionTaken) and counted.counted and counted.actor == 1
-    assert "actor" not in counted.payload()  # the published payload is unchanged
+    fold, call = e.play(Act(3, "fold")).operations  # seat 3's fold, then seat 1's call, each its own seat
+    assert fold == ActionTaken(3, "fold", None, False, counted=True, text="Seat 3 folds")
+    assert call == ActionTaken(1, "call", 2, False, counted=True, text="Seat 1 calls 2")
     e.play(Act(2, "check"))
     board = e.view()
     assert board.phase == "board" and board.missing_board == {"street": "flop", "have": 0, "need": 3,
