@@ -71,6 +71,18 @@ def parse(name: str, data: bytes, base: str = "poker") -> Parsed | None:
     return Parsed(table_id, path, payload)
 
 
+def event_sub(kind: str, payload: dict[str, Any]) -> str:
+    """What tells apart two events of one kind under one ``seq``: a ruling's alert id (one input can
+    raise two rulings), an action's seat (an out-of-turn action that binds on the next seat's event
+    is published after that seat's own, under the same seq: RRoP s3 Betting and Raising 10)."""
+    if kind == "ruling":
+        alert = payload.get("alert")
+        return str(alert.get("id")) if isinstance(alert, dict) else ""
+    if kind == "action" and payload.get("seat") is not None:
+        return str(payload["seat"])
+    return ""
+
+
 def rows_for(msg: Parsed) -> list[Row]:
     """The rows one message makes (none for what the floor does not keep)."""
     t, p = msg.table_id, msg.payload
@@ -90,8 +102,8 @@ def rows_for(msg: Parsed) -> list[Row]:
     except (KeyError, TypeError, ValueError):
         return []
     alert = p.get("alert") if kind == "ruling" else None
-    sub = str(alert.get("id")) if isinstance(alert, dict) else ""
-    rows = [Row("event", {"table_id": t, "hand_id": hand_id, "seq": seq, "kind": kind, "sub": sub, "ts": ts,
+    rows = [Row("event", {"table_id": t, "hand_id": hand_id, "seq": seq, "kind": kind, "sub": event_sub(kind, p),
+                          "ts": ts,
                           "payload": p})]
     if kind == "hand_start":
         rows.append(Row("hand_start", {"table_id": t, "hand_id": hand_id, "seq": seq, "ts": ts, "payload": p,

@@ -19,6 +19,7 @@ from typing import Any
 import paho.mqtt.client as mqtt
 
 from controller.app.floor_ack import FloorAck
+from controller.floor.ingest import event_sub
 from controller.floor.room import NatsCluster, table_broker
 from controller.floor.sim import Dealer, RoomLink, TableScript
 from controller.mqtt.broker import Broker, free_port
@@ -71,8 +72,7 @@ def event_keys(messages: list[tuple[str, bytes, float]]) -> set[tuple[int, int, 
         if "/event/" not in topic:
             continue
         p = json.loads(data)
-        sub = str(p["alert"]["id"]) if p["kind"] == "ruling" else ""
-        keys.add((int(p["hand_id"]), int(p["seq"]), p["kind"], sub))
+        keys.add((int(p["hand_id"]), int(p["seq"]), p["kind"], event_sub(p["kind"], p)))
     return keys
 
 

@@ -2,7 +2,8 @@
 
 One schema, one set of statements for both (``?`` placeholders rewritten to ``%s`` for
 psycopg).  Every write is idempotent on table/hand/sequence: an event is keyed by
-``(table_id, hand_id, seq, kind, sub)`` (``sub`` tells apart two rulings one input raised),
+``(table_id, hand_id, seq, kind, sub)`` (``sub`` tells apart two rulings one input raised, or
+two seats' actions under one seq: ``ingest.event_sub``),
 a hand by ``(table_id, hand_id, start_seq)`` (a misdeal's redeal keeps the hand number but
 starts at a later sequence), a ruling by ``(table_id, alert_id)``, a sign-in by
 ``(table_id, seq)``; every insert is ``ON CONFLICT DO NOTHING``, so a message delivered twice

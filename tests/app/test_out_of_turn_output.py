@@ -10,9 +10,13 @@ and the publisher (what goes out on ``event/action``), and through the PHH expor
 
 from __future__ import annotations
 
+import json
+
 import pokerkit
 
 from controller.app.publisher import Publisher
+from controller.floor.sources import Ingestor
+from controller.floor.store import Store
 from controller.journal import HandRecord
 from controller.mqtt.contract import Topics, validate
 from controller.phh import export_hand
@@ -52,6 +56,14 @@ def test_a_held_action_counted_on_another_seats_event_is_published_under_its_own
     assert _actions(link)[len(held):] == [(3, "fold", None, "Seat 3 folds"), (1, "call", 2, "Seat 1 calls 2")]
     assert svc.engine.to_act == 2 and 3 in svc.engine.folded
     pub.close()
+    # the floor keeps both (one seq, two seats), and a redelivery of either changes nothing
+    store = Store.open(":memory:")
+    events = [(t, json.dumps(p).encode()) for t, p, _ in link.sent if "/event/" in t and isinstance(p, dict)]
+    Ingestor(store).handle(events + events[-2:])
+    stored = store.query("SELECT seq, sub, payload FROM events WHERE kind = 'action' ORDER BY id")
+    assert [(r["sub"], json.loads(r["payload"])["action"]) for r in stored] == [("1", "call"), ("3", "fold"),
+                                                                                  ("1", "call")]
+    assert stored[1]["seq"] == stored[2]["seq"]
 
 
 def test_the_phh_export_writes_both_actions_in_the_order_they_took_effect() -> None:
