@@ -185,26 +185,25 @@ def run_bench(n_cards: int = BENCH_CARDS, n_frames: int = BENCH_FRAMES, recogniz
 MODE_SPEED_CARDS = 1000  # the two-reader camera's speed is timed on the first thousand of the held-back cards
 
 
+def _timed(read: Any, images: list[np.ndarray]) -> tuple[list[float], float]:
+    """Each image read once: the wall time of each read, and this process's CPU time per read."""
+    times = []
+    cpu = time.process_time()
+    for img in images:
+        t = time.perf_counter()
+        read(img)
+        times.append(time.perf_counter() - t)
+    return times, (time.process_time() - cpu) / max(len(images), 1)
+
+
 def _mode_speed(rec: Recognizer, cards: list[tuple[np.ndarray, str]],
                 frames: list[tuple[np.ndarray, list[str]]]) -> dict[str, Any]:
     """Time per card crop and per 1280x720 frame of another recogniser mode (the daemon's camera on a
     real table: :meth:`Recognizer.two_reader`), on the same images, this process's CPU time beside
     the wall clock.  Its accuracy on these synthetic font cards is not its figure (the index reader was
     trained on deck artwork): that is the real photos' bench."""
-    times = []
-    cpu = time.process_time()
-    for img, _ in cards:
-        t = time.perf_counter()
-        rec.recognize_crop(img)
-        times.append(time.perf_counter() - t)
-    cpu_card = (time.process_time() - cpu) / max(len(cards), 1)
-    ft = []
-    cpu = time.process_time()
-    for img, _ in frames:
-        t = time.perf_counter()
-        rec.recognize(img)
-        ft.append(time.perf_counter() - t)
-    cpu_frame = (time.process_time() - cpu) / max(len(frames), 1)
+    times, cpu_card = _timed(rec.recognize_crop, [img for img, _ in cards])
+    ft, cpu_frame = _timed(rec.recognize, [img for img, _ in frames])
     return {"two_readers": rec.two_readers, "centre_check": rec.centre_check, "cards": len(cards),
             "per_card_crop_ms": {"mean": round(1000 * statistics.fmean(times), 3),
                                  "median": round(1000 * statistics.median(times), 3),
