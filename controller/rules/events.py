@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, fields
 from typing import Any, ClassVar
 
-from controller.errors import PokerTableError
+from controller.errors import PokerTableError, reject_unknown_keys
 from controller.rules.cards import DEFAULT_DECK, Card
 from controller.rules.chips import ChipsError, Stakes
 
@@ -53,10 +53,7 @@ class HandSetup:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> HandSetup:
-        known = {f.name for f in fields(cls)}
-        extra = set(data) - known
-        if extra:
-            raise EventError(f"hand setup: unknown keys {sorted(extra)}")
+        reject_unknown_keys(data, (f.name for f in fields(cls)), EventError, "hand setup")
         data = dict(data)
         data["seats"] = tuple(int(s) for s in data.get("seats", ()))
         if isinstance(data.get("chips"), dict):

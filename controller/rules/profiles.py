@@ -14,7 +14,7 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
-from controller.errors import PokerTableError
+from controller.errors import PokerTableError, reject_unknown_keys
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,9 +156,7 @@ def _field_value(where: str, key: str, value: Any, current: Any) -> Any:
     if key == "substantial":
         if not isinstance(value, dict):
             raise ProfileError(f"{where}: expected a table with players, actions and/or chip_actions")
-        extra = set(value) - {"players", "actions", "chip_actions"}
-        if extra:
-            raise ProfileError(f"{where}: unknown keys {sorted(extra)}")
+        reject_unknown_keys(value, ("players", "actions", "chip_actions"), ProfileError, where)
         for k in ("players", "actions"):
             if k in value and (not isinstance(value[k], int) or isinstance(value[k], bool) or value[k] < 1):
                 raise ProfileError(f"{where}.{k}: expected a whole number of at least 1, got {value[k]!r}")

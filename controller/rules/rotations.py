@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from controller.errors import PokerTableError
+from controller.errors import PokerTableError, reject_unknown_keys
 from controller.rules.chips import ChipsError, Stakes
 from controller.rules.events import SetRotation
 from controller.rules.games import STRUCTURES, get_game
@@ -72,9 +72,7 @@ class Rotation:
 def rotation_from_mapping(data: Any, where: str = "rotation") -> Rotation:
     if not isinstance(data, dict):
         raise RotationError(f"{where}: expected a mapping with name, hands and games")
-    extra = set(data) - {"name", "hands", "games", "per_level"}
-    if extra:
-        raise RotationError(f"{where}: unknown keys {sorted(extra)}")
+    reject_unknown_keys(data, ("name", "hands", "games", "per_level"), RotationError, where)
     hands = data.get("hands", 8)
     if isinstance(hands, bool) or not isinstance(hands, int) or hands < 1:
         raise RotationError(f"{where}.hands: a whole number of deals >= 1, got {hands!r}")

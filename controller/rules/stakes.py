@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
-from controller.errors import PokerTableError
+from controller.errors import PokerTableError, reject_unknown_keys
 
 
 class ChipsError(PokerTableError, ValueError):
@@ -59,10 +59,7 @@ class Stakes:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Stakes:
-        known = {f.name for f in fields(cls)}
-        extra = set(data) - known
-        if extra:
-            raise ChipsError(f"stakes: unknown keys {sorted(extra)}")
+        reject_unknown_keys(data, (f.name for f in fields(cls)), ChipsError, "stakes")
         if "stacks" not in data or not isinstance(data["stacks"], Mapping):
             raise ChipsError("stakes: 'stacks' must map seats to chips")
         kw: dict[str, Any] = {"stacks": {int(s): _chips(c, f"stack of seat {s}") for s, c in data["stacks"].items()}}

@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import Field, StrictBool, field_validator
 
-from controller.errors import PokerTableError
+from controller.errors import PokerTableError, reject_unknown_keys
 from controller.sources import Section
 
 #: BCM numbers of the Raspberry Pi's GPIO header.
@@ -128,10 +128,8 @@ class PanelConfig:
         A bare int is a pin with the default polarity; ``null`` leaves a line unwired; a
         missing key keeps the default.
         """
-        known = {f.name for f in fields(cls)}
-        extra = set(data) - known
-        if extra:
-            raise PanelConfigError(f"panel config: unknown keys {sorted(extra)}; expected some of {sorted(known)}")
+        known = sorted(f.name for f in fields(cls))
+        reject_unknown_keys(data, known, PanelConfigError, "panel config", hint=f"; expected some of {known}")
         kwargs: dict[str, Any] = {}
         for key, value in data.items():
             if key in ("bounce_time", "blink_on", "blink_off"):

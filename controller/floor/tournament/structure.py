@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from controller.errors import PokerTableError
+from controller.errors import PokerTableError, reject_unknown_keys
 
 
 class StructureError(PokerTableError, ValueError):
@@ -84,9 +84,7 @@ class Structure:
                       "colour_up"}
         levels = []
         for i, raw in enumerate(data.get("levels") or [], 1):
-            bad = set(raw) - level_keys
-            if bad:
-                raise StructureError(f"level {i}: unknown keys {sorted(bad)}")
+            reject_unknown_keys(raw, level_keys, StructureError, f"level {i}")
             try:
                 levels.append(Level(number=i, small_blind=int(raw["small_blind"]), big_blind=int(raw["big_blind"]),
                                     minutes=float(raw["minutes"]), ante=int(raw.get("ante", 0)),
