@@ -108,6 +108,12 @@ class Topics:
     def _t(self, suffix: str) -> str:
         return f"{self.root}/{suffix}"
 
+    def _named(self, level: str, name: str, names: tuple[str, ...], what: str) -> str:
+        """The topic ``<level>/<name>``, for a ``name`` the contract lists in ``names`` only."""
+        if name not in names:
+            raise ValueError(f"unknown {what} {name!r}; expected one of {names}")
+        return self._t(f"{level}/{name}")
+
     # public
     @property
     def availability(self) -> str:
@@ -118,9 +124,7 @@ class Topics:
         return self._t("state")
 
     def event(self, kind: str) -> str:
-        if kind not in EVENT_KINDS:
-            raise ValueError(f"unknown event kind {kind!r}; expected one of {EVENT_KINDS}")
-        return self._t(f"event/{kind}")
+        return self._named("event", kind, EVENT_KINDS, "event kind")
 
     @property
     def alert(self) -> str:
@@ -146,21 +150,15 @@ class Topics:
         return self._t("private/holecards")
 
     def broadcast(self, name: str) -> str:
-        if name not in BROADCAST_NAMES:
-            raise ValueError(f"unknown broadcast topic {name!r}; expected one of {BROADCAST_NAMES}")
-        return self._t(f"broadcast/{name}")
+        return self._named("broadcast", name, BROADCAST_NAMES, "broadcast topic")
 
     # console
     def request(self, name: str) -> str:
-        if name not in REQUEST_NAMES:
-            raise ValueError(f"unknown request {name!r}; expected one of {REQUEST_NAMES}")
-        return self._t(f"request/{name}")
+        return self._named("request", name, REQUEST_NAMES, "request")
 
     def producer(self, name: str) -> str:
         """The producer's request ``name`` (web/producer/): a topic the console's login cannot write."""
-        if name not in PRODUCER_REQUESTS:
-            raise ValueError(f"unknown producer request {name!r}; expected one of {PRODUCER_REQUESTS}")
-        return self._t(f"producer/{name}")
+        return self._named("producer", name, PRODUCER_REQUESTS, "producer request")
 
     @property
     def response(self) -> str:
