@@ -8,19 +8,12 @@ from __future__ import annotations
 
 from controller.geometry import Zone
 from controller.rules.cards import Card
-from controller.rules.decks import Deck, DeckRegistry
 from controller.rules.events import BoardCards
-from firmware_bridge.fusion import Fusion, OrderUnknown
+from firmware_bridge.fusion import OrderUnknown
 from firmware_bridge.zones import ZoneChange
+from tests.bridge.fusion_util import fusion_of
 
 CARDS = {"Qc": "01", "Kh": "02", "2h": "03", "4c": "04", "4d": "05"}
-
-
-def _fusion() -> Fusion:
-    deck = Deck("A")
-    for face, uid in CARDS.items():
-        deck.add(uid, Card.parse(face))
-    return Fusion(DeckRegistry([deck]), clock=lambda: 100.0)
 
 
 def _board(face: str, slot: int, ordered: bool = True) -> ZoneChange:
@@ -28,7 +21,7 @@ def _board(face: str, slot: int, ordered: bool = True) -> ZoneChange:
 
 
 def test_the_turn_after_a_confirmed_flop_goes_out_at_once() -> None:
-    f = _fusion()
+    f = fusion_of(CARDS)
     assert f.feed(_board("Qc", 0, False)) == [] and f.feed(_board("Kh", 1, False)) == []
     assert [type(o) for o in f.poll(101.0)] == [OrderUnknown]  # the timer, once the batch has ended
     # The dealer's answer: the whole flop (the third card came in order, held behind the question).
@@ -41,7 +34,7 @@ def test_the_turn_after_a_confirmed_flop_goes_out_at_once() -> None:
 
 
 def test_a_late_tag_of_a_card_the_dealer_entered_is_not_dealt_again() -> None:
-    f = _fusion()
+    f = fusion_of(CARDS)
     f.remember({Card.parse(c): "board" for c in ("Qc", "Kh", "2h", "4c")})  # the dealer entered the turn
     assert f.feed(_board("4c", 3)) == []  # its tag, late: the card where he put it
     assert f.feed(_board("4d", 4)) == [BoardCards((Card.parse("4d"),), source="rfid")]  # the river: at once
@@ -51,7 +44,7 @@ def test_a_flop_card_waiting_in_its_group_that_the_dealers_answer_named_is_not_s
     """The 200-hand run's hand 66: the flop's first card came in order and waited in the board group
     (the street incomplete), the other two came of unknown order; the dealer's answer named all
     three; when the group's window closed the first went to the table again: a false duplicate_card."""
-    f = _fusion()
+    f = fusion_of(CARDS)
     assert f.feed(_board("Qc", 0)) == []  # one card of three: the group waits
     assert f.feed(_board("Kh", 1, False)) == [] and f.feed(_board("2h", 2, False)) == []
     assert [type(o) for o in f.poll(100.5)] == [OrderUnknown]  # the group's window (1 s) still open

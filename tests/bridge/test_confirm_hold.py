@@ -9,19 +9,12 @@ from __future__ import annotations
 
 from controller.geometry import Zone
 from controller.rules.cards import Card
-from controller.rules.decks import Deck, DeckRegistry
 from controller.rules.events import Deal
-from firmware_bridge.fusion import Fusion, OrderUnknown
+from firmware_bridge.fusion import OrderUnknown
 from firmware_bridge.zones import ZoneChange
+from tests.bridge.fusion_util import fusion_of
 
 CARDS = {"8s": "01", "Ts": "02", "9h": "03", "8c": "04", "2d": "05"}
-
-
-def _fusion() -> Fusion:
-    deck = Deck("A")
-    for face, uid in CARDS.items():
-        deck.add(uid, Card.parse(face))
-    return Fusion(DeckRegistry([deck]), clock=lambda: 100.0)
 
 
 def _arrive(face: str, seat: int, ordered: bool) -> ZoneChange:
@@ -29,7 +22,7 @@ def _arrive(face: str, seat: int, ordered: bool) -> ZoneChange:
 
 
 def test_the_arrival_after_cards_of_unknown_order_waits_for_the_dealers_answer() -> None:
-    f = _fusion()
+    f = fusion_of(CARDS)
     assert f.feed(_arrive("8s", 1, False)) == [] and f.feed(_arrive("Ts", 2, False)) == []
     assert f.feed(_arrive("9h", 3, False)) == []
     out = f.feed(_arrive("8c", 4, True))  # the next card, in order: settles the batch, and waits behind it

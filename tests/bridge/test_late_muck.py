@@ -8,10 +8,9 @@ from __future__ import annotations
 
 from controller.geometry import Zone
 from controller.rules.cards import Card
-from controller.rules.decks import Deck, DeckRegistry
 from controller.rules.events import Burn, Deal, Muck
-from firmware_bridge.fusion import Fusion
 from firmware_bridge.zones import ZoneChange
+from tests.bridge.fusion_util import fusion_of
 
 CARDS = {"Ad": "01", "3s": "02"}
 
@@ -21,10 +20,7 @@ def _to(face: str, zone: Zone) -> ZoneChange:
 
 
 def test_the_last_hands_card_reaching_the_muck_late_is_not_mucked_in_this_hand() -> None:
-    deck = Deck("A")
-    for face, uid in CARDS.items():
-        deck.add(uid, Card.parse(face))
-    f = Fusion(DeckRegistry([deck]), clock=lambda: 100.0)
+    f = fusion_of(CARDS)
     ad = Card.parse("Ad")
     assert f.feed(_to("Ad", Zone("burn"))) == [Burn(ad, source="rfid")]  # hand 45's burn
     f.new_hand()

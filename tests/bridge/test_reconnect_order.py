@@ -12,17 +12,19 @@ import time
 from dataclasses import replace
 
 from controller.rules.cards import Card
-from controller.rules.decks import Deck, DeckRegistry
+from controller.rules.decks import DeckRegistry
 from controller.rules.events import Deal
 from firmware_bridge.emulator import Emulator
 from firmware_bridge.fusion import Fusion, OrderUnknown, RfidPipeline
 from firmware_bridge.link import BridgeLink, PresenceChange
 from firmware_bridge.table_sim import FAST_LINK
 from firmware_bridge.zones import ZoneMap, ZoneTracker
+from tests.bridge.fusion_util import deck_of
 from tests.conftest import poll
 
 SEAT3_FIRST = (4, "04000001")  # seat 3, slot 0
 SEAT1_SECOND = (1, "04000002")  # seat 1, slot 1
+CARDS = {"Ah": SEAT3_FIRST[1], "Kd": SEAT1_SECOND[1], "2c": "04000003"}
 LINK = replace(FAST_LINK, reopen_backoff_min=0.05, reopen_backoff_max=0.1)
 
 
@@ -34,15 +36,11 @@ class Rig:
     """Emulator -> link -> zones -> fusion -> a list of engine events / notices."""
 
     def __init__(self, tmp_path, heartbeat_ms: int = 50) -> None:
-        deck = Deck("A")
-        deck.add(SEAT3_FIRST[1], Card.parse("Ah"))
-        deck.add(SEAT1_SECOND[1], Card.parse("Kd"))
-        deck.add("04000003", Card.parse("2c"))
         self.out: list = []
         self.changes: list[PresenceChange] = []
         self.lock = threading.Lock()
         zones = ZoneTracker(ZoneMap.standard(seats=4), arrive_debounce=0.0)
-        self.pipeline = RfidPipeline(zones, Fusion(DeckRegistry([deck])), self.out.append)
+        self.pipeline = RfidPipeline(zones, Fusion(DeckRegistry([deck_of(CARDS)])), self.out.append)
         self.path = str(tmp_path / "ttyEMU")
         self.emu = Emulator(12, link_path=self.path, heartbeat_ms=heartbeat_ms).start()
         self.link = BridgeLink(self.path, LINK, on_change=self._change).start()
@@ -113,13 +111,9 @@ def test_a_restarted_host_orders_the_cards_dealt_meanwhile_from_the_device_ring(
         time.sleep(0.1)
         rig.emu.place(*SEAT1_SECOND)
         time.sleep(0.1)
-        deck = Deck("A")
-        deck.add(SEAT3_FIRST[1], Card.parse("Ah"))
-        deck.add(SEAT1_SECOND[1], Card.parse("Kd"))
-        deck.add("04000003", Card.parse("2c"))
         out: list = []
         pipeline = RfidPipeline(ZoneTracker(ZoneMap.standard(seats=4), arrive_debounce=0.0),
-                                Fusion(DeckRegistry([deck])), out.append)
+                                Fusion(DeckRegistry([deck_of(CARDS)])), out.append)
         pipeline.remember({Card.parse("2c"): "seat:1"})  # what the journal restores
         changes: list[PresenceChange] = []
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from controller.geometry import Zone
 from controller.rules.cards import Card
-from controller.rules.decks import Deck, DeckRegistry
 from controller.rules.events import Deal
 from firmware_bridge.fusion import UNORDERED_QUIET, Fusion, OrderUnknown
 from firmware_bridge.zones import ZoneChange
+from tests.bridge.fusion_util import fusion_of
 
 CARDS = {"9h": "01", "8d": "02", "Jd": "03", "5h": "04"}
 
@@ -25,10 +25,7 @@ class Clock:
 
 
 def _fusion(clock: Clock) -> Fusion:
-    deck = Deck("A")
-    for face, uid in CARDS.items():
-        deck.add(uid, Card.parse(face))
-    f = Fusion(DeckRegistry([deck]), clock=clock)
+    f = fusion_of(CARDS, clock)
     f.remember({Card.parse("9h"): "seat:2"})  # journaled before the kill
     return f
 

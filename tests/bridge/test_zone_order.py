@@ -13,11 +13,11 @@ from __future__ import annotations
 
 from controller.geometry import ZoneMap
 from controller.rules.cards import Card
-from controller.rules.decks import Deck, DeckRegistry
 from controller.rules.events import BoardCards, Burn, Deal, Muck
-from firmware_bridge.fusion import Fusion, RfidPipeline
+from firmware_bridge.fusion import RfidPipeline
 from firmware_bridge.link import PresenceChange
 from firmware_bridge.zones import ZoneTracker
+from tests.bridge.fusion_util import fusion_of
 from tests.fakes import ManualClock as Clock
 
 ZONES = ZoneMap.standard(seats=3)  # 0-5 seats 1..3 (two slots each), 6-10 board, 11 burn, 12 muck
@@ -34,13 +34,10 @@ def uid(face: str) -> str:
 
 
 def daemon_pipeline() -> tuple[RfidPipeline, list, Clock]:
-    deck = Deck("A")
-    for face in FACES:
-        deck.add(uid(face), card(face))
     clock = Clock()
     out: list = []
     pipe = RfidPipeline(ZoneTracker(ZONES, debounce=0.25, clock=clock, arrive_debounce=0.0),
-                        Fusion(DeckRegistry([deck]), board_window=1.0, clock=clock), out.append)
+                        fusion_of({face: uid(face) for face in FACES}, clock, board_window=1.0), out.append)
     return pipe, out, clock
 
 
