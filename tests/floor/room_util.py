@@ -6,6 +6,8 @@ import select
 import socket
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from typing import Any
 
 from controller.floor.rig import (  # noqa: F401 - re-exported for the tests
@@ -28,6 +30,20 @@ def start_tournament(director: Any, structure: dict[str, Any], players: int, tab
         director.request("tournament.register", {"name": f"p{i:02d}"})
     director.request("tournament.start", {"tables": tables})
     return director.tournament
+
+
+@contextmanager
+def room(tables: dict[str, str]) -> Iterator[tuple[Any, Any, ExitStack]]:
+    """The room's servers for one test: a throwaway PostgreSQL and a one-node NATS cluster
+    (``tables``: table id -> its MQTT password), with the stack the test puts the stop of each thing
+    it starts on them (``stack.callback(x.stop)``): at the end, pass or fail, those stop, the last
+    started first, then the cluster, then PostgreSQL."""
+    from controller.floor.room import NatsCluster, Postgres
+
+    with ExitStack() as stack:
+        pg = stack.enter_context(Postgres())
+        cluster = stack.enter_context(NatsCluster(tables, size=1))
+        yield pg, cluster, stack
 
 
 class NetCut:

@@ -26,6 +26,7 @@ import paho.mqtt.client as mqtt
 import pytest
 
 from controller.mqtt import contract as mc
+from tests.floor.room_util import room
 
 STRUCTURE = tomllib.loads((Path(__file__).resolve().parents[2] / "examples" / "tournament.toml").read_text())
 TABLES = [f"t{n}" for n in range(1, 13)]
@@ -229,24 +230,26 @@ def _wait(cond: Any, timeout: float, what: str) -> None:
 
 def test_a_hundred_player_tournament_through_nats_jetstream_and_postgresql(tmp_path: Path) -> None:
     from controller.floor.director import Director
-    from controller.floor.room import NatsCluster, Postgres
     from controller.floor.service import FloorService
     from controller.floor.sources import NatsSettings
     from controller.floor.store import Store
 
     _needs_room()
     passwords = {t: secrets.token_urlsafe(9) for t in TABLES}
-    pg = Postgres().start()
-    cluster = NatsCluster(passwords, size=1).start()
-    tables: dict[str, Any] = {}
-    floor = None
-    try:
+    with room(passwords) as (pg, cluster, stack):
         assert cluster.pki is not None
         floor = FloorService(db=pg.url, nats=NatsSettings(
             servers=cluster.servers, user="floor", password=cluster.floor_password, ca=str(cluster.pki.ca),
             replicas=1)).start()
-        tables = {t: TableOnTheRoom(t, pw, cluster.mqtt_addresses[0], str(cluster.pki.ca))
-                  for t, pw in passwords.items() if t != "t1"}
+        stack.callback(floor.stop)
+        tables: dict[str, Any] = {t: TableOnTheRoom(t, pw, cluster.mqtt_addresses[0], str(cluster.pki.ca))
+                                  for t, pw in passwords.items() if t != "t1"}
+
+        def close_tables() -> None:
+            for t in tables.values():
+                t.close()
+
+        stack.callback(close_tables)
         tables["t1"] = DaemonOnTheRoom(tmp_path, passwords["t1"], cluster)
         for t in tables.values():
             assert t.ready.wait(10)
@@ -369,10 +372,3 @@ def test_a_hundred_player_tournament_through_nats_jetstream_and_postgresql(tmp_p
         again = Director(Store.open(pg.url), now=d.now).restore()
         assert again.tournament.describe() == tour.describe()
         assert [x.describe() for x in again.tournament.decisions] == [x.describe() for x in tour.decisions]
-    finally:
-        for t in tables.values():
-            t.close()
-        if floor is not None:
-            floor.stop()
-        cluster.stop()
-        pg.stop()

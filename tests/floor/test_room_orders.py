@@ -25,7 +25,7 @@ from typing import Any
 import paho.mqtt.client as mqtt
 
 from controller.mqtt.contract import Topics
-from tests.floor.room_util import DaemonProcess, start_tournament
+from tests.floor.room_util import DaemonProcess, room, start_tournament
 from tests.mqtt_util import new_passwords, shipped_broker, start_daemon, wait_until
 
 STRUCTURE = tomllib.loads((Path(__file__).resolve().parents[2] / "examples" / "tournament.toml").read_text())
@@ -137,7 +137,7 @@ def test_the_bridge_carries_orders_at_qos_1_once_each_through_a_bridge_and_a_dae
 
     from controller.floor.orders import RoomOrders
     from controller.floor.rig import ACL, CONF
-    from controller.floor.room import NatsCluster, Postgres, table_broker
+    from controller.floor.room import table_broker
     from controller.floor.service import FloorService
     from controller.floor.sources import NatsSettings
     from tests.floor.test_room_nats import _needs_room
@@ -145,17 +145,17 @@ def test_the_bridge_carries_orders_at_qos_1_once_each_through_a_bridge_and_a_dae
     _needs_room()
     room_password = secrets.token_urlsafe(9)
     users = new_passwords(("controller", "console"))
-    pg = Postgres().start()
-    cluster = NatsCluster({"t1": room_password}, size=1).start()
-    broker = floor = t1 = None
-    try:
+    with room({"t1": room_password}) as (pg, cluster, stack):
         assert cluster.pki is not None
         broker = table_broker("t1", users, ACL, cluster, room_password=room_password, config_template=CONF)
+        stack.callback(broker.stop)
         t1 = DaemonProcess(tmp_path, "t1", broker.port, users["controller"],
                            starting_stack=STRUCTURE["starting_stack"]).start()
+        stack.callback(t1.stop)
         floor = FloorService(db=pg.url, nats=NatsSettings(
             servers=cluster.servers, user="floor", password=cluster.floor_password, ca=str(cluster.pki.ca),
             replicas=1, mqtt=cluster.mqtt_addresses)).start()
+        stack.callback(floor.stop)
         assert isinstance(floor.orders, RoomOrders)
         wait_until(lambda: floor.source.connected.is_set() and floor.orders.connected.is_set(), 20, "the floor")
         wait_until(lambda: bool(t1.rows("SELECT 1 FROM meta")), 45, "t1's daemon up")
@@ -197,15 +197,6 @@ def test_the_bridge_carries_orders_at_qos_1_once_each_through_a_bridge_and_a_dae
             wait_until(lambda: t1.rows("SELECT COUNT(*) FROM floor_orders")[0][0] == 0, 10, "no order left waiting")
         except AssertionError as exc:
             raise AssertionError(f"{exc}: {t1.rows('SELECT body FROM floor_orders')}") from None
-    finally:
-        if t1 is not None:
-            t1.stop()
-        if floor is not None:
-            floor.stop()
-        if broker is not None:
-            broker.stop()
-        cluster.stop()
-        pg.stop()
 
 
 def test_the_floors_orders_client_takes_the_next_node_when_one_is_down() -> None:

@@ -19,11 +19,12 @@ from typing import Any
 import paho.mqtt.client as mqtt
 
 from controller.floor.rig import ACL, CONF
-from controller.floor.room import NatsCluster, Postgres, table_broker
+from controller.floor.room import table_broker
 from controller.floor.service import FloorService
 from controller.floor.sources import DIAGNOSTICS_STREAM, NatsSettings, connect_nats, wait_for
 from controller.mqtt.contract import Topics
 from controller.mqtt.link import MqttLink, MqttSettings
+from tests.floor.room_util import room
 from tests.floor.test_floor_page import TIMEOUT_MS
 from tests.floor.test_room_nats import _needs_room
 from tests.web.test_display_service import _payload
@@ -54,22 +55,22 @@ def test_the_rooms_floor_shows_each_tables_latest_readers_and_keeps_them_over_a_
     _needs_room()
     passwords = {"t1": secrets.token_urlsafe(9), "t2": secrets.token_urlsafe(9)}
     users = {"controller": secrets.token_urlsafe(8)}
-    pg = Postgres().start()
-    cluster = NatsCluster(passwords, size=1).start()
-    broker = link = t2 = floor = None
-    try:
+    with room(passwords) as (pg, cluster, stack):
         assert cluster.pki is not None
         settings = NatsSettings(servers=cluster.servers, user="floor", password=cluster.floor_password,
                                 ca=str(cluster.pki.ca), replicas=1)
         floor = FloorService(db=pg.url, nats=settings).start()  # the floor makes the streams first
+        stack.callback(lambda: floor.stop())  # the one running at the end (it is started again below)
         wait_for(floor.source.connected.is_set, 20, "the floor on the room")
 
         # t1: its own Mosquitto and the shipped bridge; the daemon's link publishes its diagnostics
         broker = table_broker("t1", users, ACL, cluster, room_password=passwords["t1"], config_template=CONF)
+        stack.callback(broker.stop)
         topics = Topics("poker", "t1")
         link = MqttLink(MqttSettings(url=broker.url, username="controller", password=users["controller"],
                                      client_id="ctl-t1"), availability_topic=topics.availability)
         link.start()
+        stack.callback(link.stop)
         assert link.connected_event.wait(5)
         dead = _payload("t1")  # antenna 5 not answering, a miss, a collision, a 12.5 ms scan cycle
         link.publish(topics.diagnostics, dead, retain=True)
@@ -79,6 +80,8 @@ def test_the_rooms_floor_shows_each_tables_latest_readers_and_keeps_them_over_a_
         t2.username_pw_set("table-t2", passwords["t2"])
         t2.tls_set(ca_certs=str(cluster.pki.ca), cert_reqs=ssl.CERT_REQUIRED)
         t2.connect(*cluster.mqtt_addresses[0], keepalive=10)
+        stack.callback(t2.disconnect)
+        stack.callback(t2.loop_stop)
         t2.loop_start()
         healthy = _payload("t2")
         healthy["rfid"]["not_answering"] = []
@@ -115,15 +118,3 @@ def test_the_rooms_floor_shows_each_tables_latest_readers_and_keeps_them_over_a_
             line = page.wait_for_selector('.tile[data-table="t1"] .readers.trouble', timeout=TIMEOUT_MS)
             assert "antenna 5 not answering" in line.inner_text(), line.inner_text()
             assert not errors, errors
-    finally:
-        if t2 is not None:
-            t2.loop_stop()
-            t2.disconnect()
-        if link is not None:
-            link.stop()
-        if floor is not None:
-            floor.stop()
-        if broker is not None:
-            broker.stop()
-        cluster.stop()
-        pg.stop()
