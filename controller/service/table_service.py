@@ -18,8 +18,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from enum import StrEnum
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from controller.equity.fasteval import card_values
@@ -66,13 +65,35 @@ from controller.rules.events import (
     UnseatPlayer,
 )
 from controller.rules.games import GameError, get_game
-from controller.rules.operations import Settlement
+from controller.rules.operations import HandOutcome, Settlement
 from controller.rules.owed_blinds import owed_blind_looked
 from controller.rules.profiles import ProfileError, get_profile
 from controller.rules.rotations import Rotation, RotationError, rotation_from_mapping
 from controller.rules.rulings import IRREGULARITY, MISDEAL, Ruling, kind_of, make_ruling
 from controller.rules.showdown import install_fast_values
 from controller.rules.table import Table, TableError
+from controller.service.results import (
+    AlertRaised,
+    AlertsCleared,
+    ButtonDrawn,
+    ButtonMoved,
+    ClockCalled,
+    DealerSignedIn,
+    DelayChanged,
+    GameChanged,
+    HandBegan,
+    HandEnded,
+    LevelRequested,
+    Output,
+    PlayerLeft,
+    PlayerSat,
+    RotationSet,
+    SatIn,
+    SatOut,
+    SeatEmptied,
+    SeatTaken,
+    StackSet,
+)
 
 log = logging.getLogger("controller.service")
 
@@ -83,45 +104,6 @@ HAND_EVENTS = (Deal, Burn, BoardCards, Act, Put, Discard, Expose, Report)
 
 class Rejected(PokerTableError, ValueError):
     """An input the table cannot take now; nothing changed (the message says why)."""
-
-
-class OutputKind(StrEnum):
-    """What an :class:`Output` reports: the one list the publisher, the daemon's log and the panel
-    branch on (the hand's own operations carry theirs: :mod:`controller.rules.operations`)."""
-
-    HAND_START = "hand_start"
-    CARD = "card"
-    BURN = "burn"
-    BOARD = "board"
-    STREET = "street"
-    ACTION = "action"
-    DRAW = "draw"
-    HAND_END = "hand_end"
-    DEALER = "dealer"
-    ALERT = "alert"
-    ALERT_CLEARED = "alert_cleared"
-    HOLECARDS = "holecards"
-    TABLE = "table"
-    SEATING = "seating"  # a player sat down or got up (the floor confirms its moves by it)
-    CLOCK = "clock"  # the dealer called the action clock (TDA 26)
-    BUTTON_DRAW = "button_draw"  # the draw for the button (RRoP s2 Seating 6)
-
-
-#: The outputs published as they are on ``event/<kind>`` (a card has its own payload and an alert
-#: becomes ``event/ruling``: docs/mqtt.md).
-EVENT_OUTPUTS = (OutputKind.HAND_START, OutputKind.BURN, OutputKind.BOARD, OutputKind.STREET, OutputKind.ACTION,
-                 OutputKind.DRAW, OutputKind.HAND_END, OutputKind.DEALER, OutputKind.SEATING, OutputKind.CLOCK,
-                 OutputKind.BUTTON_DRAW)
-
-
-@dataclass(frozen=True, slots=True)
-class Output:
-    """Something that happened, for the displays: ``kind`` and a JSON-ready payload."""
-
-    kind: OutputKind
-    payload: dict[str, Any]
-    seq: int = 0
-    secret: bool = False
 
 
 @dataclass(slots=True)
@@ -266,27 +248,31 @@ class TableService:
 
     def _apply_set_stack(self, ev: SetStack, out: list[Output], at: float) -> None:
         stack = self.table.set_stack(ev.seat, ev.stack, ev.add)
-        out.append(Output(OutputKind.TABLE, {"change": "stack", "seat": ev.seat, "stack": stack}))
+        out.append(Output(StackSet(ev.seat, stack)))
 
     def _apply_set_level(self, ev: SetLevel, out: list[Output], at: float) -> None:
         number = self.table.request_level(ev.number, ev.advance)
-        out.append(Output(OutputKind.TABLE, {"change": "level", "next": number}))
+        out.append(Output(LevelRequested(number)))
 
-    def _chips_result(self, settled: Settlement | None) -> dict[str, Any]:
-        """``payouts`` and ``pots`` of hand_end; the stacks carry into the next hand.
+    def _hand_ended(self, outcome: HandOutcome, settled: Settlement | None) -> HandEnded:
+        """``event/hand_end``: the outcome, and with chips its ``payouts`` and ``pots``; the stacks
+        carry into the next hand.
 
-        ``started`` and ``stacks`` (each dealt-in seat's chips when the hand began and once it is
-        pushed; ``stacks`` null when nothing could be awarded) and ``names`` (who sat in each) are how a
-        tournament's floor reads its busts from the table itself: who ended with nothing, and who
-        began the hand with more."""
+        The settlement's ``started`` and ``stacks`` (each dealt-in seat's chips when the hand began and
+        once it is pushed; ``stacks`` null when nothing could be awarded) and ``names`` (who sat in each)
+        are how a tournament's floor reads its busts from the table itself: who ended with nothing, and
+        who began the hand with more."""
         if settled is None:
-            return {}
+            return HandEnded(outcome)
         # Nothing awarded (a misdeal, a void, or hands not known): after a misdeal or a void every
         # chip goes back; otherwise the chips behind stay and the pot is the floor's (request/stack).
         if settled.stacks is not None:
             self.table.carry_stacks(dict(settled.stacks))
-        names = {str(s): self.table.players[s].name for s, _ in settled.started if s in self.table.players}
-        return settled.payload() | {"names": names}
+        if settled.awarded and any(c for _, c in settled.payouts):
+            # What each winner won: its own uncalled chips back are not winnings.
+            outcome = replace(outcome, winners=tuple(replace(w, share=settled.won(w.seat)) for w in outcome.winners))
+        names = tuple((s, self.table.players[s].name) for s, _ in settled.started if s in self.table.players)
+        return HandEnded(outcome, settled, names)
 
     def _try(self, change: Callable[[Table], object]) -> None:
         probe = _copy_table(self.table)
@@ -303,45 +289,42 @@ class TableService:
         if handler is None:
             raise Rejected(f"the table does not take {event.kind!r} events")
         handler(self, event, out, at)
-        return [Output(o.kind, o.payload, seq, o.secret) for o in out]
+        return [Output(o.result, seq) for o in out]
 
     def _apply_seat_player(self, ev: SeatPlayer, out: list[Output], at: float) -> None:
         self.table.seat(ev.seat, ev.name, ev.post, ev.stack)
-        out.append(Output(OutputKind.TABLE, {"change": "seat", "seat": ev.seat, "name": ev.name}))
+        out.append(Output(SeatTaken(ev.seat, ev.name)))
         # event/seating: the floor sees a player sit down (a move it ordered is confirmed by it)
-        out.append(Output(OutputKind.SEATING, {"change": "seat", "seat": ev.seat, "name": ev.name,
-                                               "stack": self.table.players[ev.seat].stack}))
+        out.append(Output(PlayerSat(ev.seat, ev.name, self.table.players[ev.seat].stack)))
 
     def _apply_unseat_player(self, ev: UnseatPlayer, out: list[Output], at: float) -> None:
         player = self.table.players[ev.seat]
         self.table.unseat(ev.seat)
-        out.append(Output(OutputKind.TABLE, {"change": "unseat", "seat": ev.seat}))
-        out.append(Output(OutputKind.SEATING, {"change": "unseat", "seat": ev.seat, "name": player.name,
-                                               "stack": player.stack}))
+        out.append(Output(SeatEmptied(ev.seat)))
+        out.append(Output(PlayerLeft(ev.seat, player.name, player.stack)))
 
     def _apply_call_clock(self, ev: CallClock, out: list[Output], at: float) -> None:
-        out.append(Output(OutputKind.CLOCK, {"seat": ev.seat}))  # event/clock: the floor runs it (TDA 26)
+        out.append(Output(ClockCalled(ev.seat)))  # event/clock: the floor runs it (TDA 26)
 
     def _apply_set_button(self, ev: SetButton, out: list[Output], at: float) -> None:
         self.table.set_button(ev.seat)
         self.last_hand_misdeal = False
-        out.append(Output(OutputKind.TABLE, {"change": "button", "seat": ev.seat}))
+        out.append(Output(ButtonMoved(ev.seat)))
 
     def _apply_change_game(self, ev: ChangeGame, out: list[Output], at: float) -> None:
         self.table.change_game(ev.game, ev.rules, ev.structure)
         if ev.event:
             self.table.event = ev.event
         self.last_hand_misdeal = False
-        out.append(Output(OutputKind.TABLE, {"change": "game", "game": ev.game,
-                                             "rules": get_profile(self.table.rules).name}))
+        out.append(Output(GameChanged(ev.game, get_profile(self.table.rules).name)))
 
     def _apply_dealer_sign_in(self, ev: DealerSignIn, out: list[Output], at: float) -> None:
         self.dealer = ev.dealer
-        out.append(Output(OutputKind.DEALER, {"dealer": ev.dealer, "badge": ev.badge, "source": ev.source}))
+        out.append(Output(DealerSignedIn(ev.dealer, ev.badge, ev.source)))
 
     def _apply_set_broadcast_delay(self, ev: SetBroadcastDelay, out: list[Output], at: float) -> None:
         self.broadcast_delay = ev.delay  # the publisher applies it (controller/app/publisher.py)
-        out.append(Output(OutputKind.TABLE, {"change": "broadcast_delay", "delay": ev.delay, "by": ev.source}))
+        out.append(Output(DelayChanged(ev.delay, ev.source)))
 
     def _apply_new_hand(self, ev: NewHand, out: list[Output], at: float) -> None:
         # TDA 33-C: after a misdeal the redeal is an exact replay; the button does not move.
@@ -357,7 +340,7 @@ class TableService:
 
     def _hand_start(self) -> Output:
         assert self.engine is not None
-        return Output(OutputKind.HAND_START, self.engine.started().payload(self.dealer))
+        return Output(HandBegan(self.engine.started(), self.dealer))
 
     def _apply_start_hand(self, ev: StartHand, out: list[Output], at: float) -> None:
         """A hand with an explicit setup (replays, scenarios and the console's override)."""
@@ -375,11 +358,11 @@ class TableService:
         if engine is None or engine.over:
             return
         played = engine.play(ev)  # typed: what the event did (controller.rules.operations)
-        out.extend(Output(OutputKind(op.kind), op.payload()) for op in played.operations)
+        out.extend(Output(op) for op in played.operations)
         for r in played.rulings:
             self._alert(r, out, at)
         if played.hole_cards is not None:
-            out.append(Output(OutputKind.HOLECARDS, played.hole_cards.payload(), secret=True))
+            out.append(Output(played.hole_cards))  # secret: the protected topic and the delay only
         if played.over:
             self._close_hand(out)
 
@@ -416,7 +399,7 @@ class TableService:
                 self.hard_stop = False
         if not cleared and self.hard_stop:
             self.hard_stop = False
-        out.append(Output(OutputKind.ALERT_CLEARED, {"ids": [a.id for a in cleared], "active": self._active_id()}))
+        out.append(Output(AlertsCleared(tuple(a.id for a in cleared), self._active_id())))
 
     def _apply_shuffler_fault(self, ev: ShufflerFault, out: list[Output], at: float) -> None:
         # A hard stop: no new hand until the dealer acknowledges (TDA 21: the hand begins on the
@@ -482,11 +465,11 @@ class TableService:
 
     def _apply_sit_out(self, ev: SitOut, out: list[Output], at: float) -> None:
         self.table.sit_out(ev.seat)
-        out.append(Output(OutputKind.TABLE, {"change": "sit_out", "seat": ev.seat}))
+        out.append(Output(SatOut(ev.seat)))
 
     def _apply_sit_in(self, ev: SitIn, out: list[Output], at: float) -> None:
         self.table.sit_in(ev.seat, ev.post)
-        out.append(Output(OutputKind.TABLE, {"change": "sit_in", "seat": ev.seat, "post": ev.post}))
+        out.append(Output(SatIn(ev.seat, ev.post)))
 
     def _apply_start_draw(self, ev: StartDraw, out: list[Output], at: float) -> None:
         """RRoP s2 Seating 6: "When a button game starts, active players will draw a card for the
@@ -495,7 +478,7 @@ class TableService:
         card for the draw; once every player has one the winner has the button."""
         self.drawing = None if ev.cancel else {}
         self.last_hand_misdeal = False
-        out.append(Output(OutputKind.BUTTON_DRAW, self._draw_payload(cancelled=ev.cancel)))
+        out.append(Output(self._button_drawn(cancelled=ev.cancel)))
 
     def _draw_card(self, ev: Deal, out: list[Output], at: float) -> None:
         assert self.drawing is not None
@@ -505,27 +488,26 @@ class TableService:
         if not waiting:
             cards, self.drawing = self.drawing, None
             winner = self.table.draw_for_button(cards)
-            out.append(Output(OutputKind.TABLE, {"change": "button", "seat": winner, "draw": True}))
-        out.append(Output(OutputKind.BUTTON_DRAW, self._draw_payload(winner=winner)))
+            out.append(Output(ButtonMoved(winner, by_draw=True)))
+        out.append(Output(self._button_drawn(winner=winner)))
 
-    def _draw_payload(self, winner: int | None = None, cancelled: bool = False) -> dict[str, Any]:
+    def _button_drawn(self, winner: int | None = None, cancelled: bool = False) -> ButtonDrawn:
         deck = self.table.deck
         if winner is not None and self.table.last_draw is not None:
-            cards = {str(s): c for s, c in self.table.last_draw["cards"].items()}
+            cards = tuple(self.table.last_draw["cards"].items())
         else:
-            cards = {str(s): c.label(deck) for s, c in sorted((self.drawing or {}).items())}
-        waiting = [] if winner is not None or cancelled else [s for s in self.table._live()
-                                                               if s not in (self.drawing or {})]
+            cards = tuple((s, c.label(deck)) for s, c in sorted((self.drawing or {}).items()))
+        waiting = () if winner is not None or cancelled else tuple(s for s in self.table._live()
+                                                                    if s not in (self.drawing or {}))
         name = self.table.players[winner].name if winner is not None and winner in self.table.players else None
         high = get_game(self.table.game).button_draw
-        return {"cards": cards, "waiting": waiting, "winner": winner, "name": name, "cancelled": cancelled,
-                "game": self.table.game, "order": "high" if high == "high" else "low",
-                "citations": ["RRoP s2 Seating 6", "RRoP s3 Ties 1-2"]}
+        order = "high" if high == "high" else "low"
+        return ButtonDrawn(cards, waiting, winner, name, cancelled, self.table.game, order)
 
     def _apply_set_rotation(self, ev: SetRotation, out: list[Output], at: float) -> None:
         self.table.set_rotation(_rotation_of(ev))
         self.last_hand_misdeal = False
-        out.append(Output(OutputKind.TABLE, {"change": "rotation", "rotation": ev.name}))
+        out.append(Output(RotationSet(ev.name)))
 
     # RRoP s4 10: "If a player who owes a blind (as a result of a missed blind) is dealt in without
     # posting, the hand is dead if the player looks at it before putting up the required chips, and
@@ -566,13 +548,13 @@ class TableService:
         if severity == "fault":
             payload["ruling"], payload["severity"] = None, "fault"
         payload["dealer"] = self.dealer
-        alert = Alert(payload["id"], hand_id, payload, payload["severity"], True, self.seq, at)
+        alert = Alert(payload["id"], hand_id, dict(payload), payload["severity"], True, self.seq, at)
         if r.ends_hand:
             # A misdeal or void supersedes this hand's pending irregularities: their instructions
             # ("put it back, it is the next burn") no longer apply to a hand that is redealt.
             self.alerts = [a for a in self.alerts if not (a.hand_id == hand_id and a.severity == IRREGULARITY)]
         self.alerts.append(alert)
-        out.append(Output(OutputKind.ALERT, payload))
+        out.append(Output(AlertRaised.of(payload)))
 
     def _active_id(self) -> str | None:
         return self.alerts[0].id if self.alerts else None
@@ -584,14 +566,9 @@ class TableService:
         self._hand_closed = True
         outcome = engine.outcome()  # typed: how the hand ended (controller.rules.operations)
         self.last_hand_misdeal = outcome.misdeal
-        result = outcome.payload()
-        winners: list[dict[str, Any]] = result["winners"]
-        settled = engine.settlement()
-        result |= self._chips_result(settled)
-        if settled is not None and settled.awarded and any(c for _, c in settled.payouts):
-            for w in winners:  # what the seat won: its own uncalled chips back are not winnings
-                w["share"] = settled.won(w["seat"])
-        out.append(Output(OutputKind.HAND_END, result))
+        ended = self._hand_ended(outcome, engine.settlement())
+        result = ended.payload()
+        out.append(Output(ended))
         if self.journal is not None and hasattr(self.journal, "record_hand"):
             try:
                 hand = engine.view()
@@ -614,7 +591,8 @@ class TableService:
         elif hand is not None and hand.get("chips") and self.engine is not None:
             hand["chips"] = _settled_chips(self.engine, hand["chips"])
         if self.drawing is not None:  # a draw for the button under way: the cards read so far
-            table["draw"] = {k: v for k, v in self._draw_payload().items() if k in ("cards", "waiting", "winner")}
+            drawn = self._button_drawn().payload()
+            table["draw"] = {k: v for k, v in drawn.items() if k in ("cards", "waiting", "winner")}
         return {
             "table": table,
             "hand_id": self.hand_id if self.engine is not None else None,
