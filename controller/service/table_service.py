@@ -15,16 +15,12 @@ topic and the broadcast delay ever see.
 
 from __future__ import annotations
 
-import logging
-import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 from typing import Any
 
 from controller.equity.fasteval import card_values
-from controller.errors import PokerTableError
 from controller.geometry import seat_of
-from controller.mqtt.contract import alert_from_ruling, public_cards
 from controller.rules.engine import HandEngine, SetupError
 from controller.rules.events import (
     Acknowledge,
@@ -64,82 +60,41 @@ from controller.rules.events import (
     UnknownTagRead,
     UnseatPlayer,
 )
-from controller.rules.games import GameError, get_game
-from controller.rules.operations import HandOutcome, Settlement
-from controller.rules.owed_blinds import owed_blind_looked
+from controller.rules.games import GameError
 from controller.rules.profiles import ProfileError, get_profile
-from controller.rules.rotations import Rotation, RotationError, rotation_from_mapping
-from controller.rules.rulings import IRREGULARITY, MISDEAL, Ruling, kind_of, make_ruling
+from controller.rules.rulings import IRREGULARITY, MISDEAL, kind_of, make_ruling
 from controller.rules.showdown import install_fast_values
-from controller.rules.table import Table, TableError
+from controller.rules.table import TableError
 from controller.service.results import (
-    AlertRaised,
     AlertsCleared,
-    ButtonDrawn,
     ButtonMoved,
     ClockCalled,
     DealerSignedIn,
     DelayChanged,
     GameChanged,
     HandBegan,
-    HandEnded,
     LevelRequested,
     Output,
     PlayerLeft,
     PlayerSat,
-    RotationSet,
-    SatIn,
-    SatOut,
     SeatEmptied,
     SeatTaken,
     StackSet,
 )
-
-log = logging.getLogger("controller.service")
+from controller.service.state import Rejected
+from controller.service.views import TableViews
 
 install_fast_values(card_values)  # pot awards find winners with the equity tables (same order, faster)
 
 HAND_EVENTS = (Deal, Burn, BoardCards, Act, Put, Discard, Expose, Report)
 
 
-class Rejected(PokerTableError, ValueError):
-    """An input the table cannot take now; nothing changed (the message says why)."""
-
-
-@dataclass(slots=True)
-class Alert:
-    id: str
-    hand_id: int | None
-    data: dict[str, Any]  # the alert payload of docs/mqtt.md
-    severity: str
-    requires_ack: bool
-    seq: int
-    ts: float
-
-    def payload(self) -> dict[str, Any]:
-        return dict(self.data)
-
-
 @dataclass
-class TableService:
-    """Table + current hand + alerts; journal-first; deterministic."""
-
-    table: Table
-    journal: Any = None  # controller.journal.Journal, or None for a throwaway table
-    clock: Callable[[], float] = time.time
-    engine: HandEngine | None = None
-    hand_id: int = 0
-    alerts: list[Alert] = field(default_factory=list)
-    hard_stop: bool = False
-    seq: int = 0
-    last_hand_misdeal: bool = False
-    dealer: str | None = None  # signed in (DealerSignIn): carried by every hand and ruling
-    broadcast_delay: float | str | None = None  # the last SetBroadcastDelay (None: the config's)
-    _alert_count: int = 0
-    _hand_first_seq: int = 0
-    _hand_closed: bool = True
-    # A draw for the button under way (StartDraw): the card read at each player's seat so far.
-    drawing: dict[int, Any] | None = None
+class TableService(TableViews):
+    """Table + current hand + alerts; journal-first; deterministic.  Its state and shared steps are
+    :class:`~controller.service.state.ServiceState`'s; the table side's inputs
+    (:mod:`controller.service.table_side`) and the views (:mod:`controller.service.views`) are built
+    on it; here are the events, checked, journaled and applied."""
 
     # ------------------------------------------------------------------ input
     def submit(self, event: Event, source: str = "", transaction: str | None = None) -> list[Output]:
@@ -253,33 +208,6 @@ class TableService:
     def _apply_set_level(self, ev: SetLevel, out: list[Output], at: float) -> None:
         number = self.table.request_level(ev.number, ev.advance)
         out.append(Output(LevelRequested(number)))
-
-    def _hand_ended(self, outcome: HandOutcome, settled: Settlement | None) -> HandEnded:
-        """``event/hand_end``: the outcome, and with chips its ``payouts`` and ``pots``; the stacks
-        carry into the next hand.
-
-        The settlement's ``started`` and ``stacks`` (each dealt-in seat's chips when the hand began and
-        once it is pushed; ``stacks`` null when nothing could be awarded) and ``names`` (who sat in each)
-        are how a tournament's floor reads its busts from the table itself: who ended with nothing, and
-        who began the hand with more."""
-        if settled is None:
-            return HandEnded(outcome)
-        # Nothing awarded (a misdeal, a void, or hands not known): after a misdeal or a void every
-        # chip goes back; otherwise the chips behind stay and the pot is the floor's (request/stack).
-        if settled.stacks is not None:
-            self.table.carry_stacks(dict(settled.stacks))
-        if settled.awarded and any(c for _, c in settled.payouts):
-            # What each winner won: its own uncalled chips back are not winnings.
-            outcome = replace(outcome, winners=tuple(replace(w, share=settled.won(w.seat)) for w in outcome.winners))
-        names = tuple((s, self.table.players[s].name) for s, _ in settled.started if s in self.table.players)
-        return HandEnded(outcome, settled, names)
-
-    def _try(self, change: Callable[[Table], object]) -> None:
-        probe = _copy_table(self.table)
-        try:
-            change(probe)
-        except (TableError, GameError, ProfileError, SetupError) as exc:
-            raise Rejected(str(exc)) from exc
 
     # ------------------------------------------------------------------ apply
     def apply(self, event: Event, *, seq: int, at: float) -> list[Output]:
@@ -421,207 +349,6 @@ class TableService:
                         game=self.table.game, seat=seat_of(ev.zone), zone=ev.zone, uid=ev.uid)
         self._alert(r, out, at)
 
-    # ------------------------------------------------------------------ the table side (issue 22)
-    # Sitting out and in, the draw for the button read by the antennas, a mixed game's rotation,
-    # and RRoP s4 10's "looked": console inputs journaled like the rest, so a replay rebuilds them.
-    def _between_hands(self, what: str) -> None:
-        if self.engine is not None and not self.engine.over:
-            raise Rejected(f"{what} between hands only (hand {self.hand_id} is in progress)")
-
-    def _draw_open(self) -> bool:
-        return self.drawing is not None and (self.engine is None or self.engine.over)
-
-    def _precheck_table_side(self, event: Event) -> None:
-        if isinstance(event, SitOut):
-            self._between_hands("a player sits out")
-            self._try(lambda t: t.sit_out(event.seat))
-        elif isinstance(event, SitIn):
-            self._between_hands("a player sits in")
-            self._try(lambda t: t.sit_in(event.seat, event.post))
-        elif isinstance(event, StartDraw):
-            self._between_hands("the draw for the button comes")
-            if event.cancel and self.drawing is None:
-                raise Rejected("no draw for the button to cancel")
-            if not event.cancel and len(self.table._live()) < 2:
-                raise Rejected("a draw for the button needs at least two players")
-        elif isinstance(event, SetRotation):
-            self._between_hands("the game changes")
-            rotation = _rotation_of(event)
-            self._try(lambda t: t.set_rotation(rotation))
-        elif isinstance(event, Looked):
-            self._owed_blind_check(event.seat)
-        elif isinstance(event, Deal):
-            assert self.drawing is not None
-            seat = event.seat
-            player = self.table.players.get(seat)
-            if player is None or player.sitting_out:
-                raise Rejected(f"seat {seat} has no player in the draw for the button")
-            if seat in self.drawing:
-                raise Rejected(f"seat {seat} already drew {self.drawing[seat].face} for the button")
-            if event.card.is_joker:
-                raise Rejected("a joker cannot be drawn for the button: deal seat another card")
-            if any(c == event.card for c in self.drawing.values()):
-                raise Rejected(f"{event.card.face} was drawn already: a card cannot come twice")
-
-    def _apply_sit_out(self, ev: SitOut, out: list[Output], at: float) -> None:
-        self.table.sit_out(ev.seat)
-        out.append(Output(SatOut(ev.seat)))
-
-    def _apply_sit_in(self, ev: SitIn, out: list[Output], at: float) -> None:
-        self.table.sit_in(ev.seat, ev.post)
-        out.append(Output(SatIn(ev.seat, ev.post)))
-
-    def _apply_start_draw(self, ev: StartDraw, out: list[Output], at: float) -> None:
-        """RRoP s2 Seating 6: "When a button game starts, active players will draw a card for the
-        button position"; RRoP s3 Ties 1-2: suits break a tie of ranks ("Drawing a card is used to
-        determine things like who gets the button in a new game").  The next card at each seat is its
-        card for the draw; once every player has one the winner has the button."""
-        self.drawing = None if ev.cancel else {}
-        self.last_hand_misdeal = False
-        out.append(Output(self._button_drawn(cancelled=ev.cancel)))
-
-    def _draw_card(self, ev: Deal, out: list[Output], at: float) -> None:
-        assert self.drawing is not None
-        self.drawing[ev.seat] = ev.card
-        waiting = [s for s in self.table._live() if s not in self.drawing]
-        winner = None
-        if not waiting:
-            cards, self.drawing = self.drawing, None
-            winner = self.table.draw_for_button(cards)
-            out.append(Output(ButtonMoved(winner, by_draw=True)))
-        out.append(Output(self._button_drawn(winner=winner)))
-
-    def _button_drawn(self, winner: int | None = None, cancelled: bool = False) -> ButtonDrawn:
-        deck = self.table.deck
-        if winner is not None and self.table.last_draw is not None:
-            cards = tuple(self.table.last_draw["cards"].items())
-        else:
-            cards = tuple((s, c.label(deck)) for s, c in sorted((self.drawing or {}).items()))
-        waiting = () if winner is not None or cancelled else tuple(s for s in self.table._live()
-                                                                    if s not in (self.drawing or {}))
-        name = self.table.players[winner].name if winner is not None and winner in self.table.players else None
-        high = get_game(self.table.game).button_draw
-        order = "high" if high == "high" else "low"
-        return ButtonDrawn(cards, waiting, winner, name, cancelled, self.table.game, order)
-
-    def _apply_set_rotation(self, ev: SetRotation, out: list[Output], at: float) -> None:
-        self.table.set_rotation(_rotation_of(ev))
-        self.last_hand_misdeal = False
-        out.append(Output(RotationSet(ev.name)))
-
-    # RRoP s4 10: "If a player who owes a blind (as a result of a missed blind) is dealt in without
-    # posting, the hand is dead if the player looks at it before putting up the required chips, and
-    # has not yet acted. If the player acts on the hand and plays it, putting chips into the pot
-    # before the error is discovered, the hand is live, and the player is required to post on the
-    # next deal."
-    def _owed_blind_check(self, seat: int) -> None:
-        engine = self.engine
-        if engine is None or engine.over:
-            raise Rejected("no hand in progress: 'looked' is said of a player dealt in this hand")
-        if seat not in engine.view().setup.seats:
-            raise Rejected(f"seat {seat} is not dealt in this hand")
-        if seat not in self.table.owing:
-            raise Rejected(f"seat {seat} was not dealt in on owing a missed blind (or was ruled on already): "
-                           "looking at his cards is no irregularity")
-
-    def _apply_looked(self, ev: Looked, out: list[Output], at: float) -> None:
-        engine = self.engine
-        if engine is None or engine.over or ev.seat not in self.table.owing:
-            return
-        owed = self.table.owing.pop(ev.seat)
-        ruling = owed_blind_looked(engine, ev.seat, owed)
-        if ruling.remedy == "post_next_deal":
-            self.table.owe_again(ev.seat, owed)
-        self._alert(ruling, out, at)
-        if engine.over:
-            self._close_hand(out)
-
-    # ------------------------------------------------------------------ helpers
-    def _alert(self, r: Ruling, out: list[Output], at: float, severity: str | None = None) -> None:
-        """Every ruling is an alert the dealer acknowledges.  Its card is named only when the card
-        is public (face up, on the board); otherwise the words are rebuilt without it."""
-        self._alert_count += 1
-        public = public_cards(self.engine.snapshot()) if self.engine is not None else set()
-        hand_id = self.hand_id if self.engine is not None else None
-        payload = alert_from_ruling(r, id=f"a{self._alert_count}", seq=self.seq, ts=round(at, 3), hand_id=hand_id,
-                                    public=public)
-        if severity == "fault":
-            payload["ruling"], payload["severity"] = None, "fault"
-        payload["dealer"] = self.dealer
-        alert = Alert(payload["id"], hand_id, dict(payload), payload["severity"], True, self.seq, at)
-        if r.ends_hand:
-            # A misdeal or void supersedes this hand's pending irregularities: their instructions
-            # ("put it back, it is the next burn") no longer apply to a hand that is redealt.
-            self.alerts = [a for a in self.alerts if not (a.hand_id == hand_id and a.severity == IRREGULARITY)]
-        self.alerts.append(alert)
-        out.append(Output(AlertRaised.of(payload)))
-
-    def _active_id(self) -> str | None:
-        return self.alerts[0].id if self.alerts else None
-
-    def _close_hand(self, out: list[Output]) -> None:
-        engine = self.engine
-        if engine is None or self._hand_closed:
-            return
-        self._hand_closed = True
-        outcome = engine.outcome()  # typed: how the hand ended (controller.rules.operations)
-        self.last_hand_misdeal = outcome.misdeal
-        ended = self._hand_ended(outcome, engine.settlement())
-        result = ended.payload()
-        out.append(Output(ended))
-        if self.journal is not None and hasattr(self.journal, "record_hand"):
-            try:
-                hand = engine.view()
-                record = dict(result, rulings=[{"ruling": r.ruling, "reason": r.reason, "remedy": r.remedy}
-                                               for r in hand.rulings])
-                self.journal.record_hand(self.hand_id, hand.setup, self._hand_first_seq, self.seq, record)
-            except Exception:  # a history write must never stop the table
-                log.exception("could not record hand %s", self.hand_id)
-
-    # ------------------------------------------------------------------ views
-    def public_state(self) -> dict[str, Any]:
-        hand = None
-        if self.engine is not None:
-            hand = self.engine.snapshot()
-            hand.pop("rulings", None)
-        table = self.table.describe()
-        if hand is not None and hand.get("chips") and self.engine is not None and not self.engine.over:
-            for seat, player in table["players"].items():  # during a hand: the chips behind
-                player["stack"] = hand["chips"]["stacks"].get(seat, player["stack"])
-        elif hand is not None and hand.get("chips") and self.engine is not None:
-            hand["chips"] = _settled_chips(self.engine, hand["chips"])
-        if self.drawing is not None:  # a draw for the button under way: the cards read so far
-            drawn = self._button_drawn().payload()
-            table["draw"] = {k: v for k, v in drawn.items() if k in ("cards", "waiting", "winner")}
-        return {
-            "table": table,
-            "hand_id": self.hand_id if self.engine is not None else None,
-            "hand": hand,
-            "alert": self.alerts[0].payload() if self.alerts else None,
-            "hard_stop": self.hard_stop,
-        }
-
-    def hole_cards(self) -> dict[str, list[str]]:
-        return _str_keys(self.engine.hole_cards()) if self.engine is not None else {}
-
-
-def _settled_chips(engine: HandEngine, chips: dict[str, Any]) -> dict[str, Any]:
-    """The chips once the hand is over, as the table shows them after the push: the stacks paid
-    (a misdeal or void: every chip back where it was), no bets in front of anyone, and the pot
-    that was awarded (an uncalled bet returned is no part of it).  When nothing could be awarded
-    automatically the chips stay as they lie, for the floor to settle."""
-    settled = engine.settlement()
-    if settled is None or settled.stacks is None:
-        return chips
-    none = {str(s): 0 for s, _ in settled.stacks}
-    base = {**chips, "bets": none, "to_call": None, "min_raise": None, "max_raise": None,
-            "stacks": {str(s): c for s, c in settled.stacks}}
-    if settled.void:
-        return {**base, "pot": 0, "pots": []}
-    pots = [{"amount": p.amount, "eligible": list(p.eligible)} for p in settled.pots]
-    return {**base, "pot": sum(p.amount for p in settled.pots), "pots": pots}
-
-
 def _is_reason(code: str) -> bool:
     try:
         kind_of(code)
@@ -632,17 +359,6 @@ def _is_reason(code: str) -> bool:
 
 def _is_misdeal_reason(code: str) -> bool:
     return _is_reason(code) and kind_of(code) == MISDEAL
-
-
-def _str_keys(d: dict) -> dict[str, Any]:
-    return {str(k): v for k, v in d.items()}
-
-
-def _copy_table(table: Table) -> Table:
-    """A deep copy to try a change on without touching the real table."""
-    import copy
-
-    return copy.deepcopy(table)
 
 
 #: The service's handler of each event type the table takes outside a hand's engine (explicit).
@@ -685,12 +401,3 @@ _HANDLERS: dict[type[Event], Callable[[TableService, Any, list[Output], float], 
 }
 
 
-def _rotation_of(ev: SetRotation) -> Rotation | None:
-    """The rotation a SetRotation journaled (None: the rotation ends)."""
-    if ev.name is None:
-        return None
-    try:
-        return rotation_from_mapping({"name": ev.name, "hands": ev.hands, "per_level": ev.per_level,
-                                      "games": list(ev.games)})
-    except RotationError as exc:
-        raise Rejected(str(exc)) from exc
