@@ -151,6 +151,7 @@ class TableService(TableViews):
         elif isinstance(event, SetStack | SetLevel):
             self._precheck_chips_table(event)
         elif isinstance(event, UnseatPlayer):
+            self._stays_for_the_draw(event.seat, "get up")
             self._try(lambda t: t.unseat(event.seat))
         elif isinstance(event, SetButton):
             if self.engine is not None and not self.engine.over:

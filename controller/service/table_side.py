@@ -29,6 +29,7 @@ class TableSide(ServiceState):
     def _precheck_table_side(self, event: Event) -> None:
         if isinstance(event, SitOut):
             self._between_hands("a player sits out")
+            self._stays_for_the_draw(event.seat, "sit out")
             self._try(lambda t: t.sit_out(event.seat))
         elif isinstance(event, SitIn):
             self._between_hands("a player sits in")
@@ -57,6 +58,17 @@ class TableSide(ServiceState):
                 raise Rejected("a joker cannot be drawn for the button: deal seat another card")
             if any(c == event.card for c in self.drawing.values()):
                 raise Rejected(f"{event.card.face} was drawn already: a card cannot come twice")
+            drawn = {**self.drawing, seat: event.card}
+            if all(s in drawn for s in self.table._live()):  # the last card: the draw is decided on a copy first
+                self._try(lambda t: t.draw_for_button(drawn))
+
+    def _stays_for_the_draw(self, seat: int, what: str) -> None:
+        """A player who drew for the button stays in the draw until it is decided or cancelled: his
+        card counts (RRoP s2 Seating 6), and a draw with a card from an empty or sitting-out seat
+        could not be decided (it would be journaled, then refused on every replay)."""
+        if self.drawing is not None and seat in self.drawing:
+            raise Rejected(f"seat {seat} drew for the button: the player cannot {what} until the draw is decided "
+                           "(or cancelled)")
 
     def _apply_sit_out(self, ev: SitOut, out: list[Output], at: float) -> None:
         self.table.sit_out(ev.seat)
