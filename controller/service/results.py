@@ -15,7 +15,7 @@ written contract, :mod:`controller.mqtt.contract`, says).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from enum import StrEnum
 from typing import Any, ClassVar
 
@@ -173,7 +173,7 @@ class SeatingChange:
     stack: int | None
 
     def payload(self) -> dict[str, Any]:
-        return {"change": self.change, "seat": self.seat, "name": self.name, "stack": self.stack}
+        return {"change": self.change} | {f.name: getattr(self, f.name) for f in fields(self)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -219,7 +219,8 @@ class TableChange:
     change: ClassVar[str] = ""
 
     def payload(self) -> dict[str, Any]:
-        return {"change": self.change}
+        """``change`` (what changed), then the fields as they are declared."""
+        return {"change": self.change} | {f.name: getattr(self, f.name) for f in fields(self)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -228,18 +229,12 @@ class SeatTaken(TableChange):
     seat: int
     name: str
 
-    def payload(self) -> dict[str, Any]:
-        return {"change": self.change, "seat": self.seat, "name": self.name}
-
 
 @dataclass(frozen=True, slots=True)
 class SeatChange(TableChange):
     """A change that names only its seat."""
 
     seat: int
-
-    def payload(self) -> dict[str, Any]:
-        return {"change": self.change, "seat": self.seat}
 
 
 @dataclass(frozen=True, slots=True)
@@ -258,18 +253,12 @@ class SatIn(TableChange):
     seat: int
     post: bool
 
-    def payload(self) -> dict[str, Any]:
-        return {"change": self.change, "seat": self.seat, "post": self.post}
-
 
 @dataclass(frozen=True, slots=True)
 class StackSet(TableChange):
     change: ClassVar[str] = "stack"
     seat: int
     stack: int
-
-    def payload(self) -> dict[str, Any]:
-        return {"change": self.change, "seat": self.seat, "stack": self.stack}
 
 
 @dataclass(frozen=True, slots=True)
@@ -303,17 +292,11 @@ class GameChanged(TableChange):
     game: str
     rules: str  # the profile's name
 
-    def payload(self) -> dict[str, Any]:
-        return {"change": self.change, "game": self.game, "rules": self.rules}
-
 
 @dataclass(frozen=True, slots=True)
 class RotationSet(TableChange):
     change: ClassVar[str] = "rotation"
     rotation: str | None  # None: the rotation ends
-
-    def payload(self) -> dict[str, Any]:
-        return {"change": self.change, "rotation": self.rotation}
 
 
 @dataclass(frozen=True, slots=True)
@@ -323,9 +306,6 @@ class DelayChanged(TableChange):
     change: ClassVar[str] = "broadcast_delay"
     delay: float | str
     by: str
-
-    def payload(self) -> dict[str, Any]:
-        return {"change": self.change, "delay": self.delay, "by": self.by}
 
 
 #: Everything an :class:`Output` may carry: the hand's operations (the engine's own types, and the
