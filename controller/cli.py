@@ -391,7 +391,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
     """Rebuild the table from its journal, exactly as a restart does, and show the hands."""
     from controller.journal import Journal, JournalError
     from controller.rules.table import Table
-    from controller.service import OutputKind, TableService
+    from controller.service import TableService
+    from controller.service.results import AlertRaised
 
     config = _load_config_or_exit(args.config)
     path = Path(args.journal or config.journal.path)
@@ -407,11 +408,11 @@ def cmd_replay(args: argparse.Namespace) -> int:
         return 2
     with journal:
         service = TableService(Table(**config.table_kwargs()))
-        alerts = []
+        alerts: list[AlertRaised] = []
         try:
             for output in service.replay(journal.entries()):
-                if output.kind == OutputKind.ALERT:
-                    alerts.append(output.payload)
+                if isinstance(output.result, AlertRaised):
+                    alerts.append(output.result)
         except JournalError as exc:
             err.print(f"[red]journal error[/red]: {exc}")
             return 2

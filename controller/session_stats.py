@@ -78,19 +78,6 @@ class SessionStats:
             p.won += seat in winners
         return True
 
-    def observe(self, kind: str, payload: dict[str, Any], names: dict[int, str | None]) -> bool:
-        """Feed one service output; True when a hand was just counted (time to publish)."""
-        if kind == "hand_start":
-            self.hand_start([int(s) for s in payload.get("seats", [])], names)
-        elif kind == "street":
-            self.street()
-        elif kind == "action":
-            self.action(int(payload["seat"]), str(payload["action"]))
-        elif kind == "hand_end":
-            winners = sorted({int(w["seat"]) for w in payload.get("winners") or []})
-            return self.hand_end(str(payload.get("result")), winners)
-        return False
-
     def payload(self, seats: dict[int, str | None]) -> dict[str, Any]:
         """The body of ``broadcast/stats`` (the publisher adds schema, seq, ts and hand_id)."""
         return {"hands": self.hands, "players": {name: p.payload() for name, p in sorted(self.players.items())},

@@ -15,7 +15,8 @@ from collections.abc import Callable
 from typing import Any
 
 from controller.rules.events import CameraReport, UnknownTagRead
-from controller.service import OutputKind
+from controller.rules.operations import BoardShown, CardBurned, CardDealt
+from controller.service.results import ButtonDrawn, HandBegan
 from controller.sources import SourceContext, SourcePlugin
 from firmware_bridge.config import SerialSection
 from firmware_bridge.diagnostics import ReaderDiagnostics
@@ -86,14 +87,15 @@ class RfidSource:
     def after(self, outputs: list[Any]) -> None:
         """A new hand starts the pipeline afresh (the last hand's tags are forgotten), and so does a
         draw for the button (the card a seat had last hand may be its card in the draw)."""
-        if any(out.kind == OutputKind.HAND_START or (out.kind == OutputKind.BUTTON_DRAW and not out.payload.get("cards")
-                                                     and not out.payload.get("cancelled")) for out in outputs):
+        if any(isinstance(out.result, HandBegan) or (isinstance(out.result, ButtonDrawn) and out.result.started)
+               for out in outputs):
             self.pipeline.new_hand()
         elif self.pipeline.fusion.awaiting:  # the dealer may just have confirmed them (request/confirm)
             engine = self.ctx.engine()
             if engine is not None:
                 self.pipeline.confirmed(engine.placements())
-        elif any(out.payload.get("source") == "dealer" for out in outputs):
+        elif any(isinstance(out.result, CardDealt | CardBurned | BoardShown) and out.result.source == "dealer"
+                 for out in outputs):
             # The dealer entered cards the table never heard of (request/confirm, unasked): a late
             # report of one of their tags is that card where he put it, not a second deal.
             engine = self.ctx.engine()

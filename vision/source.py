@@ -20,6 +20,7 @@ import time
 from typing import Any
 
 from controller.rules.events import CameraReport
+from controller.service.results import OutputKind
 from controller.sources import SourceContext, SourcePlugin
 from hw.camera.config import CameraSection
 from vision.fallback import CameraCard, CameraFallback, CameraMismatch, ExposedCard, UnreadCard
@@ -116,7 +117,7 @@ class CameraSource:
                 self.ctx.post(CameraReport("card_unread", str(out.zone)), "camera")
 
     def after(self, outputs: list[Any]) -> None:
-        if self.fallback is not None and any(out.kind == "hand_start" for out in outputs):
+        if self.fallback is not None and any(out.kind == OutputKind.HAND_START for out in outputs):
             with self._lock:
                 self.fallback.new_hand()
 

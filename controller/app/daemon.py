@@ -74,7 +74,8 @@ from controller.rules.events import (
 )
 from controller.rules.rotations import ROTATIONS, Rotation, RotationError, rotation_event
 from controller.rules.table import Table
-from controller.service import Output, OutputKind, Rejected, TableService
+from controller.service import Output, Rejected, TableService
+from controller.service.results import AlertRaised, HandBegan, HandEnded, TableChange
 from controller.session_stats import SessionStats
 from controller.sources import Source, SourceContext, SourceError, in_start_order, plugin_names
 
@@ -609,23 +610,23 @@ class Daemon:
         assert self.service is not None
         tid = self.config.table.id
         for out in outputs:
-            p = out.payload
-            if out.kind == OutputKind.ALERT:
-                log.warning("ruling %s (%s): %s", p.get("reason"), p.get("ruling") or p.get("severity"),
-                            p.get("message"), extra={"seq": out.seq, "hand_id": p.get("hand_id"), "table_id": tid,
-                                                     "reason": p.get("reason"), "remedy": p.get("remedy"),
-                                                     "citations": "; ".join(p.get("citations") or [])})
-            elif out.kind == OutputKind.HAND_START:
-                log.info("hand %s: %s, button %s, seats %s", self.service.hand_id, p.get("game"), p.get("button"),
-                         p.get("seats"), extra={"seq": out.seq, "hand_id": self.service.hand_id, "table_id": tid})
-            elif out.kind == OutputKind.HAND_END:
-                winners = ", ".join(f"seat {w['seat']}" + (f" ({w['hand']})" if w.get("hand") else "")
-                                    for w in p.get("winners") or []) or "none"
-                log.info("hand %s ended: %s; winners %s", self.service.hand_id, p.get("result"), winners,
+            r = out.result
+            if isinstance(r, AlertRaised):
+                log.warning("ruling %s (%s): %s", r.reason, r.severity, r.message,
+                            extra={"seq": out.seq, "hand_id": r.hand_id, "table_id": tid, "reason": r.reason,
+                                   "remedy": r.remedy, "citations": "; ".join(r.citations)})
+            elif isinstance(r, HandBegan):
+                hand = r.started
+                log.info("hand %s: %s, button %s, seats %s", self.service.hand_id, hand.game, hand.button,
+                         list(hand.seats), extra={"seq": out.seq, "hand_id": self.service.hand_id, "table_id": tid})
+            elif isinstance(r, HandEnded):
+                winners = ", ".join(f"seat {w.seat}" + (f" ({w.hand})" if w.hand else "")
+                                    for w in r.outcome.winners) or "none"
+                log.info("hand %s ended: %s; winners %s", self.service.hand_id, r.outcome.result, winners,
                          extra={"seq": out.seq, "hand_id": self.service.hand_id, "table_id": tid,
-                                "result": p.get("result")})
-            elif out.kind == OutputKind.TABLE:
-                log.info("table: %s", " ".join(f"{k}={v}" for k, v in p.items()),
+                                "result": r.outcome.result})
+            elif isinstance(r, TableChange):
+                log.info("table: %s", " ".join(f"{k}={v}" for k, v in r.payload().items()),
                          extra={"seq": out.seq, "table_id": tid})
 
     def _after(self, outputs: list[Output]) -> None:

@@ -17,7 +17,9 @@ from typing import Any
 
 from controller.mqtt.contract import SCHEMA_VERSION, Topics, card_event, event_payload, state_payload
 from controller.mqtt.link import MqttLink
-from controller.service import EVENT_OUTPUTS, Output, OutputKind, TableService
+from controller.rules.operations import ActionTaken, CardDealt, HoleCards, StreetStarted
+from controller.service import EVENT_OUTPUTS, Output, TableService
+from controller.service.results import AlertRaised, AlertsCleared, DelayChanged, HandBegan, HandEnded, Result
 from controller.session_stats import SessionStats
 
 END_OF_HAND = "end_of_hand"
@@ -87,7 +89,7 @@ class Publisher:
         hand_id = service.hand_id if service.engine is not None else None
         for out in outputs:
             seq = out.seq or seq
-            if not state and out.kind == OutputKind.HOLECARDS:
+            if not state and out.secret:
                 self._deferred = (out, hand_id, now)
                 continue
             self._one(out, service, hand_id, now)
@@ -96,21 +98,21 @@ class Publisher:
         self._request_equity(service, seq)  # a no-op unless the cards, the folds or the draw changed
 
     def _one(self, out: Output, service: TableService, hand_id: int | None, now: float) -> None:
-        kind, p, seq = out.kind, out.payload, out.seq
+        r, seq = out.result, out.seq
         t = self.topics
-        if kind == OutputKind.CARD:
-            msg = card_event(seq=seq, ts=now, hand_id=hand_id or 1, seat=p["seat"], face=p["face"], card=p["card"],
-                             source=p.get("source") or "rfid", exposed=bool(p.get("exposed")))
+        if isinstance(r, CardDealt):
+            msg = card_event(seq=seq, ts=now, hand_id=hand_id or 1, seat=r.seat, face="up" if r.up else "down",
+                             card=r.card if r.up else None, source=r.source or "rfid", exposed=r.exposed)
             self._event(t.event("card"), msg, seq)
-        elif kind in EVENT_OUTPUTS:
-            msg = event_payload(kind, seq=seq, ts=now, hand_id=hand_id or 1, **p)
-            self._event(t.event(kind), msg, seq)
-            counted = self.stats.observe(kind, p, _names(service) if kind == OutputKind.HAND_START else {})
-            if kind == OutputKind.HAND_START:
+        elif out.kind in EVENT_OUTPUTS:
+            msg = event_payload(out.kind, seq=seq, ts=now, hand_id=hand_id or 1, **r.payload())
+            self._event(t.event(out.kind), msg, seq)
+            counted = _count(self.stats, r, service)
+            if isinstance(r, HandBegan):
                 self._held.clear()
                 if self.sealer is not None:
                     self.sealer.start(seq)
-            elif kind == OutputKind.HAND_END:
+            elif isinstance(r, HandEnded):
                 self._publish_deferred(service)  # before the hand's secrets are cleared
                 # What waited for this hand's end (held by a switch to the end-of-hand delay) leaves
                 # now, or once the delay now in force has passed since it was queued.
@@ -124,23 +126,25 @@ class Publisher:
                 self._end_broadcast(service, hand_id or 1, seq, now)
             if counted:
                 self._publish_stats(service, hand_id or 1, seq, now)
-        elif kind == OutputKind.TABLE and p.get("change") == "broadcast_delay":  # journaled: SetBroadcastDelay
+        elif isinstance(r, DelayChanged):  # journaled: SetBroadcastDelay
             previous = self.delay_label
-            self.set_delay(p["delay"])
-            self.publish_delay(seq, str(p.get("by") or "producer"), previous)
-        elif kind == OutputKind.ALERT:
-            self.link.publish(t.alert, p, seq=seq)
-            ruling = event_payload("ruling", seq=seq, ts=now, hand_id=p.get("hand_id") or hand_id or 1, alert=p)
+            self.set_delay(r.delay)
+            self.publish_delay(seq, str(r.by or "producer"), previous)
+        elif isinstance(r, AlertRaised):
+            alert = r.payload()
+            self.link.publish(t.alert, alert, seq=seq)
+            ruling = event_payload("ruling", seq=seq, ts=now, hand_id=r.hand_id or hand_id or 1, alert=alert)
             self._event(t.event("ruling"), ruling, seq)
             self._active_alert(service, seq)
-        elif kind == OutputKind.ALERT_CLEARED:
+        elif isinstance(r, AlertsCleared):
             self._active_alert(service, seq)
-        elif kind == OutputKind.HOLECARDS:
-            secret = {"schema": SCHEMA_VERSION, "seq": seq, "ts": now, "hand_id": hand_id or 1, "seats": p["seats"]}
+        elif isinstance(r, HoleCards):
+            seats = r.payload()["seats"]
+            secret = {"schema": SCHEMA_VERSION, "seq": seq, "ts": now, "hand_id": hand_id or 1, "seats": seats}
             self.link.publish(t.private_holecards, secret, seq=seq)
             self._broadcast("holecards", dict(secret, delay=self.delay_label), retain=True)
             if self.sealer is not None:  # sealed at once, its key delayed (controller/app/sealer.py)
-                self.sealer.holecards(seq, now, hand_id or 1, p["seats"], self.delay_label)
+                self.sealer.holecards(seq, now, hand_id or 1, seats, self.delay_label)
 
     def _publish_stats(self, service: TableService, hand_id: int, seq: int, now: float) -> None:
         """Session statistics once a hand is counted: with the broadcast delay, retained (the hand
@@ -154,7 +158,7 @@ class Publisher:
         """At start: the statistics rebuilt from the journal (:func:`count_published`), at once: they
         count only hands whose own statistics the broker already had, so nothing in them is new.
         Not while a hand's end waits in ``unsent`` (its newer statistics follow it)."""
-        if self.stats.hands and not any(o.kind == OutputKind.HAND_END for o in unsent):
+        if self.stats.hands and not any(isinstance(o.result, HandEnded) for o in unsent):
             in_play = service.engine is not None and not service.engine.over  # not counted yet
             body = self.stats.payload(_names(service))
             self.link.publish(self.topics.broadcast("stats"), {
@@ -253,8 +257,21 @@ def count_published(stats: SessionStats, service: TableService, upto: int, outpu
     never had is counted as it is published again.  So a restart, even ``kill -9``, goes on from
     the same numbers."""
     for out in outputs:
-        if out.seq <= upto and out.kind in EVENT_OUTPUTS:
-            stats.observe(out.kind, out.payload, _names(service) if out.kind == OutputKind.HAND_START else {})
+        if out.seq <= upto:
+            _count(stats, out.result, service)
+
+
+def _count(stats: SessionStats, r: Result, service: TableService) -> bool:
+    """Feed one result to the session statistics; True when a hand was just counted."""
+    if isinstance(r, HandBegan):
+        stats.hand_start(list(r.started.seats), _names(service))
+    elif isinstance(r, StreetStarted):
+        stats.street()
+    elif isinstance(r, ActionTaken):
+        stats.action(r.seat, r.action)
+    elif isinstance(r, HandEnded):
+        return stats.hand_end(r.outcome.result, list(r.winners))
+    return False
 
 
 def _names(service: TableService) -> dict[int, str | None]:

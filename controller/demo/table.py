@@ -27,6 +27,7 @@ from controller.rules.games import GAMES
 from controller.rules.scenario import Scenario
 from controller.rules.table import Table
 from controller.service import OutputKind, TableService
+from controller.service.results import AlertRaised, HandEnded
 from controller.sim import dealer as dealer_sim
 
 # The games the demo deals in turn: all but 2-7 triple draw (issue 22 added it as game data; the
@@ -105,17 +106,17 @@ def run_console_demo(hands: int = 0, seed: int | None = None, delay: float = 0.1
             outputs = svc.submit(event, source="demo")
             stats.events += 1
             for out in outputs:
-                if out.kind == OutputKind.ALERT:
+                if isinstance(out.result, AlertRaised):
                     raised += 1
-                    a = out.payload
-                    stats.rulings[a["reason"]] += 1
+                    a = out.result
+                    stats.rulings[a.reason] += 1
                     body = RichTable.grid(padding=(0, 1))
-                    body.add_row("[bold]" + a["message"] + "[/]")
-                    for i, step in enumerate(a["steps"], 1):
+                    body.add_row("[bold]" + a.message + "[/]")
+                    for i, step in enumerate(a.steps, 1):
                         body.add_row(f"{i}. {step}")
-                    body.add_row("[dim]" + "; ".join(a["citations"]) + "[/]")
-                    style = "red" if a["ruling"] in ("misdeal", "void") else "yellow"
-                    label = a["ruling"].upper() + ": " + a["reason"] + (f" -> {a['remedy']}" if a["remedy"] else "")
+                    body.add_row("[dim]" + "; ".join(a.citations) + "[/]")
+                    style = "red" if a.severity in ("misdeal", "void") else "yellow"
+                    label = a.severity.upper() + ": " + a.reason + (f" -> {a.remedy}" if a.remedy else "")
                     console.print(Panel(body, title=label, border_style=style))
             if delay:
                 console.print(f"  [dim]{event.kind:<7}[/] {_seats_line(svc)}")
@@ -244,7 +245,7 @@ def _run_table_demo(hands: int, seed: int | None, pace: float, mistake_rate: flo
                                   "camera": lambda: SyntheticTableCamera(camera_view, seed=rng.randrange(1000))})
         logs = _log_to_file(work / "demo.log")  # the daemon's log (each ruling too) beside the journal, not here
         daemon.listeners.append(
-            lambda outputs: ended.extend(o.payload for o in outputs if o.kind == OutputKind.HAND_END))
+            lambda outputs: ended.extend(o.payload for o in outputs if isinstance(o.result, HandEnded)))
         daemon.start()
         ws = f"ws://127.0.0.1:{broker.websockets_port}"
         # One server per page: the display's port never hands out the overlay's login.

@@ -33,15 +33,14 @@ from controller.mqtt.contract import Topics
 from controller.mqtt.resend import STORED_TOPIC, Resender
 from controller.rules.events import DealerSignIn, Event, StartHand
 from controller.rules.table import Table
-from controller.service import Rejected, TableService
+from controller.service import EVENT_OUTPUTS, OutputKind, Rejected, TableService
 
 #: What a table's bridge forwards to the room (``topic ... out 1`` lines of
 #: ``systemd/room/mosquitto-bridge.conf``; a test keeps the two in step).
 BRIDGED = ("availability", "event/#", "alert", "alert/active", "broadcast/hand_end", "broadcast/holecards",
            "diagnostics")
-#: Service outputs that become one ``event/<kind>`` message each (an alert also becomes ``event/ruling``).
-EVENT_OUTPUTS = frozenset({"hand_start", "card", "burn", "board", "street", "action", "draw", "hand_end", "dealer",
-                           "seating", "clock", "alert"})
+#: Service outputs that become one ``event/<kind>`` message each (an alert becomes ``event/ruling``).
+PUBLISHED_EVENTS = frozenset(EVENT_OUTPUTS) | {OutputKind.CARD, OutputKind.ALERT}
 DEALERS = ("Ana", "Ben", "Cleo", "Dev", "Eli", "Fay", "Gus", "Hana")
 
 
@@ -83,9 +82,9 @@ class TableScript:
         except Rejected:
             return False
         self.events += 1
-        self.hand_starts += sum(1 for o in outputs if o.kind == "hand_start")
-        self.rulings += sum(1 for o in outputs if o.kind == "alert")
-        self.events_published += sum(1 for o in outputs if o.kind in EVENT_OUTPUTS)
+        self.hand_starts += sum(1 for o in outputs if o.kind == OutputKind.HAND_START)
+        self.rulings += sum(1 for o in outputs if o.kind == OutputKind.ALERT)
+        self.events_published += sum(1 for o in outputs if o.kind in PUBLISHED_EVENTS)
         self.publisher.publish(outputs, self.service)
         return True
 

@@ -14,7 +14,7 @@ import logging
 from typing import Any
 
 from controller.rules.events import Acknowledge, CallMisdeal, Event, NewHand, ShufflerFault
-from controller.service import OutputKind
+from controller.service.results import AlertRaised, AlertsCleared
 from controller.sources import SourceContext, SourcePlugin
 from hw.gpio.config import GpioSection, PanelSignal
 
@@ -59,9 +59,9 @@ class PanelSource:
 
     def after(self, outputs: list[Any]) -> None:
         for out in outputs:
-            if out.kind == OutputKind.ALERT:
-                self.panel.alert(out.payload["severity"])
-            elif out.kind == OutputKind.ALERT_CLEARED and out.payload.get("active") is None:
+            if isinstance(out.result, AlertRaised):
+                self.panel.alert(out.result.severity)
+            elif isinstance(out.result, AlertsCleared) and out.result.active is None:
                 self.panel.clear()
 
     def stop(self) -> None:

@@ -89,19 +89,19 @@ def test_with_the_end_of_hand_delay_the_stats_leave_when_the_hand_is_over() -> N
 
 def test_a_player_keeps_his_numbers_in_another_seat() -> None:
     stats = SessionStats()
-    stats.observe("hand_start", {"seats": [1, 2]}, {1: "Ann", 2: "Bob"})
-    stats.observe("street", {"name": "preflop"}, {})
-    stats.observe("action", {"seat": 1, "action": "raise"}, {})
-    stats.observe("action", {"seat": 2, "action": "fold"}, {})
-    assert stats.observe("hand_end", {"result": "uncontested", "winners": [{"seat": 1}]}, {})
-    stats.observe("hand_start", {"seats": [5, 2]}, {5: "Ann", 2: "Bob"})
-    stats.observe("street", {"name": "preflop"}, {})
-    stats.observe("action", {"seat": 2, "action": "call"}, {})
-    stats.observe("action", {"seat": 5, "action": "check"}, {})
-    stats.observe("street", {"name": "flop"}, {})
-    stats.observe("action", {"seat": 5, "action": "bet"}, {})  # after the flop: neither VPIP nor PFR
-    stats.observe("action", {"seat": 2, "action": "raise"}, {})
-    assert stats.observe("hand_end", {"result": "showdown", "winners": [{"seat": 2}, {"seat": 2}]}, {})
+    stats.hand_start([1, 2], {1: "Ann", 2: "Bob"})
+    stats.street()
+    stats.action(1, "raise")
+    stats.action(2, "fold")
+    assert stats.hand_end("uncontested", [1])
+    stats.hand_start([5, 2], {5: "Ann", 2: "Bob"})
+    stats.street()
+    stats.action(2, "call")
+    stats.action(5, "check")
+    stats.street()
+    stats.action(5, "bet")  # after the flop: neither VPIP nor PFR
+    stats.action(2, "raise")
+    assert stats.hand_end("showdown", [2])
     body = stats.payload({5: "Ann", 2: "Bob"})
     assert body["players"] == {"Ann": {"hands": 2, "vpip": 0.5, "pfr": 0.5, "won": 1},
                                "Bob": {"hands": 2, "vpip": 0.5, "pfr": 0.0, "won": 1}}

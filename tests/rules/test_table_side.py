@@ -22,6 +22,7 @@ from controller.rules.events import (
     SitIn,
     SitOut,
     StartDraw,
+    UnseatPlayer,
     event_from_dict,
 )
 from controller.rules.rotations import ROTATIONS, RotationError, rotation_event, rotation_from_mapping
@@ -182,6 +183,26 @@ def test_the_draw_takes_one_card_a_player_and_the_highest_by_suit_wins(tmp_path)
     svc.submit(NewHand())
     assert svc.engine.setup.button == 2
     assert _replayed(svc).table.last_draw == {"cards": {1: "Kd", 2: "Ks", 4: "Qh"}, "winner": 2}
+
+
+def test_a_player_who_drew_stays_in_the_draw_and_the_journal_replays(tmp_path) -> None:
+    """Found by the issue-24 byte capture: a player who drew for the button sat out (or got up), and
+    the last card then failed to apply after it was journaled, so the journal could not be replayed
+    (the daemon would not restart).  Now he stays until the draw is decided or cancelled; a player
+    who has not drawn yet may still leave, and the draw goes on without him."""
+    svc = _service(tmp_path)
+    for s in (1, 2, 3, 4):
+        svc.submit(SeatPlayer(s, f"p{s}"))
+    svc.submit(StartDraw())
+    svc.submit(Deal(1, Card.parse("As")))
+    for bad in (SitOut(1), UnseatPlayer(1)):
+        with pytest.raises(Rejected, match="seat 1 drew for the button"):
+            svc.submit(bad)
+    svc.submit(SitOut(4))  # no card yet: he leaves the draw
+    svc.submit(Deal(2, Card.parse("Kd")))
+    out = svc.submit(Deal(3, Card.parse("Qd")))
+    assert out[-1].payload["winner"] == 1
+    assert _replayed(svc).table.positions.button == 1
 
 
 def test_a_draw_in_a_low_game_goes_to_the_lowest_card() -> None:
