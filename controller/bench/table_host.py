@@ -96,7 +96,7 @@ class _Probe:
                 self.local.change = None
                 self.cpu[index] = time.thread_time() - cpu
 
-        pipeline.feed = timed_feed
+        pipeline.feed = timed_feed  # type: ignore[method-assign]
         service = daemon.service
         submit = service.submit
         journal = service.journal
