@@ -149,8 +149,9 @@ def _stages(probe: _Probe, written: dict[int, float], index: int, topic: str, go
             "link_thread_cpu": probe.cpu.get(index, 0.0) * 1000}
 
 
-def host_session(broker: Broker, hands: int, seed: int = 3, wrong_every: int = 4,
+def host_session(broker: Broker, hands: int, seed: int = 3, wrong_every: int = 4, pace: float = 1.0,
                  progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """``pace``: the dealer's pauses times this (below 1: a faster dealer, for a quick test)."""
     from controller.app.daemon import Daemon
 
     say = progress or (lambda _m: None)
@@ -171,7 +172,7 @@ def host_session(broker: Broker, hands: int, seed: int = 3, wrong_every: int = 4
         for seat in range(1, SEATS + 1):
             d.submit(SeatPlayer(seat, f"p{seat}"))
         d.submit(SetButton(SEATS))
-        s = _Session(d, rfid.pipeline, _Board(emu), rng, uids, slow=0.0)
+        s = _Session(d, rfid.pipeline, _Board(emu), rng, uids, slow=0.0, pause=lambda t: time.sleep(t * pace))
         t0 = time.monotonic()
         for n in range(hands):
             s.hand(n, wrong_seat=wrong_every > 0 and n % wrong_every == wrong_every - 1)
