@@ -26,7 +26,9 @@ host's monotonic clock (shared by the processes), as ``stages_ms`` (p50/p99 of e
 * ``publish_to_subscriber``: -> the subscriber's ``on_message`` (paho's write, Mosquitto, the
   subscriber's paho loop).
 
-The stages of one card add up to its ``end_to_end_ms``.  A card whose message came from another
+The stages of one card add up to its ``end_to_end_ms``; ``while_an_equity_ran_ms`` has the cards
+whose path overlapped a live equity's computation (the preflop's, ten-handed, may still run when
+the flop lands).  A card whose message came from another
 frame (a flop's group closed by a timer, say) still adds up: its engine stage then holds the wait.
 """
 
@@ -131,22 +133,55 @@ class _Probe:
             return publish(topic, *a, **kw)
 
         link.publish = timed_publish
+        # When a live equity was being computed (a flop can land while the preflop's runs): the
+        # worker's computation, wherever it runs (``controller.equity.child``, or in its thread).
+        self.equity: list[tuple[float, float]] = []
+        import controller.equity.child as child_mod
+        import controller.equity.worker as worker_mod
+
+        self._patched = [(mod, name, getattr(mod, name)) for mod, name in
+                         ((worker_mod, "equity_payload"), (child_mod, "compute"))]
+        for mod, name, fn in self._patched:
+            setattr(mod, name, self._timed_equity(fn))
+
+    def _timed_equity(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        def timed(*a: Any, **kw: Any) -> Any:
+            t = time.monotonic()
+            try:
+                return fn(*a, **kw)
+            finally:
+                self.equity.append((t, time.monotonic()))
+        return timed
+
+    def restore(self) -> None:
+        """The equity functions as they were (the daemon's own wrappers go with the daemon)."""
+        for mod, name, fn in self._patched:
+            setattr(mod, name, fn)
 
 
-def _stages(probe: _Probe, written: dict[int, float], index: int, topic: str, got: float) -> dict[str, float] | None:
+def _written_at(written: dict[int, list[float]], seq: int | None, before: float) -> float | None:
+    """When the frame ``seq`` was written: its last copy before the link had it (a reset of the
+    board starts its numbers again)."""
+    return max((t for t in written.get(seq, ()) if t <= before), default=None) if seq is not None else None
+
+
+def _stages(probe: _Probe, written: dict[int, list[float]], index: int, topic: str, got: float
+            ) -> dict[str, float] | None:
     """One card's stages in ms, from its change ``index`` to the subscriber's receipt ``got``."""
     _antenna, _uid, _arrived, seq, t_in, t_link = probe.changes[index]
-    if seq is None or seq not in written or index not in probe.submits:
+    t_frame = _written_at(written, seq, t_in)
+    if t_frame is None or index not in probe.submits:
         return None
     t_pub = next((t for tp, i, t in probe.published if i == index and tp.endswith(topic)), None)
     if t_pub is None:
         return None
     start, j_wait, j_in, j_out = probe.submits[index]
-    return {"pty_to_link": (t_in - written[seq]) * 1000, "held_by_link": (t_link - t_in) * 1000,
+    return {"pty_to_link": (t_in - t_frame) * 1000, "held_by_link": (t_link - t_in) * 1000,
             "link_to_engine": (start - t_link) * 1000, "journal_wait": (j_in - j_wait) * 1000,
             "journal": (j_out - j_in) * 1000, "engine_to_publish": ((t_pub - start) - (j_out - j_wait)) * 1000,
-            "publish_to_subscriber": (got - t_pub) * 1000, "end_to_end": (got - written[seq]) * 1000,
-            "link_thread_cpu": probe.cpu.get(index, 0.0) * 1000}
+            "publish_to_subscriber": (got - t_pub) * 1000, "end_to_end": (got - t_frame) * 1000,
+            "link_thread_cpu": probe.cpu.get(index, 0.0) * 1000,
+            "while_an_equity_ran": float(any(a < got and b > t_frame for a, b in probe.equity))}
 
 
 def host_session(broker: Broker, hands: int, seed: int = 3, wrong_every: int = 4, pace: float = 1.0,
@@ -160,7 +195,7 @@ def host_session(broker: Broker, hands: int, seed: int = 3, wrong_every: int = 4
     link_path = str(tmp / "ttyEMU")
     emu = EmulatorProcess(link_path, antennas=READERS, settings=BOARD)
     d = Daemon(config, registry=DeckRegistry([deck]), backends={"serial": link_path})
-    sub = None
+    sub = probe = None
     try:
         d.start()
         rfid = rfid_source(d)
@@ -179,10 +214,14 @@ def host_session(broker: Broker, hands: int, seed: int = 3, wrong_every: int = 4
             say(f"hand {n + 1}/{hands} dealt")
         elapsed = time.monotonic() - t0
         time.sleep(0.5)
-        written = emu.frames()
+        written: dict[int, list[float]] = {}
+        for seq, t in emu.frame_list():
+            written.setdefault(seq, []).append(t)
         msgs = sub.messages()
         counters = rfid.bridge.health().to_dict().get("counters", {})
     finally:
+        if probe is not None:
+            probe.restore()
         if sub is not None:
             sub.stop()
         d.stop()
@@ -200,7 +239,7 @@ def _change_of(probe: _Probe, antenna: int, uid: str, after: int) -> int | None:
                  if probe.changes[i][:3] == (antenna, uid, True)), None)
 
 
-def _score(s: _Session, probe: _Probe, written: dict[int, float], msgs: list[tuple[str, Any, float]],
+def _score(s: _Session, probe: _Probe, written: dict[int, list[float]], msgs: list[tuple[str, Any, float]],
            elapsed: float) -> dict[str, Any]:
     cards: dict[tuple[Any, Any], list[float]] = {}
     boards: list[tuple[set[str], float]] = []
@@ -246,6 +285,7 @@ def _score(s: _Session, probe: _Probe, written: dict[int, float], msgs: list[tup
     out: dict[str, Any] = {}
     for name, rows in per.items():
         out[name] = {"end_to_end_ms": _summary([r["end_to_end"] for r in rows]),
+                     "while_an_equity_ran_ms": _summary([r["end_to_end"] for r in rows if r["while_an_equity_ran"]]),
                      "stages_ms": {st: {k: v for k, v in _summary([r[st] for r in rows]).items()
                                         if k in ("p50", "p90", "p99", "max")} for st in (*STAGES, CPU)},
                      "missing": missing[name]}
