@@ -133,14 +133,12 @@ class _Probe:
             return publish(topic, *a, **kw)
 
         link.publish = timed_publish
-        # When a live equity was being computed (a flop can land while the preflop's runs): the
-        # worker's computation, wherever it runs (``controller.equity.child``, or in its thread).
+        # When a live equity was being computed (a flop can land while the preflop's runs, in the
+        # equity worker's thread of the daemon: it competes for the GIL).
         self.equity: list[tuple[float, float]] = []
-        import controller.equity.child as child_mod
         import controller.equity.worker as worker_mod
 
-        self._patched = [(mod, name, getattr(mod, name)) for mod, name in
-                         ((worker_mod, "equity_payload"), (child_mod, "compute"))]
+        self._patched = [(worker_mod, "equity_payload", worker_mod.equity_payload)]
         for mod, name, fn in self._patched:
             setattr(mod, name, self._timed_equity(fn))
 

@@ -1,5 +1,4 @@
-"""Live equities for the broadcast overlay, computed off the engine's thread (in a process of
-their own: ``controller.equity.child``).
+"""Live equities for the broadcast overlay, computed off the engine's thread.
 
 Whenever the hole cards or the board change, the publisher hands the worker the latest
 picture of the hand; the worker computes (exact where it fits, Monte Carlo with a stated
@@ -28,9 +27,6 @@ from controller.rules.cards import Card
 from controller.rules.operations import HandView
 
 log = logging.getLogger("controller.equity.odds")
-
-#: Failures of the equity process in a row after which the worker computes in its own thread.
-CHILD_TRIES = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,22 +172,6 @@ class EquityWorker:
         return False
 
     _busy = False
-    _child_failures = 0  # in a row; at CHILD_TRIES the equities are computed here, as before the process
-
-    def _compute(self, req: EquityRequest, now: float) -> dict[str, Any] | None:
-        """In the equity process (``controller.equity.child``: the GIL stays with the daemon's
-        threads), started again if it died; here if it fails ``CHILD_TRIES`` times in a row."""
-        from controller.equity.child import EquityChildError, compute
-
-        if self._child_failures < CHILD_TRIES:
-            try:
-                payload = compute(req, now)
-                self._child_failures = 0
-                return payload
-            except EquityChildError as exc:
-                self._child_failures += 1
-                log.warning("equity computed in the daemon's thread (%d): %s", self._child_failures, exc)
-        return equity_payload(req, now)
 
     def _run(self) -> None:
         while True:
@@ -204,7 +184,7 @@ class EquityWorker:
                 assert req is not None  # the wait ends on a request or on stop
                 self._busy = True
             try:
-                payload = self._compute(req, round(self.clock(), 3))
+                payload = equity_payload(req, round(self.clock(), 3))
                 if payload is not None:
                     self.publish(payload)
                     self.computed += 1
@@ -213,9 +193,3 @@ class EquityWorker:
             finally:
                 with self._cond:
                     self._busy = False
-
-
-if __name__ == "__main__":  # the equity process (controller.equity.child)
-    from controller.equity.child import serve
-
-    serve(equity_payload)

@@ -125,30 +125,3 @@ def test_equity_follows_the_draw_when_a_pat_player_completes_it() -> None:
         assert before and all(e["win"] is None for p in before for e in p["seats"].values())  # no 0.0% before the draw
     finally:
         pub.close()
-
-
-def test_equities_are_computed_in_a_process_of_their_own_and_it_comes_back_if_killed() -> None:
-    """The worker's thread only waits on a pipe (the GIL stays with the daemon's threads): the
-    payload is the one computed here, and a killed equity process is started again."""
-    from controller.equity import child
-    from controller.equity.worker import EquityRequest, EquityWorker, equity_payload
-
-    hands = {1: (Card.parse("Ah"), Card.parse("As")), 2: (Card.parse("Kd"), Card.parse("Kh"))}
-    flop = (Card.parse("Qd"), Card.parse("7h"), Card.parse("2c"))
-    got: list[dict] = []
-    worker = EquityWorker(got.append, clock=lambda: 5.0)
-    try:
-        worker.submit(EquityRequest(1, 7, "holdem", hands, flop, (), False))
-        _wait(lambda: got)
-        assert got[0] == equity_payload(EquityRequest(1, 7, "holdem", hands, flop, (), False), 5.0)
-        started = child._CHILD.started
-        proc = child._CHILD._proc
-        assert started >= 1 and proc is not None and proc.poll() is None
-        proc.kill()
-        proc.wait(5)
-        worker.submit(EquityRequest(1, 8, "holdem", hands, flop + (Card.parse("9s"),), (), False))
-        _wait(lambda: len(got) == 2)
-        assert got[1]["seq"] == 8 and worker._child_failures == 0
-        assert child._CHILD.started == started + 1 and child._CHILD._proc is not proc
-    finally:
-        worker.stop()
