@@ -15,10 +15,17 @@ def test_a_dealt_hand_is_timed_card_by_card_at_every_stage() -> None:
     with Broker.start() as broker:
         r = host_session(broker, hands=1, pace=0.25)
     json.dumps(r)
-    assert r["hole"]["end_to_end_ms"]["n"] == 20 and r["hole"]["missing"] == 0
-    assert r["flop"]["end_to_end_ms"]["n"] == 1 and r["flop"]["missing"] == 0
+    # Every card timed, or counted missing: only when the link found arrivals whose order it could
+    # not vouch for (a stall of the emulator on a loaded machine), which the dealer is asked about.
+    unordered = r["link_counters"].get("unordered_arrivals", 0)
+    assert r["hole"]["end_to_end_ms"]["n"] + r["hole"]["missing"] == 20
+    assert r["flop"]["end_to_end_ms"]["n"] + r["flop"]["missing"] == 1
+    assert r["hole"]["missing"] + r["flop"]["missing"] == 0 or unordered > 0
+    assert r["hole"]["end_to_end_ms"]["n"] > 0
     for name in ("hole", "flop"):
         stages, total = r[name]["stages_ms"], r[name]["end_to_end_ms"]
+        if not total["n"]:
+            continue
         assert set(stages) == {*STAGES, CPU}
         for stage in STAGES:  # each a part of the whole, none negative
             assert 0 <= stages[stage]["p50"] <= stages[stage]["max"] <= total["max"] + 0.01
