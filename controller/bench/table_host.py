@@ -28,8 +28,10 @@ host's monotonic clock (shared by the processes), as ``stages_ms`` (p50/p99 of e
 
 The stages of one card add up to its ``end_to_end_ms``; ``while_an_equity_ran_ms`` has the cards
 whose path overlapped a live equity's computation (the preflop's, ten-handed, may still run when
-the flop lands).  A card whose message came from another
-frame (a flop's group closed by a timer, say) still adds up: its engine stage then holds the wait.
+the flop lands).  A card whose message did not leave on its own frame's path (a flop closed by the
+board window's timer; a card held behind cards of unknown order, which the dealer is asked to
+confirm and the bench never does) is counted in ``missing``; ``link_counters`` shows the stall
+windows and unordered arrivals behind such holds (on a loaded machine, the emulator's own stalls).
 """
 
 from __future__ import annotations
