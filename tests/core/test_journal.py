@@ -377,6 +377,27 @@ def test_published_cursor_is_durable(tmp_path: Path) -> None:
         assert list(j.unpublished()) == []
 
 
+def test_the_cursor_commits_without_a_flush_and_appends_stay_flushed(tmp_path: Path) -> None:
+    """The cursor's move is committed (another connection reads it: a crash of the process keeps
+    it) without a flush of its own, and every append after it is flushed again (synchronous=FULL):
+    its flush no longer holds the journal's lock while a card waits to be journaled."""
+    path = tmp_path / "j.sqlite"
+    for sync, level in (("full", 2), ("normal", 1)):
+        with Journal(tmp_path / f"{sync}.sqlite", sync=sync) as j:
+            j.append(Act(1, "check"), at=0.0)
+            j.mark_published(1)
+            assert j._db.execute("PRAGMA synchronous").fetchone()[0] == level
+    with Journal(path) as j:
+        for i in range(3):
+            j.append(Act(1, "check"), at=float(i))
+        j.mark_published(3)
+        other = sqlite3.connect(path)
+        try:
+            assert other.execute("SELECT value FROM meta WHERE key = 'published_seq'").fetchone()[0] == "3"
+        finally:
+            other.close()
+
+
 def test_entries_reads_in_batches(tmp_path: Path) -> None:
     with Journal(tmp_path / "j.sqlite") as j:
         j._db.execute("BEGIN")
