@@ -410,12 +410,14 @@ def diagnose_unknowns(folder: str | Path, recognizer: Recognizer | None = None, 
     around this card and others (touching or overlapping cards); or the card's own outline,
     warped and read, judged face down or with no index found on it."""
     from .detect import find_quads
+    from .scenes import source_name
     from .yolo import score_photo
 
     rec = recognizer or Recognizer.two_reader()
     verdicts: Counter[str] = Counter()
     causes: Counter[str] = Counter()
     by_rank: dict[str, Counter[str]] = {}
+    listed: list[dict[str, Any]] = []
     photos = 0
     for _, ph in scene_photos(folder, rec, unstretch, sides, progress=progress):
         photos += 1
@@ -434,11 +436,14 @@ def diagnose_unknowns(folder: str | Path, recognizer: Recognizer | None = None, 
             cause = "read, not named" if g is not None else _no_read_cause(card, dets, why)
             causes[cause] += 1
             by_rank.setdefault(cause, Counter())[t[0]] += 1
+            listed.append({"photo": source_name(ph.path), "card": t, "box": [round(v) for v in card.box],
+                           "cause": cause})
     no_read = {c: causes[c] for c in NO_READ_CAUSES if causes[c]}
     return {"folder": str(folder), "sides": list(sides), "photos": photos, **verdicts,
             "read_not_named": causes["read, not named"], "no_read": sum(no_read.values()),
             "no_read_causes": no_read,
             "unknown_by_rank": {c: dict(sorted(v.items())) for c, v in by_rank.items()},
+            "unknown_cards": listed,
             "note": "two-reader mode unless another recogniser is given; causes are the card finder's, from "
                     "its outlines and the reads it led to (labels used only to score)"}
 
