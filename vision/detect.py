@@ -35,9 +35,6 @@ class DetectParams:
     aspect_hi: float = 1.80
     max_chroma: int = 70  # max(B, G, R) - min(B, G, R) of card stock, at most
     min_edge_contrast: float = 35.0  # min(B, G, R) just inside the outline minus just outside
-    seam_edge: int = 20  # Canny's lower threshold for the edges that part overlapping cards (0: never)
-    max_part: float = 0.8  # parts of a card-shaped outline are cards when the largest is at most this of it
-    min_solidity: float = 0.95  # a four-sided outline that fills this much of its quad is one card
 
 
 def _line_intersection(l1: np.ndarray, l2: np.ndarray) -> np.ndarray | None:
@@ -220,59 +217,6 @@ def _split_touching(c: np.ndarray, mask: np.ndarray, white: np.ndarray, params: 
     return []
 
 
-def _split_seams(c: np.ndarray, mask: np.ndarray, white: np.ndarray, params: DetectParams,
-                 min_side: float, max_side: float) -> list[np.ndarray]:
-    """Overlapping cards make one blob that erosion cannot part: cut it along its edges.
-
-    Where one card lies on another, the whiteness mask runs across, but the image does not:
-    the upper card's edge (its rim, its shadow) is a step in brightness.  The blob minus its
-    edges (Canny, ``seam_edge``) falls apart into cards; each part is grown back inside the
-    blob and must pass every test a card's outline passes.  The cuts inside a card (pips,
-    a court picture's frame) only open holes in it: its outer outline stays."""
-    if params.seam_edge <= 0:
-        return []
-    x, y, bw, bh = cv2.boundingRect(c)
-    if bw * bh < 1.8 * min_side * min_side * ASPECT:
-        return []
-    blob: np.ndarray = np.zeros((bh + 2, bw + 2), np.uint8)
-    cv2.drawContours(blob, [c], -1, 255, -1, offset=(1 - x, 1 - y))
-    blob &= cv2.copyMakeBorder(mask[y:y + bh, x:x + bw], 1, 1, 1, 1, cv2.BORDER_CONSTANT, value=0)
-    grey = cv2.GaussianBlur(cv2.copyMakeBorder(white[y:y + bh, x:x + bw], 1, 1, 1, 1, cv2.BORDER_REPLICATE), (3, 3), 0)
-    edges = cv2.dilate(cv2.Canny(grey, params.seam_edge, 3 * params.seam_edge), np.ones((2, 2), np.uint8))
-    kernel = np.ones((3, 3), np.uint8)
-    parts, _ = cv2.findContours(cv2.erode(blob & ~edges, kernel), cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
-    out = []
-    for p in parts:
-        if cv2.contourArea(p) < 0.3 * min_side * min_side * ASPECT:
-            continue
-        one: np.ndarray = np.zeros_like(blob)
-        cv2.drawContours(one, [p], -1, 255, -1)
-        one = cv2.dilate(one, kernel, iterations=2) & blob
-        cs, _ = cv2.findContours(one, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
-        if cs:
-            q = _contour_quad(max(cs, key=cv2.contourArea) + np.array([x - 1, y - 1]), mask, white, params,
-                              min_side, max_side)
-            if q is not None:
-                out.append(q)
-    return out
-
-
-def _seam_parts(c: np.ndarray, quad: np.ndarray, mask: np.ndarray, white: np.ndarray, params: DetectParams,
-                min_side: float, max_side: float) -> list[np.ndarray]:
-    """The cards of a card-shaped outline that holds several (a fan, cards squared up on each
-    other), or [] when it is one card: two parts or more, and even the largest well short of
-    the outline (``max_part``).  A single card cut by its own inner edges (a court picture's
-    frame) keeps a part as big as itself."""
-    hull = cv2.convexHull(c)
-    sides = len(cv2.approxPolyDP(hull, 0.02 * cv2.arcLength(hull, True), True))
-    if sides == 4 and cv2.contourArea(c) >= params.min_solidity * cv2.contourArea(quad):
-        return []  # a plain card: not worth the edges (most outlines, at no cost)
-    parts = _split_seams(c, mask, white, params, min_side, max_side)
-    if len(parts) < 2 or max(cv2.contourArea(p) for p in parts) > params.max_part * cv2.contourArea(quad):
-        return []
-    return parts
-
-
 def find_quads(frame: np.ndarray, params: DetectParams = DetectParams(),
                why: list[tuple[tuple[int, int, int, int], str]] | None = None) -> list[np.ndarray]:
     """Card corners (4x2 float32, full-frame pixels, ordered by :func:`order_quad`) in a BGR frame.
@@ -299,14 +243,11 @@ def find_quads(frame: np.ndarray, params: DetectParams = DetectParams(),
     for c in contours:
         q, verdict = _contour_verdict(c, mask, white, params, min_side, max_side)
         if q is None:  # touching cards (a blob of no card shape) may still come apart
-            parts = (_split_touching(c, mask, white, params, min_side, max_side)
-                     or _split_seams(c, mask, white, params, min_side, max_side))
+            parts = _split_touching(c, mask, white, params, min_side, max_side)
             quads += parts
             verdict = "split" if parts else verdict
-        else:  # card-shaped, yet maybe cards overlapping
-            parts = _seam_parts(c, q, mask, white, params, min_side, max_side)
-            quads += parts or [q]
-            verdict = "split" if parts else verdict
+        else:
+            quads.append(q)
         if why is not None and verdict != "small":
             x, y, bw, bh = cv2.boundingRect(c)
             why.append(((int(x / scale), int(y / scale), int(bw / scale), int(bh / scale)), verdict))

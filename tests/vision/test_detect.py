@@ -62,25 +62,3 @@ def test_no_read_causes() -> None:
     # an index read's card is not the outline's
     assert _no_read_cause(card, [_det(own, index=(110.0, 110.0))], []) == "no outline"
 
-
-def test_overlapping_cards_are_cut_apart_along_the_upper_cards_edge() -> None:
-    # a fan: cards at different angles, each on the one before, one blob in the whiteness mask
-    from vision.synth import card_quad, felt, place, random_style, render_card
-
-    rng = np.random.default_rng(5)
-    scene = felt(480, 720, rng)
-    style = random_style(rng, "test")
-    truth = []
-    for k, face in enumerate(("5c", "Qs")):
-        q = card_quad((260 + 180 * k, 240), 250, -0.2 + 0.4 * k, 0.0, rng)
-        place(scene, render_card(Card.parse(face), style, rng), q)
-        truth.append(q)
-    frame = cv2.cvtColor(scene, cv2.COLOR_RGB2BGR)
-    why: list = []
-    quads = find_quads(frame, why=why)
-    assert [v for _, v in why] == ["split"], why
-    # the top card whole, the one below as far as it shows: one quad per card
-    assert len(quads) == 2
-    left, right = sorted(quads, key=lambda q: float(q.mean(0)[0]))
-    assert np.abs(right - truth[1]).max() < 8  # the top card's own corners
-    assert cv2.pointPolygonTest(truth[0], tuple(float(v) for v in left.mean(0)), False) > 0
