@@ -9,7 +9,9 @@ seeds never used to train it) and on synthetic 1280x720 table frames, on this ma
 ``run_real_bench(folder)`` scores it card by card on real photos labelled in YOLO format
 (right / unknown / wrong and the confusions, :mod:`vision.yolo`); ``calibrate_real(folder)``
 chooses the index reader's confidence threshold on such a folder (its train split: never
-on the photos it is then measured on).
+on the photos it is then measured on); ``diagnose_unknowns(folder)`` (``python -m vision.bench
+diagnose DIR``) says, card by card on the train scenes, why each unknown card is unknown: read
+but not named, or given no read, and then what the card finder made of it.
 """
 
 from __future__ import annotations
