@@ -723,7 +723,7 @@ class Recognizer:
         sure = [d for d in found if d.card is not None
                 or (self.two_readers and d.best is not None and d.confidence >= self.threshold)]
         if sure:  # cards read whole need no second look: blank them out (a frame of neat cards costs little)
-            img = blank_cards(img, [d.quad - off for d in sure])
+            img = blank_cards(img, [d.quad - off for d in sure], paper=self.two_readers)
         for r in read_indices(img, self.index, self.index_params, deck=self.deck_examples):
             card_img = warp(img, r.quad)
             ev = Evidence(r.corners, r.disputed, centre_of(card_img, own=False))

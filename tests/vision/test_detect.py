@@ -25,8 +25,8 @@ def test_blanking_a_read_card_leaves_a_dim_frames_other_indices_readable() -> No
     s = cam.frame({"board/0": Card.parse("Ah"), "board/1": Card.parse("7c"), "board/2": Card.parse("Kd")})
     dim = (s.bgr.astype(np.float32) * 0.5).astype(np.uint8)
     assert _faces(dim) == {"Ah", "7c", "Kd"}
-    white = dim.copy()  # the old blank: pure white, brighter than any paper in view
-    cv2.fillConvexPoly(white, s.quads[0].astype(np.int32), (255, 255, 255))
+    white = blank_cards(dim, [s.quads[0]], paper=False)  # pure white, brighter than any paper in view
+    assert (white[tuple(s.quads[0].mean(0).astype(int))[::-1]] == 255).all()
     assert _faces(white) == set()  # what went wrong: no index found on the other cards
     out = blank_cards(dim, [s.quads[0]])
     assert _faces(out) == {"7c", "Kd"}  # the blanked card is gone, the others read
