@@ -9,7 +9,9 @@ seeds never used to train it) and on synthetic 1280x720 table frames, on this ma
 ``run_real_bench(folder)`` scores it card by card on real photos labelled in YOLO format
 (right / unknown / wrong and the confusions, :mod:`vision.yolo`); ``calibrate_real(folder)``
 chooses the index reader's confidence threshold on such a folder (its train split: never
-on the photos it is then measured on).
+on the photos it is then measured on); ``diagnose_unknowns(folder)`` (``python -m vision.bench
+diagnose DIR``) says, card by card on the train scenes, why each unknown card is unknown: read
+but not named, or given no read, and then what the card finder made of it.
 """
 
 from __future__ import annotations
@@ -368,6 +370,86 @@ def run_real_bench(folder: str | Path, recognizer: Recognizer | None = None, uns
                     "no scene is on both sides; one copy per source photo; top-level figures are dev's"}
 
 
+NO_READ_CAUSES = ("no outline", "outline rejected: small", "outline rejected: big", "outline rejected: fill",
+                  "outline rejected: aspect", "outline rejected: edge", "outline spans several cards",
+                  "outline found, read face down", "outline found, no index read")
+
+
+def _box_holds(box: tuple[float, ...], pt: tuple[float, float] | None) -> bool:
+    return pt is not None and box[0] <= pt[0] <= box[0] + box[2] and box[1] <= pt[1] <= box[1] + box[3]
+
+
+def _no_read_cause(card: Any, dets: list[Any], why: list[tuple[tuple[int, int, int, int], str]]) -> str:
+    """Why the card finder gave the readers nothing for a labelled card (see :func:`diagnose_unknowns`)."""
+    from .yolo import _iou
+
+    whole = [d for d in dets if d.index is None]
+    own = max(whole, key=lambda d: _iou(d.box, card.box), default=None)
+    if own is not None and _iou(own.box, card.box) >= DIAGNOSE_IOU:
+        return "outline found, read face down" if own.face == "down" else "outline found, no index read"
+    outline = max(why, key=lambda o: _iou(o[0], card.box), default=None)
+    if outline is None or _iou(outline[0], card.box) < MIN_OUTLINE_IOU:
+        return "no outline"
+    if outline[1] in ("card", "split") or _iou(outline[0], card.box) < DIAGNOSE_IOU:
+        return "outline spans several cards"
+    return f"outline rejected: {outline[1]}"
+
+
+DIAGNOSE_IOU = 0.5  # an outline whose box overlaps a labelled card's this much is that card's own
+MIN_OUTLINE_IOU = 0.1
+
+
+def diagnose_unknowns(folder: str | Path, recognizer: Recognizer | None = None, sides: tuple[str, ...] = ("train",),
+                      unstretch: float | None = REAL_UNSTRETCH, progress: Any = None) -> dict[str, Any]:
+    """Why each labelled card the recogniser leaves unknown is unknown, on the ``sides`` of the
+    scene split (by default the train side only: what the card finder is tuned on).
+
+    **Read, not named**: a reader named the card or another (a best guess read whole, or a
+    corner index) but the decision left it unknown: thresholds, evidence, vetoes.  **No read**:
+    the readers were given nothing to read there, and the card finder says why: no outline
+    in its whiteness mask at the card; an outline there that failed a test of card shape
+    (size, fill, aspect, edge contrast; :func:`vision.detect.find_quads`); one outline
+    around this card and others (touching or overlapping cards); or the card's own outline,
+    warped and read, judged face down or with no index found on it."""
+    from .detect import find_quads
+    from .scenes import source_name
+    from .yolo import score_photo
+
+    rec = recognizer or Recognizer.two_reader()
+    verdicts: Counter[str] = Counter()
+    causes: Counter[str] = Counter()
+    by_rank: dict[str, Counter[str]] = {}
+    listed: list[dict[str, Any]] = []
+    photos = 0
+    for _, ph in scene_photos(folder, rec, unstretch, sides, progress=progress):
+        photos += 1
+        dets = rec.recognize(ph.image)
+        named, _ = score_photo(ph.cards, [(None if d.card is None else d.card.face, d.box, d.index) for d in dets])
+        # every read, named or not: a read whole's best guess, an index read (kept only when it looks like one)
+        guesses = [(d.card.face if d.card is not None else d.best.face if d.best is not None
+                    else "?" if d.index is not None else None, d.box, d.index) for d in dets]
+        any_read, _ = score_photo(ph.cards, guesses)
+        why: list[tuple[tuple[int, int, int, int], str]] = []
+        find_quads(ph.image, rec.detect_params, why)
+        for card, (t, r), (_, g) in zip(ph.cards, named, any_read, strict=True):
+            verdicts["right" if r == t else "unknown" if r is None else "wrong"] += 1
+            if r is not None:
+                continue
+            cause = "read, not named" if g is not None else _no_read_cause(card, dets, why)
+            causes[cause] += 1
+            by_rank.setdefault(cause, Counter())[t[0]] += 1
+            listed.append({"photo": source_name(ph.path), "card": t, "box": [round(v) for v in card.box],
+                           "cause": cause})
+    no_read = {c: causes[c] for c in NO_READ_CAUSES if causes[c]}
+    return {"folder": str(folder), "sides": list(sides), "photos": photos, **verdicts,
+            "read_not_named": causes["read, not named"], "no_read": sum(no_read.values()),
+            "no_read_causes": no_read,
+            "unknown_by_rank": {c: dict(sorted(v.items())) for c, v in by_rank.items()},
+            "unknown_cards": listed,
+            "note": "two-reader mode unless another recogniser is given; causes are the card finder's, from "
+                    "its outlines and the reads it led to (labels used only to score)"}
+
+
 MAX_WRONG_CALIBRATION = 0.001  # a third of the 0.3 % target: the margin for scenes the thresholds never saw
 WHOLE_SWEEP = (0.5, 0.6, 0.7, 0.8, 0.9, 0.95)
 INDEX_SWEEP = tuple(float(t) for t in np.round(np.arange(0.2, 0.96, 0.05), 2))
@@ -520,6 +602,9 @@ if __name__ == "__main__":  # pragma: no cover
     elif len(sys.argv) > 2 and sys.argv[1] == "mirrored":
         res = record_mirrors(sys.argv[2], write="--write" in sys.argv[3:])
         print(json.dumps({"copies": len(res), "mirrored": sum(res.values())}))
+    elif len(sys.argv) > 2 and sys.argv[1] == "diagnose":  # why cards are unknown (train scenes unless --dev)
+        print(json.dumps(diagnose_unknowns(sys.argv[2], sides=("dev",) if "--dev" in sys.argv[3:] else ("train",)),
+                         indent=2))
     elif len(sys.argv) > 2 and sys.argv[1] == "deck":
         print(json.dumps(deck_in_play(sys.argv[2]), indent=2))
     elif len(sys.argv) > 2 and sys.argv[1] == "real":

@@ -122,7 +122,7 @@ from .corners import (
     labelled_examples,
     read_indices,
 )
-from .detect import WARP_H, WARP_W, DetectParams, box_of, find_quads, max_channel, min_channel, warp
+from .detect import WARP_H, WARP_W, DetectParams, blank_cards, box_of, find_quads, max_channel, min_channel, warp
 from .evidence import (
     ACE_PIP_WIDTH,
     COURT_MAX_PIPS,
@@ -723,9 +723,7 @@ class Recognizer:
         sure = [d for d in found if d.card is not None
                 or (self.two_readers and d.best is not None and d.confidence >= self.threshold)]
         if sure:  # cards read whole need no second look: blank them out (a frame of neat cards costs little)
-            img = img.copy()
-            for d in sure:
-                cv2.fillConvexPoly(img, (d.quad - off).astype(np.int32), (255, 255, 255))
+            img = blank_cards(img, [d.quad - off for d in sure], paper=self.two_readers)
         for r in read_indices(img, self.index, self.index_params, deck=self.deck_examples):
             card_img = warp(img, r.quad)
             ev = Evidence(r.corners, r.disputed, centre_of(card_img, own=False))

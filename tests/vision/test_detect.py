@@ -1,0 +1,64 @@
+"""The card finder and what it hands the readers: blanking cards already read, and the
+diagnosis of why a card got no read (vision.detect, vision.bench)."""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+
+from controller.rules.cards import Card
+from vision.bench import _no_read_cause
+from vision.corners import read_indices
+from vision.detect import blank_cards, find_quads
+from vision.recognizer import Detection, index_model
+from vision.synth import SyntheticCamera
+from vision.yolo import LabelledCard
+
+
+def _faces(img: np.ndarray) -> set[str]:
+    return {r.face for r in read_indices(img, index_model()) if r.confidence > 0.5}
+
+
+def test_blanking_a_read_card_leaves_a_dim_frames_other_indices_readable() -> None:
+    # a dim photo: paper is grey; the index finder takes the exposure from the brightest pixels
+    cam = SyntheticCamera(seed=0, split="test", effects=0.0)
+    s = cam.frame({"board/0": Card.parse("Ah"), "board/1": Card.parse("7c"), "board/2": Card.parse("Kd")})
+    dim = (s.bgr.astype(np.float32) * 0.5).astype(np.uint8)
+    assert _faces(dim) == {"Ah", "7c", "Kd"}
+    white = blank_cards(dim, [s.quads[0]], paper=False)  # pure white, brighter than any paper in view
+    assert (white[tuple(s.quads[0].mean(0).astype(int))[::-1]] == 255).all()
+    assert _faces(white) == set()  # what went wrong: no index found on the other cards
+    out = blank_cards(dim, [s.quads[0]])
+    assert _faces(out) == {"7c", "Kd"}  # the blanked card is gone, the others read
+    assert np.array_equal(blank_cards(dim, []), dim) and out is not dim
+
+
+def test_find_quads_says_what_became_of_each_outline() -> None:
+    frame = np.full((480, 640, 3), 40, np.uint8)
+    cv2.rectangle(frame, (60, 60), (200, 256), (235, 235, 235), -1)  # a card: 140 x 196, aspect 1.4
+    cv2.rectangle(frame, (350, 100), (600, 180), (235, 235, 235), -1)  # a white strip: no card's aspect
+    why: list = []
+    quads = find_quads(frame, why=why)
+    assert len(quads) == 1
+    verdicts = sorted(v for _, v in why)
+    assert verdicts == ["aspect", "card"], why
+    box = next(b for b, v in why if v == "card")
+    assert abs(box[0] - 60) <= 2 and abs(box[2] - 141) <= 3
+
+
+def _det(quad: list[list[float]], face: str = "up", index: tuple[float, float] | None = None) -> Detection:
+    return Detection(None, 0.0, np.array(quad, np.float32), face, index=index)
+
+
+def test_no_read_causes() -> None:
+    card = LabelledCard("9s", (100.0, 100.0, 100.0, 140.0))
+    own = [[100, 100], [200, 100], [200, 240], [100, 240]]
+    assert _no_read_cause(card, [_det(own)], []) == "outline found, no index read"
+    assert _no_read_cause(card, [_det(own, "down")], []) == "outline found, read face down"
+    assert _no_read_cause(card, [], []) == "no outline"
+    assert _no_read_cause(card, [], [((100, 100, 100, 140), "aspect")]) == "outline rejected: aspect"
+    # one outline around this card and its neighbour
+    assert _no_read_cause(card, [], [((100, 100, 260, 140), "card")]) == "outline spans several cards"
+    # an index read's card is not the outline's
+    assert _no_read_cause(card, [_det(own, index=(110.0, 110.0))], []) == "no outline"
+
