@@ -86,11 +86,13 @@ ADJACENT = _setting("ADJACENT", 1)  # antennas closer than this in number are ne
 # A neighbour of an expected antenna passed over this long (its field cannot go on beside the
 # expected one's, back in the pipeline at every priority turn) goes before that antenna's next turn.
 STARVE_MS = _setting("STARVE_MS", 500)
-# The pipeline is no deeper than the settle needs (firmware 1.7.0): a field switched on waits out
-# its settle behind the reads ahead of it, counted at about OCCUPIED_US for a slot holding a tag (a
-# presence check, ~3.5 ms on the chip, and the loop around it) and EMPTY_US for an empty one; once
-# those add up to SETTLE_COVER_US, one more field on would only make the next one wait longer (on a
-# dealt table, the expected antenna's read waited behind five presence checks: ~23 ms).
+# While the host expects a card, the pipeline is no deeper than the settle needs (1.7.0): a field
+# switched on waits out its settle behind the reads ahead of it, counted at about OCCUPIED_US for
+# a slot holding a tag (a presence check, ~3.5 ms on the chip, and the loop around it) and
+# EMPTY_US for an empty one; once those add up to SETTLE_COVER_US, one more field on would only
+# make the expected antenna's read wait longer (on a dealt table it waited behind five presence
+# checks: ~23 ms).  With no EXPECT the pipeline stays PIPELINE_IDLE deep (a tag lifted a moment
+# ago still counts as one there, and its read is short: a shallower pipeline waited on settles).
 SETTLE_COVER_US = _setting("SETTLE_COVER_US", 5000)
 OCCUPIED_US = 4000
 EMPTY_US = 600
@@ -444,7 +446,7 @@ def main():
                     step = False
                 elif why == rp2fast.RUN_TIME:
                     step = False
-            while step and not answered and len(warming) <= depth and not _covered(dev, warming):
+            while step and not answered and len(warming) <= depth and not (dev.expected and _covered(dev, warming)):
                 a = scanner.next(dev, warming)
                 if a is None:
                     break
@@ -495,12 +497,12 @@ def main():
                 known = None
                 if tags or pending:  # (an empty slot: nothing to count, nothing to check)
                     reads[antenna] += 1  # reads of it while occupied: every FULL_EVERY-th is a full one
-                    # (offset by the antenna: cards dealt together are not all read in full in
-                    # the same cycle, which made one cycle in FULL_EVERY twice as long)
-                    if (reads[antenna] + antenna) % FULL_EVERY == 0:
-                        known = None
-                    elif pending:  # the confirming read: a presence check of the new tag (and the others)
+                    if pending:  # the confirming read: a presence check of the new tag (and the others)
                         known = sorted(tags) + sorted(pending) if tags else sorted(pending)
+                    elif (reads[antenna] + antenna) % FULL_EVERY == 0:
+                        # (offset by the antenna: cards dealt together are not all read in full in
+                        # the same cycle, which made one cycle in FULL_EVERY twice as long)
+                        known = None
                     else:
                         known = sorted(tags)
                     if pending:
