@@ -163,8 +163,10 @@ def chip_session(broker: Broker, hands: int, files: dict[str, bytes], board: str
             s.hand(n, wrong_seat=wrong)
             _moves, _writes, now, wall, scratch = chip.times()
             heap_per_hand.append({"hand": n + 1, "chip_s": round(now / 1e6, 2), **_heap(scratch)})
+            heap = heap_per_hand[-1]  # (in the progress too: a long run stopped early still tells)
             say(f"hand {n + 1}/{hands} dealt{' (a card to the wrong seat)' if wrong else ''}: chip at "
-                f"{now / 1e6:.1f} s, {now / 1e6 / wall:.3f} chip s per wall s")
+                f"{now / 1e6:.1f} s, {now / 1e6 / wall:.3f} chip s per wall s; longest collection "
+                f"{heap['longest_collection_ms']} ms, lowest free heap {heap['lowest_free_after_a_collection_pct']} %")
         elapsed = time.monotonic() - t0
         time.sleep(1.0)
         moves, writes, now, wall, scratch = chip.times()

@@ -1,6 +1,6 @@
 """The firmware measured on the chip's own binary (``tablectl bench table --chip``).
 
-Three runs of the emulated RP2040 (``harness.Chip``), all in the chip's own time:
+Four runs of the emulated RP2040 (``harness.Chip``), all in the chip's own time:
 
 * ``mux``: 28 readers behind two 74HC154 decoders, as a 10-seat table is wired: boot, an empty
   table, then ``NO_HINT`` tags laid one at a time where the host expects nothing (each on a
@@ -11,7 +11,10 @@ Three runs of the emulated RP2040 (``harness.Chip``), all in the chip's own time
 * ``probe``: the ``mux`` table with a probe added to ``boot.py`` (a 250 ms soft timer that records
   the lowest ``gc.mem_free()`` and times a ``gc.collect()`` of the firmware's heap, into the
   watchdog's scratch registers), so the timing runs carry no probe.  The timing runs see the
-  collector's own pauses from the bus: ``stalls_over_3ms``.
+  collector's own pauses from the bus: ``stalls_over_3ms``;
+* ``dealt``: the ``mux`` wiring on a table after the deal (20 hole cards and the burn), flops and
+  then hole cards where the host expects them (``run_dealt``): the flop's figure with more than
+  the session's two or three flops, and no host wall time in it.
 
 Measured from the pins and the bus, not from the firmware's own clock: a register access is a
 chip select low to high; a scan is from the reader's VersionReg read to its field going off,
@@ -46,6 +49,8 @@ NO_HINT_LIFT_US = 120_000
 NO_HINT_UID0 = 40  # their UIDs: _uid(40 + k)
 EXPECTED = (17, 26)  # laid where an EXPECT said the next card goes
 TEN = (0, 3, 6, 9, 12, 15, 18, 21, 24, 27)  # laid 30 ms apart
+DEALT_FLOPS = 8  # dealt: flops on a table of 20 hole cards and the burn
+DEALT_HOLES = 6  # dealt: then hole cards, each expected by the host
 
 PROBE = b"""
 # -- bench probe (firmware_bridge/chip/bench.py), not part of the firmware ----------------
@@ -154,7 +159,70 @@ def no_hint_schedule(seed: int, n: int = NO_HINT, readers: int = 28) -> list[tup
     return out
 
 
+def run_dealt(files: dict[str, bytes], board: str = "", seed: int = 21) -> dict[str, Any]:
+    """The ``dealt`` run: 28 readers behind the decoders holding 20 hole cards and the burn (a
+    10-seat table after the deal), then ``DEALT_FLOPS`` flops on the board slots 20-22 (the host
+    expecting the burn and the three slots, as it does; the cards 80 ms apart, at seeded random
+    phases, lifted again before the next), then ``DEALT_HOLES`` hole cards, each on a seat slot
+    emptied a second before and expected 50-90 ms before it lands.  All in chip time, with no host
+    in the loop: the session has two flops in three hands, this has eight, the same every run."""
+    chip = Chip(readers=28, mux=True, files=files, config_extra=board)
+    rng = random.Random(seed)
+    placed: dict[tuple[int, bytes], float] = {}
+    seq = [1]
+
+    def place(antenna: int, uid: bytes, powerup: int) -> Callable[[], None]:
+        def go() -> None:
+            chip.table.place(antenna, Tag(uid, powerup_us=powerup))
+            placed[(antenna, uid)] = chip.clock.now
+        return go
+
+    def expect(antennas: tuple[int, ...]) -> Callable[[], None]:
+        frame = fw.encode_frame(fw.PROTOCOL_VERSION, fw.T_EXPECT, seq[0], bytes((len(antennas), *antennas)))
+        seq[0] += 1
+        return lambda: chip.host_send(frame)
+
+    for a in [*range(20), 25]:  # (antenna order on the reference table: seats, board 20-24, burn 25)
+        chip.clock.at(BOOT_US + 1000 * a, place(a, _uid(a), 1000))
+    t = BOOT_US + 800_000.0
+    flops: list[list[tuple[int, bytes]]] = []
+    for k in range(DEALT_FLOPS):
+        chip.clock.at(t, expect((25, 20, 21, 22)))
+        t += 200_000 + rng.uniform(0, 60_000)
+        cards = [(20 + i, _uid(60 + 3 * k + i)) for i in range(3)]
+        for i, (a, uid) in enumerate(cards):
+            chip.clock.at(t + 80_000 * i, place(a, uid, rng.randint(600, 2200)))
+            chip.clock.at(t + 560_000, lambda a=a, uid=uid: chip.table.remove(a, uid))
+        flops.append(cards)
+        t += 1_760_000  # the three leaves are over (250 ms and three missed reads) before the next
+    holes: list[tuple[int, bytes]] = []
+    for k in range(DEALT_HOLES):
+        a = 2 * k + 1
+        chip.clock.at(t, lambda a=a: chip.table.remove(a, _uid(a)))
+        t += 1_000_000
+        chip.clock.at(t, expect((a,)))
+        t += 50_000 + rng.uniform(0, 40_000)
+        holes.append((a, _uid(100 + k)))
+        chip.clock.at(t, place(a, _uid(100 + k), rng.randint(600, 2200)))
+        t += 300_000
+    chip.run(t)
+    arrived = _arrivals(chip)
+    flop_ms = [max(arrived[c] for c in cards) - placed[cards[2]] for cards in flops if all(c in arrived for c in cards)]
+    hole_ms = [arrived[h] - placed[h] for h in holes if h in arrived]
+
+    def summary(v: list[float], of: int) -> dict[str, Any]:
+        return {"n": len(v), "of": of, "p50": _med(v), "max": _ms(max(v)) if v else None}
+
+    return {
+        "chip_seconds": round(chip.clock.now / 1e6, 3), "wall_seconds": round(chip.wall, 1),
+        "flop_third_card_to_the_last_frame_ms": summary(flop_ms, len(flops)),
+        "hole_expected_by_the_host_ms": summary(hole_ms, len(holes)),
+    }
+
+
 def run_one(kind: str, files: dict[str, bytes], board: str = "", seed: int = 21) -> dict[str, Any]:
+    if kind == "dealt":
+        return run_dealt(files, board, seed)
     mux = kind != "direct"
     readers = 22 if kind == "direct" else 28
     files = dict(files)
@@ -254,21 +322,22 @@ def run_one(kind: str, files: dict[str, bytes], board: str = "", seed: int = 21)
 
 def run_chip_bench(fw_dir: str | Path | None = None, compiled: bool = False, board: str = "",
                    progress: Callable[[str], None] | None = None, seed: int = 21) -> dict[str, Any]:
-    """The three runs in parallel processes; the firmware from ``fw_dir`` (default: the shipped one),
+    """The four runs in parallel processes; the firmware from ``fw_dir`` (default: the shipped one),
     ``board``: lines added to the board_config.py the wiring goes in (e.g. ``PIPELINE = 5``)."""
     say = progress or (lambda _m: None)
     files = firmware_files(Path(fw_dir) if fw_dir else FIRMWARE_DIR, compiled=compiled)
-    kinds = ("mux", "direct", "probe")
-    say("chip: booting three emulated RP2040s (mux 28, direct 22, GC probe)")
-    with ProcessPoolExecutor(max_workers=3) as pool:
-        results = dict(zip(kinds, pool.map(run_one, kinds, [files] * 3, [board] * 3, [seed] * 3), strict=True))
+    kinds = ("mux", "direct", "probe", "dealt")
+    say("chip: booting four emulated RP2040s (mux 28, direct 22, GC probe, a dealt table's flops)")
+    with ProcessPoolExecutor(max_workers=len(kinds)) as pool:
+        results = dict(zip(kinds, pool.map(run_one, kinds, [files] * len(kinds), [board] * len(kinds),
+                                           [seed] * len(kinds)), strict=True))
     probe = results["probe"]
     return {
         "bench": "table --chip",
         "chip": "rp2040js 1.4.1 running MicroPython v1.22.0 (RPI_PICO-20231227), 125 MHz; MFRC522 model on SPI0",
         "firmware": str(fw_dir or FIRMWARE_DIR), "precompiled_mpy": compiled, "board_config": board,
         "files": {name: len(data) for name, data in files.items()},
-        "mux": results["mux"], "direct": results["direct"],
+        "mux": results["mux"], "direct": results["direct"], "dealt": results["dealt"],
         "gc": {k: v for k, v in probe.items() if k not in ("readers", "wiring")},
         "note": "chip time from the emulated RP2040 (Cortex-M0+ cycles, timer, SPI at its clock, USB); "
                 "flash cache misses and bus contention are not modelled: lower bounds for silicon",

@@ -15,7 +15,7 @@ The wire format is specified in ``firmware_bridge/PROTOCOL.md``.
 import struct
 
 PROTOCOL_VERSION = 1
-FIRMWARE_VERSION = (1, 6, 0)
+FIRMWARE_VERSION = (1, 7, 0)
 
 # Message types, device -> host.
 T_HELLO = 0x01
@@ -72,10 +72,11 @@ DEFAULT_HEARTBEAT_MS = 500
 MAX_TAGS_PER_ANTENNA = 8
 LEAVE_MISSES = 3  # consecutive scans without a read, besides debounce_ms, before a tag has left
 RING_FRAMES = 128  # recent frames kept for REPLAY after the host missed some
-# The ring is kept in lists of RING_CHUNK frames: MicroPython's collector marks through a 64-deep
-# stack, and one list of 128 frames overflowed it at every collection once the ring was full (the
-# heap is then scanned again: a collection took 6.9 ms instead of 2.2 on the RP2040).
-RING_CHUNK = 16
+# ... in one preallocated byte ring of RING_BYTES (1.7.0): before, 128 (seq, frame) tuples and
+# their bytes objects, ~9 KiB of small objects the collector marked at every collection (on the
+# RP2040 its pause grew 4.4 -> 4.9 ms as the ring filled).  128 frames of a dealt table (arrivals,
+# leaves, heartbeats: 17-21 bytes) fit; a few inventory frames (up to 256 bytes) make it hold fewer.
+RING_BYTES = 4096
 MAX_EXPECT = 16
 
 
@@ -272,8 +273,17 @@ class Device:
         self.awaiting = 0  # entries in pending, all antennas (the scan loop checks it, not 28 dicts)
         self.dead = [False] * antenna_count  # readers reported not responding
         self.expected = []  # antennas the host expects the next cards on (EXPECT)
-        self.ring = [[]]  # lists of (seq, frame): the last RING_FRAMES frames, for REPLAY
-        self._ring_len = 0
+        # The last RING_FRAMES frames, for REPLAY: their bytes one after another (wrapping round)
+        # in _ring; per slot (a circle of RING_FRAMES) its seq, offset and length (small ints: no
+        # objects); _ring_first the oldest slot, _ring_count slots kept, _ring_used bytes.
+        self._ring = bytearray(RING_BYTES)
+        self._ring_seq = [0] * RING_FRAMES
+        self._ring_at = [0] * RING_FRAMES
+        self._ring_size = [0] * RING_FRAMES
+        self._ring_first = 0
+        self._ring_count = 0
+        self._ring_used = 0
+        self._ring_end = 0  # where the next frame's bytes go
         # A gap between two reads longer than this (a stalled loop) may have let two cards land
         # unseen: the scan that finds them reports them in antenna order, so the next arrival is
         # preceded by FAULT 7 (the host asks the dealer to confirm their order).  The reference
@@ -288,21 +298,41 @@ class Device:
     # -- output ---------------------------------------------------------------
     def _send(self, mtype, body):
         frame = encode_frame(self.protocol_version, mtype, self.seq, body)
-        ring = self.ring
-        last = ring[-1]
-        if len(last) >= RING_CHUNK:
-            last = []
-            ring.append(last)
-        last.append((self.seq, frame))
-        self._ring_len += 1
-        if self._ring_len > RING_FRAMES:
-            self._ring_len -= 1
-            ring[0].pop(0)
-            if not ring[0]:
-                ring.pop(0)
+        self._keep(self.seq, frame)
         self.seq = (self.seq + 1) & 0xFFFF
         self.frames_sent += 1
         self._write(frame)
+
+    def _keep(self, seq, frame):
+        """``frame`` into the ring, the oldest frames dropped to make room (slots or bytes)."""
+        n = len(frame)
+        while self._ring_count and (self._ring_count >= RING_FRAMES or self._ring_used + n > RING_BYTES):
+            self._ring_used -= self._ring_size[self._ring_first]
+            self._ring_first = (self._ring_first + 1) % RING_FRAMES
+            self._ring_count -= 1
+        slot = (self._ring_first + self._ring_count) % RING_FRAMES
+        at = self._ring_end
+        self._ring_seq[slot] = seq
+        self._ring_at[slot] = at
+        self._ring_size[slot] = n
+        ring = self._ring
+        head = RING_BYTES - at  # bytes before the ring wraps round
+        if n <= head:
+            ring[at:at + n] = frame
+        else:
+            ring[at:] = frame[:head]
+            ring[:n - head] = frame[head:]
+        self._ring_end = (at + n) % RING_BYTES
+        self._ring_count += 1
+        self._ring_used += n
+
+    def _kept(self, slot):
+        """The frame in ring slot ``slot``, as bytes."""
+        at = self._ring_at[slot]
+        n = self._ring_size[slot]
+        if at + n <= RING_BYTES:
+            return bytes(self._ring[at:at + n])
+        return bytes(self._ring[at:]) + bytes(self._ring[:at + n - RING_BYTES])
 
     def uptime_ms(self, now_ms):
         """Milliseconds since boot, exact past the ticks period (call at least every 2**29 ms)."""
@@ -533,17 +563,16 @@ class Device:
         """Send again, with their own sequence numbers, the frames from ``first`` on, then the ACK
         (so it marks the end): OK if the ring still held ``first``; NOT_READY if not, after the
         whole ring (a host that has no position, e.g. just started, learns the recent order)."""
-        ring = []
-        for chunk in self.ring:
-            ring.extend(chunk)
+        count = self._ring_count
         start = 0
         found = False
-        for i in range(len(ring)):
-            if ring[i][0] == first:
+        for i in range(count):
+            if self._ring_seq[(self._ring_first + i) % RING_FRAMES] == first:
                 start = i
                 found = True
                 break
-        frames = [frame for _, frame in ring[start:]]
+        # (copied out before any is written: the ACK below goes into the ring too)
+        frames = [self._kept((self._ring_first + i) % RING_FRAMES) for i in range(start, count)]
         for frame in frames:
             self._write(frame)
         self._ack(cmd_seq, T_REPLAY, ACK_OK if found else ACK_NOT_READY)

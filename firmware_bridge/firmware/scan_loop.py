@@ -86,6 +86,16 @@ ADJACENT = _setting("ADJACENT", 1)  # antennas closer than this in number are ne
 # A neighbour of an expected antenna passed over this long (its field cannot go on beside the
 # expected one's, back in the pipeline at every priority turn) goes before that antenna's next turn.
 STARVE_MS = _setting("STARVE_MS", 500)
+# While the host expects a card, the pipeline is no deeper than the settle needs (1.7.0): a field
+# switched on waits out its settle behind the reads ahead of it, counted at about OCCUPIED_US for
+# a slot holding a tag (a presence check, ~3.5 ms on the chip, and the loop around it) and
+# EMPTY_US for an empty one; once those add up to SETTLE_COVER_US, one more field on would only
+# make the expected antenna's read wait longer (on a dealt table it waited behind five presence
+# checks: ~23 ms).  With no EXPECT the pipeline stays PIPELINE_IDLE deep (a tag lifted a moment
+# ago still counts as one there, and its read is short: a shallower pipeline waited on settles).
+SETTLE_COVER_US = _setting("SETTLE_COVER_US", 5000)
+OCCUPIED_US = 4000
+EMPTY_US = 600
 PRIORITY_EVERY = _setting("PRIORITY_EVERY", 2)  # every Nth read goes to an expected/confirming antenna
 FULL_EVERY = _setting("FULL_EVERY", 4)  # every Nth read of an occupied antenna is a full anticollision
 CONFIRM_MS = _setting("CONFIRM_MS", 20)  # a new tag is reported when a second read, this much later, confirms it
@@ -268,13 +278,36 @@ class Scanner:
                     if a not in busy and dev.enabled[a] and (not busy or abs(busy[0] - a) > ADJACENT):
                         self.urgent = True
                         return a
-            if prio:  # strictly in turn: one blocked by a neighbour's field waits, the others too
-                a = prio[self.prio_pos % len(prio)]
-                if not dev.enabled[a]:
-                    self.prio_pos += 1
-                elif a not in busy and self._clear(a, busy) and not (deferred_ms and self._starved(a)):
-                    self.prio_pos += 1
+            if prio:
+                # In turn, from the one whose turn it is.  One that already holds a tag (the host's
+                # hint lags its own count: the flop's first two cards, still expected while the
+                # third comes) is read in the order like any other: a priority read of it is a
+                # presence check that finds nothing new.  One whose new tag awaits its confirming
+                # read gets it from confirm_due above, when it can count.  One blocked by a
+                # neighbour's field (the board's slots are each other's neighbours) keeps its turn
+                # but lets the next one go meanwhile (before 1.7.0 all waited: a flop's first card
+                # was read ~50 ms after it landed).
+                present = dev.present
+                pending = dev.pending
+                enabled = dev.enabled
+                np = len(prio)
+                pos = self.prio_pos % np
+                blocked = -1
+                for k in range(np):
+                    i = pos + k
+                    if i >= np:
+                        i -= np
+                    a = prio[i]
+                    if present[a] or pending[a] or not enabled[a]:
+                        continue
+                    if a in busy or not self._clear(a, busy) or (deferred_ms and self._starved(a)):
+                        if blocked < 0:
+                            blocked = i
+                        continue
+                    self.prio_pos = i + 1 if blocked < 0 else blocked
                     return a
+                if blocked >= 0:
+                    self.prio_pos = blocked
         deferred = self.deferred
         if deferred:
             for a in deferred:  # passed over while a neighbour's field was on: first in line now
@@ -413,7 +446,7 @@ def main():
                     step = False
                 elif why == rp2fast.RUN_TIME:
                     step = False
-            while step and not answered and len(warming) <= depth:
+            while step and not answered and len(warming) <= depth and not (dev.expected and _covered(dev, warming)):
                 a = scanner.next(dev, warming)
                 if a is None:
                     break
@@ -464,10 +497,12 @@ def main():
                 known = None
                 if tags or pending:  # (an empty slot: nothing to count, nothing to check)
                     reads[antenna] += 1  # reads of it while occupied: every FULL_EVERY-th is a full one
-                    if reads[antenna] % FULL_EVERY == 0:
-                        known = None
-                    elif pending:  # the confirming read: a presence check of the new tag (and the others)
+                    if pending:  # the confirming read: a presence check of the new tag (and the others)
                         known = sorted(tags) + sorted(pending) if tags else sorted(pending)
+                    elif (reads[antenna] + antenna) % FULL_EVERY == 0:
+                        # (offset by the antenna: cards dealt together are not all read in full in
+                        # the same cycle, which made one cycle in FULL_EVERY twice as long)
+                        known = None
                     else:
                         known = sorted(tags)
                     if pending:
@@ -523,6 +558,17 @@ def main():
             if errors >= 20:  # failing every time: a clean restart is the better chance
                 raise exc
             time.sleep_ms(10)
+
+
+def _covered(dev, warming):
+    """The fields already on cover a new field's settle: the reads ahead of it add up to
+    SETTLE_COVER_US (an occupied slot's OCCUPIED_US, an empty one's EMPTY_US)."""
+    present = dev.present
+    pending = dev.pending
+    us = 0
+    for b in warming:
+        us += OCCUPIED_US if present[b] or pending[b] else EMPTY_US
+    return us >= SETTLE_COVER_US
 
 
 def _await_confirm(pending):
