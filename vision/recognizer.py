@@ -120,6 +120,7 @@ from .corners import (
     IndexRead,
     corner_strip,
     labelled_examples,
+    paper_level,
     read_indices,
 )
 from .detect import WARP_H, WARP_W, DetectParams, box_of, find_quads, max_channel, min_channel, warp
@@ -433,17 +434,6 @@ def _centre_evidence(ev: Evidence, face: str, centre: Any, own: bool) -> Evidenc
     return ev
 
 
-def _other_side(quad: np.ndarray, model: IndexModel) -> np.ndarray:
-    """The card an index places (``quad``, the index at its top-left corner) placed instead with the
-    index at its top-right corner: mirrored across the index's column."""
-    x0, _, w, _ = model.card
-    ix = -x0 / w  # the index's column, a fraction of the card's width from its left edge
-    p0, p1, _, p3 = quad
-    across = p1 - p0
-    return np.array([p0 - (1 - 2 * ix) * across, p0 + 2 * ix * across, p3 + 2 * ix * across,
-                     p3 - (1 - 2 * ix) * across], np.float32)
-
-
 def _quad_iou(a: np.ndarray, b: np.ndarray) -> float:
     inter, _ = cv2.intersectConvexConvex(a.astype(np.float32), b.astype(np.float32))
     union = abs(cv2.contourArea(a.astype(np.float32))) + abs(cv2.contourArea(b.astype(np.float32))) - inter
@@ -723,9 +713,10 @@ class Recognizer:
         sure = [d for d in found if d.card is not None
                 or (self.two_readers and d.best is not None and d.confidence >= self.threshold)]
         if sure:  # cards read whole need no second look: blank them out (a frame of neat cards costs little)
+            level = paper_level(img)  # blanked with the frame's own paper (pure white hides a dim photo's indices)
             img = img.copy()
             for d in sure:
-                cv2.fillConvexPoly(img, (d.quad - off).astype(np.int32), (255, 255, 255))
+                cv2.fillConvexPoly(img, (d.quad - off).astype(np.int32), (level, level, level))
         for r in read_indices(img, self.index, self.index_params, deck=self.deck_examples):
             card_img = warp(img, r.quad)
             ev = Evidence(r.corners, r.disputed, centre_of(card_img, own=False))
@@ -747,14 +738,20 @@ class Recognizer:
                     # the index may sit at the card's left corner or its right one (four-index decks): the
                     # card is ruled out only when its centre contradicts it both ways
                     why = placed_contradicts(r.face, centre)
-                    if why and placed_contradicts(r.face, read_centre(warp(img, _other_side(r.quad, self.index)))):
+                    if why and placed_contradicts(r.face, read_centre(warp(img, self.index.other_side(r.quad)))):
                         ev = replace(ev, disputed=True, veto=why)
                 named = ev.veto is None
             if self.two_readers and named and r.corners < 2 and ev.readers < 2:
                 # one index read by one reader: the card's other corner, or the other reader on the card
                 # the index places (warped upright), must name the same card (or its own centre, above)
-                glyphs = _card_glyphs(card_img)
-                named = bool(glyphs) and self.decide(glyphs)[0] == Card.parse(r.face, self.deck)
+                # the other reader on the card the index places (warped upright), with the index at the card's
+                # left corner or, on a four-index deck, at its right one: the card is where it agrees
+                for quad in (r.quad, self.index.other_side(r.quad)):
+                    glyphs = _card_glyphs(warp(img, quad))
+                    named = bool(glyphs) and self.decide(glyphs)[0] == Card.parse(r.face, self.deck)
+                    if named:
+                        r = replace(r, quad=quad)
+                        break
                 ev = replace(ev, readers=2 if named else 1)
             card = Card.parse(r.face, self.deck) if named else None
             if card is None and r.p_index < 0.5:
@@ -772,7 +769,7 @@ class Recognizer:
                     pass  # an outline around overlapping cards: the index names its own card, not the outline
                 elif d.card is None or card is None or d.card == card:
                     continue
-                if _quad_iou(d.quad, r.quad + off) > 0.3:
+                elif _quad_iou(d.quad, r.quad + off) > 0.3:
                     continue  # the index of the card read whole, read less well alone: the whole read wins
             extra.append(Detection(card, r.confidence, r.quad + off, "up", index=origin, evidence=ev))
         return extra
