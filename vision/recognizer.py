@@ -708,6 +708,7 @@ class Recognizer:
         """Cards read from a corner index, merged with the cards read whole (``found``, updated)."""
         assert self.index is not None
         extra: list[Detection] = []
+        named_by_index: set[int] = set()  # outlines that did not read whole, named by an index inside them
         # a card read whole confidently that the second reader did not confirm (two_readers) is not read again:
         # its index, read by the same reader in the frame, could only name the card the whole read names
         sure = [d for d in found if d.card is not None
@@ -761,15 +762,17 @@ class Recognizer:
                 if (self.two_readers and d.card is None and card is not None and d.best is not None
                         and not _spans_cards(d.quad, r.quad + off) and d.best != card):
                     continue  # the glyph reader read this card whole as another card: the readers disagree
-                if d.face == "up" and d.card is None and card is not None and not _spans_cards(d.quad, r.quad + off):
+                if (d.face == "up" and d.card is None and card is not None and not _spans_cards(d.quad, r.quad + off)
+                        and _quad_iou(d.quad, r.quad + off) >= 0.5):
                     # the outline's card did not read whole: its index names it
                     found[host] = Detection(card, r.confidence, d.quad, "up", d.crop, evidence=ev)
+                    named_by_index.add(host)
                     continue
                 if d.card is None and card is not None:
                     pass  # an outline around overlapping cards: the index names its own card, not the outline
                 elif d.card is None or card is None or d.card == card:
                     continue
-                elif _quad_iou(d.quad, r.quad + off) > 0.3:
+                elif host not in named_by_index and _quad_iou(d.quad, r.quad + off) > 0.3:
                     continue  # the index of the card read whole, read less well alone: the whole read wins
             extra.append(Detection(card, r.confidence, r.quad + off, "up", index=origin, evidence=ev))
         return extra
