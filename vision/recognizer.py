@@ -385,22 +385,22 @@ class VisionModelError(PokerTableError, RuntimeError):
     """A shipped model file is missing or unreadable (rebuild it: ``python -m vision.train``)."""
 
 
+def _shipped(load: Any, path: Path, what: str, target: str) -> Any:
+    """A shipped model file loaded, or :class:`VisionModelError` saying how to rebuild it."""
+    try:
+        return load(path)
+    except (OSError, ValueError, KeyError) as exc:
+        raise VisionModelError(f"{what} {path} unreadable ({exc}): run python -m vision.train {target}") from exc
+
+
 def stock_model(path: Path | None = None) -> CardModel:
     """The stock whole-card model: the shipped weights (``python -m vision.train stock`` rebuilds them)."""
-    path = path or STOCK_FILE
-    try:
-        return CardModel.load(path)
-    except (OSError, ValueError, KeyError) as exc:
-        raise VisionModelError(f"card model {path} unreadable ({exc}): run python -m vision.train stock") from exc
+    return _shipped(CardModel.load, path or STOCK_FILE, "card model", "stock")  # type: ignore[no-any-return]
 
 
 def index_model(path: Path | None = None) -> IndexModel:
     """The shipped corner-index model (``python -m vision.train index`` rebuilds it)."""
-    path = path or INDEX_FILE
-    try:
-        return IndexModel.load(path)
-    except (OSError, ValueError, KeyError) as exc:
-        raise VisionModelError(f"index model {path} unreadable ({exc}): run python -m vision.train index") from exc
+    return _shipped(IndexModel.load, path or INDEX_FILE, "index model", "index")  # type: ignore[no-any-return]
 
 
 def _corners_disagree(model: CardModel, glyphs: Sequence[CornerGlyphs]) -> bool:
@@ -754,6 +754,9 @@ class Recognizer:
                         r = replace(r, quad=quad)
                         break
                 ev = replace(ev, readers=2 if named else 1)
+                # unconfirmed, as a card read whole that the index reader does not confirm: named only at
+                # lone_threshold (one piece of evidence; calibrated with the others on the train scenes)
+                named = named or r.confidence >= self.lone_threshold
             card = Card.parse(r.face, self.deck) if named else None
             if card is None and r.p_index < 0.5:
                 continue  # probably no index at all
