@@ -17,8 +17,6 @@ from itertools import combinations
 import cv2
 import numpy as np
 
-from .corners import paper_level
-
 WARP_W, WARP_H = 200, 280
 ASPECT = 88 / 63
 
@@ -280,6 +278,8 @@ def blank_cards(img: np.ndarray, quads: list[np.ndarray], paper: bool = True) ->
     out = img.copy()
     if not quads:
         return out
+    from .corners import paper_level  # (here: vision.corners imports this module, through vision.glyphs)
+
     level = paper_level(img) if paper else 255
     for q in quads:
         cv2.fillConvexPoly(out, np.asarray(q).astype(np.int32), (level,) * (img.shape[2] if img.ndim == 3 else 1))
