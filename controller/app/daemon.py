@@ -257,7 +257,7 @@ class Daemon:
         # a thread that wakes for I/O from waiting long behind one that is busy.
         sys.setswitchinterval(0.0005)
         self.journal = Journal(cfg.journal.path, sync=cfg.journal.sync)
-        self.service = TableService(Table(**cfg.table_kwargs()), journal=self.journal, clock=self.clock)
+        self.service = service = TableService(Table(**cfg.table_kwargs()), journal=self.journal, clock=self.clock)
         stats = SessionStats()  # broadcast/stats goes on from the journal (count_published)
         upto = self.journal.published_seq
         count = functools.partial(count_published, stats, self.service, upto)
@@ -267,7 +267,7 @@ class Daemon:
             count(outputs)
             for out in outputs:
                 if out.seq > upto:
-                    hands[out.seq] = self.service.hand_id if self.service.engine is not None else None
+                    hands[out.seq] = service.hand_id if service.engine is not None else None
 
         replayed = self.service.replay(self.journal.entries(), each=each)
         log.info("journal replayed", extra={"events": self.journal.last_seq, "hand_id": self.service.hand_id,
