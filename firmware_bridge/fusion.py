@@ -82,6 +82,7 @@ class OrderUnknown:
 FusionOutput = Event | UnknownTag | OrderUnknown
 
 _GROUPED = {"board": BoardCards, "shoe": Stub}
+_ASKABLE = ("seat", "burn", "board")  # where request/confirm can place a card
 
 
 class Fusion:
@@ -197,6 +198,15 @@ class Fusion:
     def _settle_unordered(self, now: float) -> list[FusionOutput]:
         """One card of unknown order is no question (nothing to order it against); several are."""
         batch, self._unordered = self._unordered, []
+        # Only where a dealer deals can he say the order (request/confirm: a seat, the burn, the
+        # board); a card reaching the muck is settled as it comes (the last hand's, read late, is
+        # dropped).  Asked about, it stayed in doubt and held every later card (the bench, hand 63).
+        out: list[FusionOutput] = []
+        for zone, card in [(z, c) for z, c in batch if z.kind not in _ASKABLE]:
+            out += self._card_to(zone, card, self.source, now)
+        return out + self._settle_batch([(z, c) for z, c in batch if z.kind in _ASKABLE], now)
+
+    def _settle_batch(self, batch: list[tuple[Zone, Card]], now: float) -> list[FusionOutput]:
         if len(batch) == 1:
             zone, card = batch[0]
             return self._card_to(zone, card, self.source, now)
