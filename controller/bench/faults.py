@@ -824,12 +824,7 @@ def deal_hand(rig: Rig, n: int, fault: str, progress: Callable[[str], None]) -> 
                     pitched_since = True
             time.sleep(rig.pace)
             answer_confirm(rig, pitched, log)
-    deadline = time.monotonic() + 15
-    while time.monotonic() < deadline:
-        if any(e["seq"] > seq for e in rig.events("hand_end")):
-            log.finished = True
-            break
-        time.sleep(0.02)
+    log.finished = wait_for_the_end(rig, seq, pitched, log)
     if not log.finished:
         rig.console.request("misdeal", {"reason": "called_misdeal"}, tries=2)
         wrap_up(rig, seq, pitched, log)
@@ -844,6 +839,20 @@ def deal_hand(rig: Rig, n: int, fault: str, progress: Callable[[str], None]) -> 
     progress(f"hand {n + 1}: {game}, fault {fault}, {'finished' if log.finished else 'NOT finished'}"
              + (f", refused {len(log.refused)}" if log.refused else ""))
     return log
+
+
+def wait_for_the_end(rig: Rig, seq: int, pitched: Pitched, log: HandLog, timeout: float = 15.0) -> bool:
+    """All pitched, the dealer waits for the hand's end, answering the table's "order unknown"
+    questions meanwhile, as he does at every step (the run on d940dfc, hand 75: an all-in flop asked
+    about while the broker was away reached the display after his last card; unanswered, the table
+    waited, and the hand was counted unfinished).  Whether it ended."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if any(e["seq"] > seq for e in rig.events("hand_end")):
+            return True
+        answer_confirm(rig, pitched, log)
+        time.sleep(0.02)
+    return False
 
 
 def wrap_up(rig: Rig, seq: int, pitched: Pitched, log: HandLog) -> None:

@@ -104,3 +104,32 @@ def test_a_confirm_giving_every_seat_as_many_cards_counts_each_card_and_a_repeat
         assert count() == 4 + 2
     finally:
         rec.close()
+
+
+def test_the_dealer_answers_a_question_that_comes_while_he_waits_for_the_end() -> None:
+    """The 200-hand run on d940dfc, hand 75: all in, every card pitched; the table's "order unknown:
+    confirm" of the flop reached the display (a broker outage) after his last card, and the dealer,
+    waiting for the hand's end, never answered it: the table waited and the hand went unfinished."""
+    from types import SimpleNamespace
+
+    from controller.bench.faults import HandLog, Pitched, wait_for_the_end
+
+    sent: list[tuple[str, dict]] = []
+    hand = {"seats": {"1": {"cards": 2}, "2": {"cards": 2}}, "burns": 1, "board": []}
+    ends: list[dict] = []
+    alerts = [{"reason": "card_unread", "seq": 12}]
+
+    def request(name: str, fields: dict) -> dict:
+        sent.append((name, fields))
+        ends.append({"seq": 13})  # the table has its flop: the hand runs out to its end
+        return {"ok": True, "result": {"seq": 13, "outputs": ["board"]}}
+
+    topics = SimpleNamespace(state="poker/t1/state", alert="poker/t1/alert")
+    rig = SimpleNamespace(
+        topics=topics, confirms=0, card_count=lambda: 7, events=lambda kind: ends,
+        watch={"display": SimpleNamespace(parsed=lambda t: alerts if t == topics.alert else [{"hand": hand}])},
+        console=SimpleNamespace(request=request))
+    pitched = Pitched(1, [("seat:1", "Ah"), ("seat:2", "Kd"), ("seat:1", "Ac"), ("seat:2", "Kc"),
+                          ("burn", "2c"), ("board", "Th"), ("board", "Ks"), ("board", "3h")])
+    assert wait_for_the_end(rig, 1, pitched, HandLog(74, "holdem", "outage"), timeout=8)  # type: ignore[arg-type]
+    assert sent == [("confirm", {"cards": [{"to": "board", "card": c} for c in ("Th", "Ks", "3h")]})]
