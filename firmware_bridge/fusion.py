@@ -47,6 +47,9 @@ log = logging.getLogger(__name__)
 # Seconds with no new card of unknown order before the timer settles a batch of them (the link
 # sends a batch back to back, in well under this; an arrival in order settles it at once).
 UNORDERED_QUIET = 0.1
+# Seconds after asking the dealer to confirm cards of unknown order before a card held behind them
+# asks again (he is reading the first question; a table that waits must say so, never silently).
+REASK_AFTER = 5.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +82,7 @@ class OrderUnknown:
 FusionOutput = Event | UnknownTag | OrderUnknown
 
 _GROUPED = {"board": BoardCards, "shoe": Stub}
+_ASKABLE = ("seat", "burn", "board")  # where request/confirm can place a card
 
 
 class Fusion:
@@ -116,6 +120,7 @@ class Fusion:
         self.awaiting: set[Card] = set()
         self._after_unknown: list[ZoneChange] = []
         self._asked_again: frozenset[Card] = frozenset()
+        self._asked_at = float("-inf")  # when the dealer was last asked about them
 
     def new_hand(self) -> list[FusionOutput]:
         """Forget which cards went where (call at StartHand); returns a pending group, flushed."""
@@ -163,7 +168,7 @@ class Fusion:
             identity = self.registry.lookup(change.uid)
             if identity.card is not None and self._last_dest.get(identity.card) != change.zone.name:
                 self._after_unknown.append(change)  # behind the cards the dealer is asked about
-                return out
+                return out + self._ask_again(now)
         if not change.entered:
             return out
         identity = self.registry.lookup(change.uid)
@@ -193,6 +198,15 @@ class Fusion:
     def _settle_unordered(self, now: float) -> list[FusionOutput]:
         """One card of unknown order is no question (nothing to order it against); several are."""
         batch, self._unordered = self._unordered, []
+        # Only where a dealer deals can he say the order (request/confirm: a seat, the burn, the
+        # board); a card reaching the muck is settled as it comes (the last hand's, read late, is
+        # dropped).  Asked about, it stayed in doubt and held every later card (the bench, hand 63).
+        out: list[FusionOutput] = []
+        for zone, card in [(z, c) for z, c in batch if z.kind not in _ASKABLE]:
+            out += self._card_to(zone, card, self.source, now)
+        return out + self._settle_batch([(z, c) for z, c in batch if z.kind in _ASKABLE], now)
+
+    def _settle_batch(self, batch: list[tuple[Zone, Card]], now: float) -> list[FusionOutput]:
         if len(batch) == 1:
             zone, card = batch[0]
             return self._card_to(zone, card, self.source, now)
@@ -203,7 +217,21 @@ class Fusion:
             self.awaiting.add(card)
         log.warning("cards of unknown order", extra={"event": "fusion_order_unknown",
                                                       "cards": [f"{z.name}:{c.label()}" for z, c in batch]})
+        self._asked_at = now
         return [OrderUnknown(tuple(batch), now)]
+
+    def _ask_again(self, now: float) -> list[FusionOutput]:
+        """A card the dealer pitched waits behind the cards he was asked about, and the question
+        has been up ``REASK_AFTER`` seconds (acknowledged and not answered, say): the table asks
+        again for those still in doubt, or it would show none of his cards and say nothing."""
+        if now - self._asked_at < REASK_AFTER:
+            return []
+        doubt = self._asked_again or frozenset(self.awaiting)
+        self._asked_at = now
+        cards = tuple((Zone.parse(self._last_dest[c]), c) for c in sorted(doubt, key=str))
+        log.warning("cards of unknown order, still unanswered", extra={
+            "event": "fusion_order_unknown_again", "cards": [f"{z.name}:{c.label()}" for z, c in cards]})
+        return [OrderUnknown(cards, now)]
 
     def confirmed(self, placed: dict[Card, str]) -> list[FusionOutput]:
         """The table has every card the dealer was asked about (``placed``: the engine's cards and
@@ -218,6 +246,7 @@ class Fusion:
                 # after them waits, so he is asked again for those, not left with a table that
                 # silently takes no more cards for the rest of the hand.
                 self._asked_again = rest
+                self._asked_at = self._clock()
                 cards = tuple((Zone.parse(self._last_dest[c]), c) for c in sorted(rest, key=str))
                 log.warning("cards of unknown order, asked again", extra={
                     "event": "fusion_order_unknown_again", "cards": [f"{z.name}:{c.label()}" for z, c in cards]})

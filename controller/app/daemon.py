@@ -258,10 +258,19 @@ class Daemon:
         # a thread that wakes for I/O from waiting long behind one that is busy.
         sys.setswitchinterval(0.0005)
         self.journal = Journal(cfg.journal.path, sync=cfg.journal.sync)
-        self.service = TableService(Table(**cfg.table_kwargs()), journal=self.journal, clock=self.clock)
+        self.service = service = TableService(Table(**cfg.table_kwargs()), journal=self.journal, clock=self.clock)
         stats = SessionStats()  # broadcast/stats goes on from the journal (count_published)
-        replayed = self.service.replay(self.journal.entries(), each=functools.partial(
-            count_published, stats, self.service, self.journal.published_seq))
+        upto = self.journal.published_seq
+        count = functools.partial(count_published, stats, self.service, upto)
+        hands: dict[int, int | None] = {}  # seq -> the hand of what the broker never had (republished below)
+
+        def each(outputs: list[Output]) -> None:
+            count(outputs)
+            for out in outputs:
+                if out.seq > upto:
+                    hands[out.seq] = service.hand_id if service.engine is not None else None
+
+        replayed = self.service.replay(self.journal.entries(), each=each)
         log.info("journal replayed", extra={"events": self.journal.last_seq, "hand_id": self.service.hand_id,
                                              "table_id": cfg.table.id})
         m = cfg.mqtt
@@ -296,7 +305,9 @@ class Daemon:
         if unsent:
             log.info("republishing what the broker never acknowledged", extra={"outputs": len(unsent)})
         self.publisher.republish_stats(self.service, published, unsent)
-        self.publisher.publish(unsent, self.service)
+        # Under the hand each was made in: a kill -9 just after a new hand began leaves the hand
+        # before it unacknowledged, and the service has moved on (its board is no board of this one).
+        self.publisher.publish(unsent, self.service, hands=hands)
         self.publisher.publish_delay(self.journal.last_seq, "journal" if self.service.broadcast_delay is not None
                                      else "config")
         self.link.start()

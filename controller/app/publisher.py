@@ -11,7 +11,7 @@ broadcast secret is cleared when its hand ends.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -78,21 +78,24 @@ class Publisher:
             retain=True, seq=seq)
 
     # ------------------------------------------------------------------ outputs
-    def publish(self, outputs: Iterable[Output], service: TableService, state: bool = True) -> None:
+    def publish(self, outputs: Iterable[Output], service: TableService, state: bool = True,
+                hands: Mapping[int, int | None] | None = None) -> None:
         """Publish one batch of outputs (one applied event), then the retained state.
 
         With ``state`` false the retained snapshot and the hole cards (each a whole-table
         snapshot too) wait for :meth:`publish_state`, which the daemon calls a moment later
-        (:data:`controller.app.daemon.STATE_DEBOUNCE`): the card's event leaves first and alone."""
+        (:data:`controller.app.daemon.STATE_DEBOUNCE`): the card's event leaves first and alone.
+        ``hands`` (a republish at start) names the hand of each output's seq, when not the one in play."""
         now = round(self.clock(), 3)
         seq = service.seq
         hand_id = service.hand_id if service.engine is not None else None
         for out in outputs:
             seq = out.seq or seq
+            its_hand = hands.get(out.seq, hand_id) if hands is not None else hand_id
             if not state and out.secret:
-                self._deferred = (out, hand_id, now)
+                self._deferred = (out, its_hand, now)
                 continue
-            self._one(out, service, hand_id, now)
+            self._one(out, service, its_hand, now)
         if state:
             self.publish_state(service, seq, now)
         self._request_equity(service, seq)  # a no-op unless the cards, the folds or the draw changed

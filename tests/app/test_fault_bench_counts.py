@@ -64,3 +64,72 @@ def test_the_dealer_enters_the_cards_he_pitched_that_the_display_does_not_show()
     hand["board"] = [*hand["board"], "8h"]
     assert not confirm_missing(rig, pitched, log)  # type: ignore[arg-type] - nothing missing: nothing sent
     assert len(sent) == 1 and not log.refused
+
+
+def test_a_confirm_giving_every_seat_as_many_cards_counts_each_card_and_a_repeat_once() -> None:
+    """The dealer's ``request/confirm`` of two cards to each of two seats gives four ``event/card``
+    under one seq, two per seat: alike copies per seat, which the count took for a repeat (two
+    cards, so the dealer waited 8 s for cards the display showed).  The answer to his confirm
+    names the seq and its outputs: the cards he named, all taken, are counted; a repeat once."""
+    from types import SimpleNamespace
+
+    from controller.bench.faults import HandLog, Pitched, confirm_missing
+
+    rec = _recorder()
+    try:
+        root = "poker/t1/event/"
+        count = lambda: rec.cards(root + "card", (root + "burn", root + "board"))  # noqa: E731
+        confirm = [{"seq": 9, "hand_id": 1, "seat": seat} for seat in (1, 2, 1, 2)]
+        with rec.lock:
+            rec.records += [Record(time.monotonic(), root + "card", json.dumps(p).encode()) for p in confirm]
+        assert count() == 2  # unknown yet: alike copies per seat may be a repeat (never counted more)
+        hand = {"seats": {"1": {"cards": 0}, "2": {"cards": 0}}, "burns": 0, "board": []}
+        answer = {"ok": True, "result": {"seq": 9, "outputs": ["card", "card", "card", "card", "holecards"]}}
+        rig = SimpleNamespace(topics=SimpleNamespace(state="poker/t1/state"), ctl=rec,
+                              watch={"display": SimpleNamespace(parsed=lambda topic: [{"hand": hand}])},
+                              console=SimpleNamespace(request=lambda name, fields: answer))
+        pitched = Pitched(1, [("seat:1", "Ah"), ("seat:2", "Kd"), ("seat:1", "Ac"), ("seat:2", "Kc")])
+        assert confirm_missing(rig, pitched, HandLog(0, "holdem", "stall"))  # type: ignore[arg-type]
+        assert count() == 4
+        with rec.lock:  # the controller's outbox sends them all again after an outage
+            rec.records += [Record(time.monotonic(), root + "card", json.dumps(p).encode()) for p in confirm]
+        assert count() == 4
+        # A confirm the table did not take whole (it had one of each seat's cards already: skipped)
+        # is not known per seat: its one card per seat, then a repeat, count two, never four.
+        answer["result"] = {"seq": 12, "outputs": ["card", "card", "holecards"]}
+        assert confirm_missing(rig, pitched, HandLog(0, "holdem", "stall"))  # type: ignore[arg-type]
+        with rec.lock:
+            rec.records += [Record(time.monotonic(), root + "card", json.dumps(
+                {"seq": 12, "hand_id": 1, "seat": seat}).encode()) for seat in (1, 2, 1, 2)]
+        assert count() == 4 + 2
+    finally:
+        rec.close()
+
+
+def test_the_dealer_answers_a_question_that_comes_while_he_waits_for_the_end() -> None:
+    """The 200-hand run on d940dfc, hand 75: all in, every card pitched; the table's "order unknown:
+    confirm" of the flop reached the display (a broker outage) after his last card, and the dealer,
+    waiting for the hand's end, never answered it: the table waited and the hand went unfinished."""
+    from types import SimpleNamespace
+
+    from controller.bench.faults import HandLog, Pitched, wait_for_the_end
+
+    sent: list[tuple[str, dict]] = []
+    hand = {"seats": {"1": {"cards": 2}, "2": {"cards": 2}}, "burns": 1, "board": []}
+    ends: list[dict] = []
+    alerts = [{"reason": "card_unread", "seq": 12}]
+
+    def request(name: str, fields: dict) -> dict:
+        sent.append((name, fields))
+        ends.append({"seq": 13})  # the table has its flop: the hand runs out to its end
+        return {"ok": True, "result": {"seq": 13, "outputs": ["board"]}}
+
+    topics = SimpleNamespace(state="poker/t1/state", alert="poker/t1/alert")
+    rig = SimpleNamespace(
+        topics=topics, confirms=0, card_count=lambda: 7, events=lambda kind: ends,
+        watch={"display": SimpleNamespace(parsed=lambda t: alerts if t == topics.alert else [{"hand": hand}])},
+        console=SimpleNamespace(request=request))
+    pitched = Pitched(1, [("seat:1", "Ah"), ("seat:2", "Kd"), ("seat:1", "Ac"), ("seat:2", "Kc"),
+                          ("burn", "2c"), ("board", "Th"), ("board", "Ks"), ("board", "3h")])
+    assert wait_for_the_end(rig, 1, pitched, HandLog(74, "holdem", "outage"), timeout=8)  # type: ignore[arg-type]
+    assert sent == [("confirm", {"cards": [{"to": "board", "card": c} for c in ("Th", "Ks", "3h")]})]

@@ -63,3 +63,23 @@ def test_a_single_card_of_unknown_order_is_still_no_question() -> None:
     assert f.feed(_arrive("Jd", 6)) == []
     clock.t += UNORDERED_QUIET + 0.01
     assert f.poll() == [Deal(6, Card.parse("Jd"), source="rfid")]
+
+
+def test_a_card_reaching_the_muck_in_a_batch_is_no_question() -> None:
+    """The 200-hand bench, hand 63: the board stalled as a hand began, and its one scan found the
+    last hand's Ac reaching the muck with two new hole cards.  The table asked the dealer to order
+    all three; he can name only where he dealt (a seat, the burn, the board: ``request/confirm``),
+    so the Ac stayed in doubt, was asked about again and again, and every card he pitched after
+    it waited for the rest of the hand.  A muck's card is settled as it comes, never asked."""
+    clock = Clock()
+    f = _fusion(clock)
+    f.new_hand()  # 9h (seat 2) was the last hand's
+    assert f.feed(ZoneChange(CARDS["9h"], Zone("muck"), True, 0, 100.0, False)) == []
+    assert f.feed(_arrive("8d", 3)) == []
+    assert f.feed(_arrive("Jd", 4)) == []
+    out = f.feed(_arrive("5h", 5, ordered=True))
+    assert [type(o) for o in out] == [OrderUnknown], out
+    assert {c.face for _, c in out[0].cards} == {"8d", "Jd"}  # type: ignore[union-attr]
+    assert f.late_mucks == 1
+    held = f.confirmed({Card.parse("8d"): "seat:3", Card.parse("Jd"): "seat:4"})
+    assert held == [Deal(5, Card.parse("5h"), source="rfid")] and not f.awaiting
