@@ -33,6 +33,7 @@ from typing import Any
 import cv2
 import numpy as np
 
+from .detect import paper_top
 from .glyphs import RANK_CLASSES, RANK_SIZE, SUIT_CLASSES, SUIT_SIZE, glyph_features, log_softmax
 
 # upright patch around one rank-suit pair: PX pixels per unit (the rank-to-suit distance)
@@ -69,26 +70,11 @@ class Marks:
     keep: np.ndarray  # indices of glyph-sized marks
 
 
-def _paper_top(v: np.ndarray) -> float:
-    """Exposure: paper is among the brightest things in view (the 99th percentile of the min
-    channel ``v``); a dim photo has dim paper and weak ink."""
-    small = v[::4, ::4]
-    return float(np.partition(small.ravel(), int(small.size * 0.99))[int(small.size * 0.99)])
-
-
-def paper_level(bgr: np.ndarray) -> int:
-    """The frame's paper level as :func:`find_marks` judges exposure: a part of the frame blanked
-    with it leaves the rest read as before (blanked with pure white, a dim photo's paper looks too
-    dark to :func:`find_marks`, and every index in it is lost)."""
-    b, g, r = cv2.split(bgr)
-    return int(_paper_top(cv2.min(cv2.min(b, g), r)))
-
-
 def find_marks(bgr: np.ndarray, p: IndexParams = IndexParams()) -> Marks:
     """Glyph-sized dark marks on bright paper (local contrast, no global threshold)."""
     b, g, r = cv2.split(bgr)
     v = cv2.min(cv2.min(b, g), r)
-    top = _paper_top(v)
+    top = paper_top(v)
     contrast = int(np.clip(round(p.contrast * top / 200), 8, p.contrast))
     paper_min = max(50.0, 0.55 * top)
     ink = cv2.adaptiveThreshold(v, 255, cv2.ADAPTIVE_THRESH_MEAN_C, cv2.THRESH_BINARY_INV, p.block, contrast)

@@ -262,6 +262,20 @@ def find_quads(frame: np.ndarray, params: DetectParams = DetectParams(),
     return kept
 
 
+def paper_top(v: np.ndarray) -> float:
+    """Exposure: paper is among the brightest things in view (the 99th percentile of the min
+    channel ``v``); a dim photo has dim paper and weak ink (:func:`vision.corners.find_marks`)."""
+    small = v[::4, ::4]
+    return float(np.partition(small.ravel(), int(small.size * 0.99))[int(small.size * 0.99)])
+
+
+def paper_level(bgr: np.ndarray) -> int:
+    """The frame's paper level as :func:`vision.corners.find_marks` judges exposure: a part of the
+    frame blanked with it leaves the rest read as before (blanked with pure white, a dim photo's
+    paper looks too dark to ``find_marks``, and every index in it is lost)."""
+    return int(paper_top(min_channel(bgr)))
+
+
 def blank_cards(img: np.ndarray, quads: list[np.ndarray], paper: bool = True) -> np.ndarray:
     """A copy of ``img`` with each quadrilateral painted over, flat, at the frame's paper level.
 
@@ -278,8 +292,6 @@ def blank_cards(img: np.ndarray, quads: list[np.ndarray], paper: bool = True) ->
     out = img.copy()
     if not quads:
         return out
-    from .corners import paper_level  # (here: vision.corners imports this module, through vision.glyphs)
-
     level = paper_level(img) if paper else 255
     for q in quads:
         cv2.fillConvexPoly(out, np.asarray(q).astype(np.int32), (level,) * (img.shape[2] if img.ndim == 3 else 1))

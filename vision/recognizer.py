@@ -402,12 +402,12 @@ def _shipped(load: Any, path: Path, what: str, target: str) -> Any:
 
 def stock_model(path: Path | None = None) -> CardModel:
     """The stock whole-card model: the shipped weights (``python -m vision.train stock`` rebuilds them)."""
-    return _shipped(CardModel.load, path or STOCK_FILE, "card model", "stock")  # type: ignore[no-any-return]
+    return _shipped(CardModel.load, path or STOCK_FILE, "card model", "stock")
 
 
 def index_model(path: Path | None = None) -> IndexModel:
     """The shipped corner-index model (``python -m vision.train index`` rebuilds it)."""
-    return _shipped(IndexModel.load, path or INDEX_FILE, "index model", "index")  # type: ignore[no-any-return]
+    return _shipped(IndexModel.load, path or INDEX_FILE, "index model", "index")
 
 
 def _corners_disagree(model: CardModel, glyphs: Sequence[CornerGlyphs]) -> bool:
