@@ -53,28 +53,23 @@ may be shifted or take in a neighbour), only the pips' colour counts, and the co
 rules when the card placed both ways round (index at its left corner, at its right) contradicts
 (``centre_placed``, off: with it the train scenes read 812 right and none wrong, without it 815
 and none, at the same thresholds; with the reader trained on the GNOME decks alone 805 and 1
-against 811 and none).  Figures of this mode before the four-index handling below: thresholds
-0.5 / 0.55 / 0.8, on the dev scenes 76.8 % right and 4 of 954 wrong.
-
-**Four-index decks** (:func:`vision.corners.merge_reads` with the card's geometry): a deck with an
-index in each corner shows two on each short edge, read the same way up; the right one, taken for
-the card's left index, places a card shifted across (a thin slice of the real card: its centre and
-glyphs are a neighbour's).  Two indices that read alike and place one card when one is taken for the
-left index and the other for the right (or, diagonal, both for right ones) are one card read at two
-corners, placed where they agree; a lone index is checked by the glyph reader on the card placed
-either way round and takes the placement it confirms; unconfirmed, it is named only at
-``lone_threshold``, as a card read whole.  Cards read whole are blanked before the indices are
-searched with the frame's own paper level (pure white made a dim photo's paper look too dark to the
-index finder: every index in it was lost), and an outline that did not read whole is named by an
-index inside it only when the card the index places is that outline.  Thresholds by the same rule
-on the train scenes: 0.5 / 0.5 / never alone (1.01), 87.3 % right and none wrong in the sweep
-there (read at those thresholds, 899 of 998 right, none wrong).  On the dev scenes, measured after
-that choice: 85.3 % right (814 of 954) and 6 wrong (0.63 %: an eight of spades read as the eight
-of clubs, a seven of spades as the six, a five of clubs as the jack of hearts, a ten of diamonds as
-the ten of hearts, an ace of clubs as the four, a king of clubs as the ten).  Its speed (the bench's
-``two_readers_mode``, :func:`vision.bench._mode_speed`, 1000 held-back crops and 60 frames, load
-average 5.5 on two cores): 9.97 ms of CPU per card crop and 37.8 ms per 1280x720 frame (26.5
-frames/s on one core), against 6.1 and 23.6 for the default recogniser in the same run.
+against 811 and none).  Thresholds by the same rule on the train scenes: 0.5 / 0.55 / 0.8,
+81.7 % right (815 of 998) and none wrong there (without the centre 80.8 %).  On the dev scenes
+(``vision.bench.run_real_bench``, dev side, ``Recognizer.two_reader()``) it reads 76.8 % right
+and 4 of 954 wrong (without the centre, at the same thresholds, 77.5 % and 5): one of two aces
+of clubs read as the four is gone; the other, an eight of spades read as the eight of clubs, a
+five of clubs as the jack of hearts and a ten of diamonds as the ten of hearts are left.  With the
+reader trained on the GNOME decks alone (thresholds 0.5 / 0.35 / 0.8) it read 77.5 % right and
+5 wrong (without the centre 77.9 % and 8): a seven read as a five, a four as a two, an ace as a
+four were gone; a five read as an eight (fewer pips is no contradiction: covers hide pips), a two
+as an ace, a five as a jack, a ten as a king (cards placed from an index, whose centre is not
+their own) and a ten of diamonds as the ten of hearts were left.  Since the cards read whole are
+blanked at the photo's own paper level (:func:`vision.detect.blank_cards`; white made a dim
+photo's paper look too dark to the index finder), the same thresholds read 83.8 % right on the
+dev scenes (799 of 954) with the same 4 wrong.  Its speed is the bench's
+``two_readers_mode`` (``tablectl bench vision``), measured with that earlier reader (the same
+network's size): on a loaded machine 10.4 ms of CPU per card crop and 42.8 ms per 1280x720 frame,
+against 7.7 and 27.6 for the default recogniser in the same run.
 
 The thresholds (whole cards, corner indices) live in ``vision/data/thresholds.json``, chosen
 by the rule of ``vision.bench.calibrate_real`` on the train scenes of real photos only
@@ -392,22 +387,22 @@ class VisionModelError(PokerTableError, RuntimeError):
     """A shipped model file is missing or unreadable (rebuild it: ``python -m vision.train``)."""
 
 
-def _shipped(load: Any, path: Path, what: str, target: str) -> Any:
-    """A shipped model file loaded, or :class:`VisionModelError` saying how to rebuild it."""
-    try:
-        return load(path)
-    except (OSError, ValueError, KeyError) as exc:
-        raise VisionModelError(f"{what} {path} unreadable ({exc}): run python -m vision.train {target}") from exc
-
-
 def stock_model(path: Path | None = None) -> CardModel:
     """The stock whole-card model: the shipped weights (``python -m vision.train stock`` rebuilds them)."""
-    return _shipped(CardModel.load, path or STOCK_FILE, "card model", "stock")
+    path = path or STOCK_FILE
+    try:
+        return CardModel.load(path)
+    except (OSError, ValueError, KeyError) as exc:
+        raise VisionModelError(f"card model {path} unreadable ({exc}): run python -m vision.train stock") from exc
 
 
 def index_model(path: Path | None = None) -> IndexModel:
     """The shipped corner-index model (``python -m vision.train index`` rebuilds it)."""
-    return _shipped(IndexModel.load, path or INDEX_FILE, "index model", "index")
+    path = path or INDEX_FILE
+    try:
+        return IndexModel.load(path)
+    except (OSError, ValueError, KeyError) as exc:
+        raise VisionModelError(f"index model {path} unreadable ({exc}): run python -m vision.train index") from exc
 
 
 def _corners_disagree(model: CardModel, glyphs: Sequence[CornerGlyphs]) -> bool:
@@ -439,6 +434,17 @@ def _centre_evidence(ev: Evidence, face: str, centre: Any, own: bool) -> Evidenc
     if own and centre_supports(face, centre):
         return replace(ev, readers=2, disputed=False)
     return ev
+
+
+def _other_side(quad: np.ndarray, model: IndexModel) -> np.ndarray:
+    """The card an index places (``quad``, the index at its top-left corner) placed instead with the
+    index at its top-right corner: mirrored across the index's column."""
+    x0, _, w, _ = model.card
+    ix = -x0 / w  # the index's column, a fraction of the card's width from its left edge
+    p0, p1, _, p3 = quad
+    across = p1 - p0
+    return np.array([p0 - (1 - 2 * ix) * across, p0 + 2 * ix * across, p3 + 2 * ix * across,
+                     p3 - (1 - 2 * ix) * across], np.float32)
 
 
 def _quad_iou(a: np.ndarray, b: np.ndarray) -> float:
@@ -715,13 +721,12 @@ class Recognizer:
         """Cards read from a corner index, merged with the cards read whole (``found``, updated)."""
         assert self.index is not None
         extra: list[Detection] = []
-        named_by_index: set[int] = set()  # outlines that did not read whole, named by an index inside them
         # a card read whole confidently that the second reader did not confirm (two_readers) is not read again:
         # its index, read by the same reader in the frame, could only name the card the whole read names
         sure = [d for d in found if d.card is not None
                 or (self.two_readers and d.best is not None and d.confidence >= self.threshold)]
         if sure:  # cards read whole need no second look: blank them out (a frame of neat cards costs little)
-            img = blank_cards(img, [d.quad - off for d in sure])  # at the frame's own paper level
+            img = blank_cards(img, [d.quad - off for d in sure], paper=self.two_readers)
         for r in read_indices(img, self.index, self.index_params, deck=self.deck_examples):
             card_img = warp(img, r.quad)
             ev = Evidence(r.corners, r.disputed, centre_of(card_img, own=False))
@@ -743,24 +748,15 @@ class Recognizer:
                     # the index may sit at the card's left corner or its right one (four-index decks): the
                     # card is ruled out only when its centre contradicts it both ways
                     why = placed_contradicts(r.face, centre)
-                    if why and placed_contradicts(r.face, read_centre(warp(img, self.index.other_side(r.quad)))):
+                    if why and placed_contradicts(r.face, read_centre(warp(img, _other_side(r.quad, self.index)))):
                         ev = replace(ev, disputed=True, veto=why)
                 named = ev.veto is None
             if self.two_readers and named and r.corners < 2 and ev.readers < 2:
                 # one index read by one reader: the card's other corner, or the other reader on the card
                 # the index places (warped upright), must name the same card (or its own centre, above)
-                # the other reader on the card the index places (warped upright), with the index at the card's
-                # left corner or, on a four-index deck, at its right one: the card is where it agrees
-                for quad in (r.quad, self.index.other_side(r.quad)):
-                    glyphs = _card_glyphs(warp(img, quad))
-                    named = bool(glyphs) and self.decide(glyphs)[0] == Card.parse(r.face, self.deck)
-                    if named:
-                        r = replace(r, quad=quad)
-                        break
+                glyphs = _card_glyphs(card_img)
+                named = bool(glyphs) and self.decide(glyphs)[0] == Card.parse(r.face, self.deck)
                 ev = replace(ev, readers=2 if named else 1)
-                # unconfirmed, as a card read whole that the index reader does not confirm: named only at
-                # lone_threshold (one piece of evidence; calibrated with the others on the train scenes)
-                named = named or r.confidence >= self.lone_threshold
             card = Card.parse(r.face, self.deck) if named else None
             if card is None and r.p_index < 0.5:
                 continue  # probably no index at all
@@ -769,17 +765,15 @@ class Recognizer:
                 if (self.two_readers and d.card is None and card is not None and d.best is not None
                         and not _spans_cards(d.quad, r.quad + off) and d.best != card):
                     continue  # the glyph reader read this card whole as another card: the readers disagree
-                if (d.face == "up" and d.card is None and card is not None and not _spans_cards(d.quad, r.quad + off)
-                        and _quad_iou(d.quad, r.quad + off) >= 0.5):
+                if d.face == "up" and d.card is None and card is not None and not _spans_cards(d.quad, r.quad + off):
                     # the outline's card did not read whole: its index names it
                     found[host] = Detection(card, r.confidence, d.quad, "up", d.crop, evidence=ev)
-                    named_by_index.add(host)
                     continue
                 if d.card is None and card is not None:
                     pass  # an outline around overlapping cards: the index names its own card, not the outline
                 elif d.card is None or card is None or d.card == card:
                     continue
-                elif host not in named_by_index and _quad_iou(d.quad, r.quad + off) > 0.3:
+                if _quad_iou(d.quad, r.quad + off) > 0.3:
                     continue  # the index of the card read whole, read less well alone: the whole read wins
             extra.append(Detection(card, r.confidence, r.quad + off, "up", index=origin, evidence=ev))
         return extra

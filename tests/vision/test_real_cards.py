@@ -18,14 +18,15 @@ from vision.yolo import LabelledCard, parse_class_name, score_photo
 DATASET = Path(os.environ.get("POKER_CARDS_DATASET", REPO.parent / "shared" / "datasets" / "poker-cards-4"))
 # issue 25's targets on the dev scenes: at least 90 % right, at most 0.3 % wrong; pinned here is what
 # the recogniser reaches (tablectl bench vision --real, dev side), each with a margin
-# (evidence gate and two-reader check off, thresholds 0.8 / 0.9 as the stated rule picks them on the
+# (evidence gate and two-reader check off, thresholds 0.8 / 0.35 as the stated rule picks them on the
 # train scenes)
-RIGHT_AT_LEAST = 0.79  # measured 0.7998 (763 of 954 cards); the target, 0.90, is not reached
-WRONG_AT_MOST = 0.011  # measured 0.0084 (8 of 954): at most 10; the target, 0.003, is not reached
+RIGHT_AT_LEAST = 0.79  # measured 0.8134 (776 of 954 cards); the target, 0.90, is not reached
+WRONG_AT_MOST = 0.018  # measured 0.0157 (15 of 954); the target, 0.003, is not reached
 # the daemon's camera on a real table (Recognizer.two_reader(): two readers and the card's centre, as
-# thresholds.json's two_readers_mode holds it, 0.5 / 0.5 / never alone)
-MODE_RIGHT_AT_LEAST = 0.84  # measured 0.8532 (814 of 954)
-MODE_WRONG_AT_MOST = 0.0075  # measured 0.0063 (6 of 954): at most 7
+# thresholds.json's two_readers_mode holds it, 0.5 / 0.55 / 0.8); without the centre, at the same
+# thresholds, 0.7746 and 5 wrong
+MODE_RIGHT_AT_LEAST = 0.83  # measured 0.8375 (799 of 954; 0.7683 before cards read whole were blanked at paper level)
+MODE_WRONG_AT_MOST = 0.0075  # measured 0.0042 (4 of 954): at most 7
 # CI has the photos beside the clone: there a missing folder fails the tests, it does not skip them
 needs_photos = pytest.mark.skipif(not (DATASET / "valid" / "images").is_dir() and not os.environ.get("CI"),
                                   reason="real photos not beside the repo")
@@ -88,9 +89,7 @@ def test_index_reader_on_held_back_real_decks() -> None:
             right += face in reads
             wrong += bool(reads - {face})
     assert n >= 40
-    # at the default's index threshold as the rule picks it on the train scenes (0.9): 35 of 60 right and
-    # 1 wrong; at the earlier 0.35, 43 and 2
-    assert right / n >= 0.55, (right, n)
+    assert right / n >= 0.6, (right, n)
     assert wrong / n <= 0.05, (wrong, n)
 
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from tests.conftest import REPO
-from vision.corners import IndexModel, IndexRead, merge_reads
+from vision.corners import IndexRead, merge_reads
 from vision.evidence import Centre, centre_verdict
 from vision.glyphs import Pips
 from vision.recognizer import Evidence, _spans_cards
@@ -127,20 +127,6 @@ def test_two_corners_of_one_card_merge_when_they_agree_and_are_both_kept_marked_
     assert one.corners == 2 and one.confidence > 0.9 and not one.disputed
     reads = merge_reads([top, replace(bottom, face="Qc")])
     assert [(r.face, r.disputed) for r in reads] == [("9c", True), ("Qc", True)]  # neither is dropped
-
-
-def test_two_indices_on_one_short_edge_of_a_four_index_card_are_one_card_placed_by_the_left_one() -> None:
-    model = IndexModel(b"", (-0.5, -1.0, 6.5, 9.5), 0.15)  # geometry only: an index 0.5 in from each side
-    left, right = (IndexRead(f, c, model.card_quad(np.array(o, np.float32), np.array((0, 10), np.float32)),
-                             np.array(o, np.float32), np.array((0, 10), np.float32), 0.9)
-                   for f, c, o in (("9c", 0.9, (100, 100)), ("9c", 0.95, (155, 100))))  # 5.5 units apart
-    assert model.edge_span == 5.5 and np.allclose(model.other_side(right.quad), left.quad)
-    assert len(merge_reads([left, right])) == 2  # without the card's geometry: two cards, one a thin slice
-    (one,) = merge_reads([left, right], model=model)
-    assert one.corners == 2 and one.confidence > 0.95 and np.allclose(one.quad, left.quad)  # the real card
-    assert len(merge_reads([left, replace(right, face="Qc")], model=model)) == 2  # two cards side by side
-    further = replace(right, origin=right.origin + np.float32([15, 0]), quad=right.quad + np.float32([15, 0]))
-    assert len(merge_reads([left, further], model=model)) == 2  # a neighbour's index, not this card's
 
 
 def test_an_outline_much_bigger_than_the_card_its_index_places_spans_cards() -> None:
