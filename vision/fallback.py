@@ -32,7 +32,18 @@ once ``min_votes`` frames *captured after it was read* were observed (``observe(
 the frame's capture time), and a card counts as unreadable only once the camera looked at it in
 ``2 * min_votes`` frames.  On a camera that keeps up this changes nothing: by ``tag_timeout`` it
 has shown many frames.  A camera identity needs ``min_votes`` confident readings that
-agree; a track not seen for ``lost_after`` seconds is dropped.  When a tag and a readable
+agree; a track not seen for ``lost_after`` seconds is dropped.
+
+A card's tag can also be late for the antennas' own reasons: the board reboots or replays its
+inventory, or it stalled while two cards arrived and the dealer is asked for their order (the
+cards, and every arrival after them, wait for his answer).  A face-down card then lies untagged
+for seconds although its tag was read or soon will be.  The daemon says so with
+:meth:`CameraFallback.tags_held`: a card counts as unreadable only after ``2 * tag_timeout`` and
+``2 * min_votes`` frames with the antennas not holding tags back.  The alert becomes the
+``card_unread`` irregularity (RRoP s3 Irregularities 3, as ``controller/rules/data/rulings.toml``
+cites it): the dealer must identify the card, and a hand whose cards the table then lacks ends in
+a misdeal for the wrong number of cards (RRoP s3 Misdeals 1(e)).  Neither may come of a tag the
+antennas read and held.  When a tag and a readable
 crop meet on one track, the crop is stored as a labelled example of the deck in play
 (``labels``), which is how the recogniser learns the real deck and how its accuracy on
 it is measured.
@@ -140,7 +151,7 @@ class _Track:
     votes: Counter[Card] = field(default_factory=Counter)
     conf: dict[Card, float] = field(default_factory=dict)
     faces: deque[str] = field(default_factory=lambda: deque(maxlen=8))  # recent frames, newest last
-    frames: int = 0  # frames the camera saw this card in
+    frames: int = 0  # frames the camera saw this card in (since the antennas last held tags back)
     crop: np.ndarray | None = None
     tag: Card | None = None
     tag_at: float = 0.0  # when the tag was read
@@ -188,6 +199,7 @@ class CameraFallback:
         self._next_id = 1
         self.labelled = 0
         self._captured: deque[float] = deque(maxlen=64)  # capture times of the frames observed
+        self._held_at = float("-inf")  # when the antennas last held tags back (tags_held)
 
     # ------------------------------------------------------------------ inputs
     def observe(self, detections: Mapping[Zone, Sequence[Detection]] | Sequence[Detection],
@@ -216,7 +228,7 @@ class CameraFallback:
                     free.remove(track)
                 track.center, track.last_seen = d.center, now
                 track.faces.append(d.face)
-                track.frames += 1
+                track.frames += int(now > self._held_at)  # (a frame from before a hold is no chance)
                 if d.face == "up" and d.card is not None:
                     card = Card(d.card.rank, d.card.suit, self.deck)
                     track.votes[card] += 1
@@ -284,7 +296,8 @@ class CameraFallback:
                     out.append(ExposedCard(t.zone.seat, card, False, t.conf.get(card, 0.0), now))
                 else:
                     out.append(CameraCard(t.zone, card, t.conf.get(card, 0.0), now))
-            elif now - t.first_seen >= 2 * self.tag_timeout and t.frames >= 2 * self.min_votes:
+            elif (now - max(t.first_seen, self._held_at) >= 2 * self.tag_timeout
+                  and t.frames >= 2 * self.min_votes):
                 t.resolved = True
                 out.append(UnreadCard(t.zone, face or "up", now))
         for zone in list(self._pending):
@@ -301,6 +314,15 @@ class CameraFallback:
             else:
                 del self._pending[zone]
         return out
+
+    def tags_held(self, now: float | None = None) -> None:
+        """The antennas hold tags back now (the link is out of sync: a reboot, a replay; or cards
+        of unknown order wait for the dealer, and the arrivals after them with them): no card
+        is unreadable for want of a tag until ``2 * tag_timeout`` and ``2 * min_votes`` frames
+        after the hold ends.  Filling in a card the camera names is not held back."""
+        self._held_at = self._clock() if now is None else now
+        for t in self._tracks:
+            t.frames = 0
 
     def _seen_since(self, at: float) -> int:
         """Frames observed that were captured after ``at``."""

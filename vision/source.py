@@ -87,7 +87,10 @@ class CameraSource:
                     found = None  # (a frame the recogniser fails on is not reused)
                     found = worker.scan(frame)  # in the worker's process; this thread waits on its pipe
                 # else: the table looks as it did when last recognised; its cards are those, seen again now
+                held = antennas_hold_tags(self.rfid)  # (not under our lock: the link's is taken)
                 with self._lock:
+                    if held:
+                        self.fallback.tags_held()
                     outs = self._pending + self.fallback.observe(found, now=captured) + self.fallback.poll()
                     self._pending = []
                 self._act(outs)
@@ -132,6 +135,20 @@ class CameraSource:
 
     def healthy(self) -> bool:
         return bool(self._loop and self._loop.is_alive())
+
+
+def antennas_hold_tags(rfid: Any) -> bool:
+    """Whether the antenna board holds tags back now: its link is out of sync (a reboot, a
+    replay of its inventory, unplugged), or cards of unknown order wait for the dealer's answer
+    and the arrivals after them with them (``Fusion.awaiting``).  A face-down card untagged
+    meanwhile is no card the camera failed on: :meth:`CameraFallback.tags_held`.  No antennas
+    (``rfid`` None): nothing is held."""
+    if rfid is None:
+        return False
+    bridge = getattr(rfid, "bridge", None)
+    if bridge is not None and not bridge.health().synced:
+        return True
+    return bool(rfid.pipeline.fusion.awaiting)
 
 
 class SceneGate:
