@@ -186,6 +186,7 @@ def _run_table_demo(hands: int, seed: int | None, pace: float, mistake_rate: flo
     from controller.rules.events import Acknowledge, Act, ChangeGame, EndHand, SeatPlayer, UnseatPlayer
     from controller.service import Rejected
     from firmware_bridge.emulator import Emulator
+    from firmware_bridge.source import RfidSource
     from firmware_bridge.table_sim import Console as ConsoleStep
     from firmware_bridge.table_sim import Movement, TableLayout, TableSim, enroll_deck
 
@@ -302,6 +303,21 @@ def _run_table_demo(hands: int, seed: int | None, pace: float, mistake_rate: flo
                     time.sleep(0.05)
 
             kind_of = {a: s.zone.kind for a, s in layout.zone_map.antennas.items()}
+            serial = daemon.sources["serial"]
+            assert isinstance(serial, RfidSource)
+            zones = serial.pipeline.zones  # where the antennas put each tag
+
+            def antennas_read(uid: bytes, antenna: int, timeout: float = 3.0) -> None:
+                """Wait until the antennas reported the card just placed (to its zone) before the
+                next one: a dealer's hand is never faster than the board's scan.  The emulated
+                board shares this machine's CPU: starved for a scan gap (50 ms), it stalls, as a
+                microcontroller under the table never does for the Pi's load, and two cards
+                placed within one stall reach the table in an unknown order (the dealer is asked,
+                correctly).  A board rebooting longer than ``timeout`` is not waited for."""
+                key, zone = uid.hex().upper(), layout.zone_map.antennas[antenna].zone
+                deadline = time.monotonic() + timeout
+                while zones.where(key) != zone and time.monotonic() < deadline:
+                    time.sleep(0.01)
 
             def camera_caught_up(timeout: float) -> None:
                 """Before the next street's burn: wait until the board cards whose tags are dead
@@ -368,6 +384,7 @@ def _run_table_demo(hands: int, seed: int | None, pace: float, mistake_rate: flo
                                 stats.dead_tags += 1
                             else:
                                 emulator.place(antenna, uid)
+                                antennas_read(uid, antenna)
                         stats.events += 1
                     elif isinstance(action, ConsoleStep):
                         # The dealer acts on what the table shows: the cards already pitched count,
