@@ -251,9 +251,16 @@ class CameraFallback:
         return self._settle(zone, now) + self.poll(now)
 
     def note_events(self, events: Iterable[Any], now: float | None = None) -> list[FallbackOutput]:
-        """Fusion outputs from RFID: each card's arrival becomes a ``tag_read``."""
+        """Fusion outputs from RFID: each card's arrival becomes a ``tag_read``, and so does each
+        card of an ``OrderUnknown`` (the antennas read those tags; only their order goes to the
+        dealer, whose answer reaches the engine from the console, never here)."""
         out: list[FallbackOutput] = []
         for ev in events:
+            if getattr(ev, "kind", None) == "order_unknown":  # tags read, their order for the dealer
+                for zone, card in ev.cards:  # (asked again: the same cards, already here)
+                    if not self._has_tag(zone, card):
+                        out += self.tag_read(zone, card, now)
+                continue
             if getattr(ev, "source", None) != "rfid":
                 continue
             if isinstance(ev, Deal):
@@ -323,6 +330,10 @@ class CameraFallback:
         self._held_at = self._clock() if now is None else now
         for t in self._tracks:
             t.frames = 0
+
+    def _has_tag(self, zone: Zone, card: Card) -> bool:
+        return (any(t.tag == card for t in self._tracks if t.zone == zone)
+                or any(c == card for c, _ in self._pending.get(zone, [])))
 
     def _seen_since(self, at: float) -> int:
         """Frames observed that were captured after ``at``."""

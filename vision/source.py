@@ -69,7 +69,8 @@ class CameraSource:
 
     def _note(self, event: Any) -> None:
         # Called inside the antenna pipeline's lock: only note; act on the camera thread.
-        if getattr(event, "source", "") == "rfid" and self.fallback is not None:
+        if (getattr(event, "source", "") == "rfid" or getattr(event, "kind", "") == "order_unknown") \
+                and self.fallback is not None:
             with self._lock:
                 self._pending.extend(self.fallback.note_events([event]))
 

@@ -17,6 +17,7 @@ import numpy as np
 from controller.geometry import Zone
 from controller.rules.cards import Card
 from firmware_bridge.emulator import Emulator
+from firmware_bridge.fusion import OrderUnknown
 from firmware_bridge.link import BridgeLink, LinkConfig
 from firmware_bridge.zones import ZoneChange
 from tests.bridge.fusion_util import fusion_of
@@ -98,3 +99,21 @@ def test_antennas_hold_tags_reads_the_link_and_the_dealers_question() -> None:
             time.sleep(0.02)
         assert antennas_hold_tags(rfid)
     assert not antennas_hold_tags(None)  # no antennas: nothing is held
+
+
+def test_cards_of_unknown_order_are_tags_the_camera_heard_of() -> None:
+    """The dealer's answer to the order question reaches the engine from the console, never the
+    camera: the question itself tells it that the antennas read those tags.  Asked again, the same
+    cards are not a second pair of tags (a spare tag in a zone could be called a mismatch)."""
+    clock = ManualClock()
+    fb = CameraFallback([SEAT1], tag_timeout=1.0, clock=clock, expect_face={SEAT1: "down"})
+    quads = [np.array([[x - 60, 400], [x + 60, 400], [x + 60, 570], [x - 60, 570]], np.float32) for x in (300, 500)]
+    two_down = {SEAT1: [Detection(None, 0.0, q, "down", None, SEAT1, None) for q in quads]}
+    question = OrderUnknown(((SEAT1, Card.parse("Ts")), (SEAT1, Card.parse("9d"))))
+    out: list[object] = []
+    for i in range(30):  # 6 s of frames, the question once and again
+        clock.advance(0.2)
+        if i in (3, 12):
+            out += fb.note_events([question])
+        out += fb.observe(two_down, now=clock() - 0.3) + fb.poll()
+    assert out == []
