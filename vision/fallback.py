@@ -203,11 +203,16 @@ class CameraFallback:
 
     # ------------------------------------------------------------------ inputs
     def observe(self, detections: Mapping[Zone, Sequence[Detection]] | Sequence[Detection],
-                now: float | None = None) -> list[FallbackOutput]:
+                now: float | None = None, looked: bool = True) -> list[FallbackOutput]:
         """One frame's cards.  A mapping lists every zone the frame covered (even empty ones);
         a plain sequence uses each detection's ``zone``.  ``now``: when the frame was captured
-        (default: the clock now), which may be well before it was recognised."""
+        (default: the clock now), which may be well before it was recognised.  ``looked=False``:
+        the recogniser did not look at this frame (the scene gate found it unchanged and gave
+        the last frame's cards): its cards are still there, but it is no vote, no face and no
+        chance to read them, or one recognition repeated would count as several."""
         now = self._clock() if now is None else now
+        if not looked:
+            return self._still_there(detections, now) + self.poll(now)
         self._captured.append(now)
         if not isinstance(detections, Mapping):
             grouped: dict[Zone, list[Detection]] = {}
@@ -238,6 +243,21 @@ class CameraFallback:
             out += self._settle(zone, now)
         self._tracks = [t for t in self._tracks if now - t.last_seen <= self.lost_after]
         return out + self.poll(now)
+
+    def _still_there(self, detections: Mapping[Zone, Sequence[Detection]] | Sequence[Detection],
+                     now: float) -> list[FallbackOutput]:
+        """An unchanged scene: the cards the last recognition found are seen again now."""
+        dets = [d for ds in detections.values() for d in ds] if isinstance(detections, Mapping) else detections
+        for d in dets:
+            track = self._match([t for t in self._tracks if t.zone == d.zone], d.center)
+            if track is not None:
+                track.last_seen = now
+        return []
+
+    def wants_look(self) -> bool:
+        """Whether a card still waits for the camera's verdict (no tag, not yet named or called
+        unread): then the next frame is worth recognising even when the scene looks unchanged."""
+        return any(t.tag is None and not t.resolved for t in self._tracks)
 
     def tag_read(self, zone: Zone | str, card: Card, now: float | None = None) -> list[FallbackOutput]:
         """A tag reported ``card`` in ``zone``.  The tag goes to the card the camera names the

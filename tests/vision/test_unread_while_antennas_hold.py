@@ -22,11 +22,12 @@ from firmware_bridge.link import BridgeLink, LinkConfig
 from firmware_bridge.zones import ZoneChange
 from tests.bridge.fusion_util import fusion_of
 from tests.fakes import ManualClock
-from vision.fallback import CameraFallback, UnreadCard
+from vision.fallback import CameraCard, CameraFallback, UnreadCard
 from vision.recognizer import Detection
 from vision.source import antennas_hold_tags
 
 SEAT1 = Zone("seat", 1)
+BOARD = Zone("board")
 
 
 def _down() -> dict[Zone, list[Detection]]:
@@ -117,3 +118,37 @@ def test_cards_of_unknown_order_are_tags_the_camera_heard_of() -> None:
             out += fb.note_events([question])
         out += fb.observe(two_down, now=clock() - 0.3) + fb.poll()
     assert out == []
+
+
+def _up(card: str | None) -> dict[Zone, list[Detection]]:
+    quad = np.array([[840, 300], [960, 300], [960, 470], [840, 470]], np.float32)
+    return {BOARD: [Detection(None if card is None else Card.parse(card), 0.95 if card else 0.0, quad, "up", None,
+                              BOARD, None)]}
+
+
+def test_a_frame_the_scene_gate_reused_is_no_look() -> None:
+    """On a still table the scene gate hands the last recognition's cards on for every frame: one
+    reading repeated is no second vote (a misread would become a card the camera deals), and one
+    unsure look repeated is no proof the camera cannot read the card.  Meanwhile the camera loop
+    asks for a real look (``wants_look``) for as long as a card waits for its verdict."""
+    clock = ManualClock()
+    fb = CameraFallback([BOARD], tag_timeout=1.0, clock=clock)
+    assert fb.observe(_up("Kd")) == [] and fb.wants_look()
+    for _ in range(20):  # 4 s of the same recognition, reused
+        clock.advance(0.2)
+        assert fb.observe(_up("Kd"), looked=False) + fb.poll() == []
+    clock.advance(0.2)
+    (filled,) = fb.observe(_up("Kd"))  # a second look agrees: the camera names the card
+    assert isinstance(filled, CameraCard) and filled.card.face == "Kd" and not fb.wants_look()
+
+    fb = CameraFallback([BOARD], tag_timeout=1.0, clock=clock)
+    fb.observe(_up(None))  # one unsure look (the card half drawn), then reused
+    for _ in range(20):
+        clock.advance(0.2)
+        assert fb.observe(_up(None), looked=False) + fb.poll() == []
+    out: list[object] = []
+    for _ in range(3):  # real looks, none can read it: now it is unread
+        clock.advance(0.2)
+        out += fb.observe(_up(None)) + fb.poll()
+    (alert,) = out
+    assert isinstance(alert, UnreadCard) and alert.face == "up"
