@@ -307,13 +307,19 @@ def _run_table_demo(hands: int, seed: int | None, pace: float, mistake_rate: flo
             assert isinstance(serial, RfidSource)
             zones = serial.pipeline.zones  # where the antennas put each tag
 
-            def antennas_read(uid: bytes, antenna: int, timeout: float = 3.0) -> None:
-                """Wait until the antennas reported the card just placed (to its zone) before the
-                next one: a dealer's hand is never faster than the board's scan.  The emulated
+            last_placed: list[tuple[bytes, int]] = []  # the last card placed on a live tag
+
+            def antennas_read(timeout: float = 3.0) -> None:
+                """Before the next card, wait until the antennas reported the last one placed (to
+                its zone): a dealer's hand is never faster than the board's scan.  The emulated
                 board shares this machine's CPU: starved for a scan gap (50 ms), it stalls, as a
                 microcontroller under the table never does for the Pi's load, and two cards
                 placed within one stall reach the table in an unknown order (the dealer is asked,
-                correctly).  A board rebooting longer than ``timeout`` is not waited for."""
+                correctly).  On an idle machine the pace's sleep mostly covers the wait.
+                A board rebooting longer than ``timeout`` is not waited for."""
+                if not last_placed:
+                    return
+                uid, antenna = last_placed.pop()
                 key, zone = uid.hex().upper(), layout.zone_map.antennas[antenna].zone
                 deadline = time.monotonic() + timeout
                 while zones.where(key) != zone and time.monotonic() < deadline:
@@ -370,12 +376,15 @@ def _run_table_demo(hands: int, seed: int | None, pace: float, mistake_rate: flo
                 before = len(daemon.service.alerts) if daemon.service else 0
                 raised = 0
                 rfid["hand_start"] = rfid["posted"]
+                last_placed.clear()
                 for action in plan.actions:
                     time.sleep(pace)
                     if isinstance(action, Movement):
                         if any(kind_of.get(a) == "burn" for a, _ in action.places):
                             camera_caught_up(timeout=5.0)
                         for antenna, uid in action.removes:
+                            if last_placed and last_placed[0][0] == uid:
+                                last_placed.clear()  # lifted again: nothing to wait for
                             emulator.remove(antenna, uid)
                             dead.pop(antenna, None)
                         for antenna, uid in action.places:
@@ -383,8 +392,9 @@ def _run_table_demo(hands: int, seed: int | None, pace: float, mistake_rate: flo
                                 dead[antenna] = card_of[uid]  # a dead tag: only the camera sees this card
                                 stats.dead_tags += 1
                             else:
+                                antennas_read()  # the card placed before this one
                                 emulator.place(antenna, uid)
-                                antennas_read(uid, antenna)
+                                last_placed[:] = [(uid, antenna)]
                         stats.events += 1
                     elif isinstance(action, ConsoleStep):
                         # The dealer acts on what the table shows: the cards already pitched count,
