@@ -333,7 +333,10 @@ class CameraFallback:
                 if not self._in_vain((card, at), now):
                     waiting.append((card, at))
                     continue
-                named = [t for t in self._tracks if t.zone == zone and t.tag is None and self._identity(t)]
+                # (not a card the camera named and reported already: a dead tag's card, filled
+                # in; a tag whose own card went before the camera saw it is not its tag)
+                named = [t for t in self._tracks
+                         if t.zone == zone and t.tag is None and t.sent is None and self._identity(t)]
                 if named:
                     out += self._mismatch(min(named, key=lambda t: t.first_seen), (card, at), now)
             if waiting:

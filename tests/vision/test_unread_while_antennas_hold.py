@@ -152,3 +152,23 @@ def test_a_frame_the_scene_gate_reused_is_no_look() -> None:
         out += fb.observe(_up(None)) + fb.poll()
     (alert,) = out
     assert isinstance(alert, UnreadCard) and alert.face == "up"
+
+
+def test_a_tag_whose_card_the_slow_camera_never_saw_is_no_mismatch_with_a_filled_in_card() -> None:
+    """The demo under load: the turn's tag was dead and the camera filled it in (Ac); the river's
+    tag (Ts) was read and the hand ended before the slow camera saw the river.  The Ts tag waited
+    in vain, and was placed on the Ac the camera had named and reported: a false mismatch alert."""
+    clock = ManualClock()
+    fb = CameraFallback([BOARD], tag_timeout=1.0, clock=clock)
+    fb.observe(_up("Ac"))
+    clock.advance(0.6)
+    fb.observe(_up("Ac"))
+    clock.advance(0.6)
+    (filled,) = fb.observe(_up("Ac")) + fb.poll()
+    assert isinstance(filled, CameraCard) and filled.card.face == "Ac"
+    assert fb.tag_read(BOARD, Card.parse("Ts")) == []  # the river, never in a frame
+    out: list[object] = []
+    for _ in range(10):
+        clock.advance(0.3)
+        out += fb.observe(_up("Ac")) + fb.poll()
+    assert out == []
