@@ -384,7 +384,7 @@ def _run_table_demo(hands: int, seed: int | None, pace: float, mistake_rate: flo
                             camera_caught_up(timeout=5.0)
                         for antenna, uid in action.removes:
                             if last_placed and last_placed[0][0] == uid:
-                                last_placed.clear()  # lifted again: nothing to wait for
+                                antennas_read()  # read before it is lifted (or covered, on a pile)
                             emulator.remove(antenna, uid)
                             dead.pop(antenna, None)
                         for antenna, uid in action.places:
