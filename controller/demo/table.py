@@ -315,7 +315,7 @@ def _run_table_demo(hands: int, seed: int | None, pace: float, mistake_rate: flo
                 board shares this machine's CPU: starved for a scan gap (50 ms), it stalls, as a
                 microcontroller under the table never does for the Pi's load, and two cards
                 placed within one stall reach the table in an unknown order (the dealer is asked,
-                correctly).  On an idle machine the pace's sleep mostly covers the wait.
+                correctly).
                 A board rebooting longer than ``timeout`` is not waited for."""
                 if not last_placed:
                     return
