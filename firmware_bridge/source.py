@@ -36,7 +36,8 @@ class RfidSource:
         self.baudrate = section.baudrate
         self.heartbeat_timeout = section.heartbeat_timeout
         self.device_time_scale = section.device_time_scale
-        #: Called with every event the antennas produce, before it is applied (the camera's cross-check).
+        #: Called with every event the antennas produce, before it is applied, and with each
+        #: OrderUnknown (tags read, their order asked of the dealer): the camera's cross-check.
         self.observers: list[Callable[[Any], None]] = []
         # Arrivals commit at once: the firmware confirms each with a second read (see zones.py).
         self.pipeline = RfidPipeline(ZoneTracker(ctx.config.zone_map(), arrive_debounce=0.0), Fusion(ctx.registry),
@@ -52,6 +53,8 @@ class RfidSource:
             self.ctx.apply_now(UnknownTagRead(str(item.zone), item.uid), "rfid")
             return
         if isinstance(item, OrderUnknown):  # never dealt in a guessed order: the dealer confirms them
+            for observe in self.observers:  # (their tags were read: the camera hears of them)
+                observe(item)
             # (request/confirm; the arrivals after them wait meanwhile: Fusion.confirmed)
             cards = ", ".join(f"{z.name} {c.label()}" for z, c in item.cards)
             self.ctx.apply_now(CameraReport("card_unread", item.cards[0][0].name,

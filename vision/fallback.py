@@ -32,7 +32,18 @@ once ``min_votes`` frames *captured after it was read* were observed (``observe(
 the frame's capture time), and a card counts as unreadable only once the camera looked at it in
 ``2 * min_votes`` frames.  On a camera that keeps up this changes nothing: by ``tag_timeout`` it
 has shown many frames.  A camera identity needs ``min_votes`` confident readings that
-agree; a track not seen for ``lost_after`` seconds is dropped.  When a tag and a readable
+agree; a track not seen for ``lost_after`` seconds is dropped.
+
+A card's tag can also be late for the antennas' own reasons: the board reboots or replays its
+inventory, or it stalled while two cards arrived and the dealer is asked for their order (the
+cards, and every arrival after them, wait for his answer).  A face-down card then lies untagged
+for seconds although its tag was read or soon will be.  The daemon says so with
+:meth:`CameraFallback.tags_held`: a card counts as unreadable only after ``2 * tag_timeout`` and
+``2 * min_votes`` frames with the antennas not holding tags back.  The alert becomes the
+``card_unread`` irregularity (RRoP s3 Irregularities 3, as ``controller/rules/data/rulings.toml``
+cites it): the dealer must identify the card, and a hand whose cards the table then lacks ends in
+a misdeal for the wrong number of cards (RRoP s3 Misdeals 1(e)).  Neither may come of a tag the
+antennas read and held.  When a tag and a readable
 crop meet on one track, the crop is stored as a labelled example of the deck in play
 (``labels``), which is how the recogniser learns the real deck and how its accuracy on
 it is measured.
@@ -140,7 +151,7 @@ class _Track:
     votes: Counter[Card] = field(default_factory=Counter)
     conf: dict[Card, float] = field(default_factory=dict)
     faces: deque[str] = field(default_factory=lambda: deque(maxlen=8))  # recent frames, newest last
-    frames: int = 0  # frames the camera saw this card in
+    frames: int = 0  # frames the camera saw this card in (since the antennas last held tags back)
     crop: np.ndarray | None = None
     tag: Card | None = None
     tag_at: float = 0.0  # when the tag was read
@@ -188,14 +199,20 @@ class CameraFallback:
         self._next_id = 1
         self.labelled = 0
         self._captured: deque[float] = deque(maxlen=64)  # capture times of the frames observed
+        self._held_at = float("-inf")  # when the antennas last held tags back (tags_held)
 
     # ------------------------------------------------------------------ inputs
     def observe(self, detections: Mapping[Zone, Sequence[Detection]] | Sequence[Detection],
-                now: float | None = None) -> list[FallbackOutput]:
+                now: float | None = None, looked: bool = True) -> list[FallbackOutput]:
         """One frame's cards.  A mapping lists every zone the frame covered (even empty ones);
         a plain sequence uses each detection's ``zone``.  ``now``: when the frame was captured
-        (default: the clock now), which may be well before it was recognised."""
+        (default: the clock now), which may be well before it was recognised.  ``looked=False``:
+        the recogniser did not look at this frame (the scene gate found it unchanged and gave
+        the last frame's cards): its cards are still there, but it is no vote, no face and no
+        chance to read them, or one recognition repeated would count as several."""
         now = self._clock() if now is None else now
+        if not looked:
+            return self._still_there(detections, now) + self.poll(now)
         self._captured.append(now)
         if not isinstance(detections, Mapping):
             grouped: dict[Zone, list[Detection]] = {}
@@ -216,7 +233,7 @@ class CameraFallback:
                     free.remove(track)
                 track.center, track.last_seen = d.center, now
                 track.faces.append(d.face)
-                track.frames += 1
+                track.frames += int(now > self._held_at)  # (a frame from before a hold is no chance)
                 if d.face == "up" and d.card is not None:
                     card = Card(d.card.rank, d.card.suit, self.deck)
                     track.votes[card] += 1
@@ -226,6 +243,21 @@ class CameraFallback:
             out += self._settle(zone, now)
         self._tracks = [t for t in self._tracks if now - t.last_seen <= self.lost_after]
         return out + self.poll(now)
+
+    def _still_there(self, detections: Mapping[Zone, Sequence[Detection]] | Sequence[Detection],
+                     now: float) -> list[FallbackOutput]:
+        """An unchanged scene: the cards the last recognition found are seen again now."""
+        dets = [d for ds in detections.values() for d in ds] if isinstance(detections, Mapping) else detections
+        for d in dets:
+            track = self._match([t for t in self._tracks if t.zone == d.zone], d.center)
+            if track is not None:
+                track.last_seen = now
+        return []
+
+    def wants_look(self) -> bool:
+        """Whether a card still waits for the camera's verdict (no tag, not yet named or called
+        unread): then the next frame is worth recognising even when the scene looks unchanged."""
+        return any(t.tag is None and not t.resolved for t in self._tracks)
 
     def tag_read(self, zone: Zone | str, card: Card, now: float | None = None) -> list[FallbackOutput]:
         """A tag reported ``card`` in ``zone``.  The tag goes to the card the camera names the
@@ -239,9 +271,16 @@ class CameraFallback:
         return self._settle(zone, now) + self.poll(now)
 
     def note_events(self, events: Iterable[Any], now: float | None = None) -> list[FallbackOutput]:
-        """Fusion outputs from RFID: each card's arrival becomes a ``tag_read``."""
+        """Fusion outputs from RFID: each card's arrival becomes a ``tag_read``, and so does each
+        card of an ``OrderUnknown`` (the antennas read those tags; only their order goes to the
+        dealer, whose answer reaches the engine from the console, never here)."""
         out: list[FallbackOutput] = []
         for ev in events:
+            if getattr(ev, "kind", None) == "order_unknown":  # tags read, their order for the dealer
+                for zone, card in ev.cards:  # (asked again: the same cards, already here)
+                    if not self._has_tag(zone, card):
+                        out += self.tag_read(zone, card, now)
+                continue
             if getattr(ev, "source", None) != "rfid":
                 continue
             if isinstance(ev, Deal):
@@ -284,7 +323,8 @@ class CameraFallback:
                     out.append(ExposedCard(t.zone.seat, card, False, t.conf.get(card, 0.0), now))
                 else:
                     out.append(CameraCard(t.zone, card, t.conf.get(card, 0.0), now))
-            elif now - t.first_seen >= 2 * self.tag_timeout and t.frames >= 2 * self.min_votes:
+            elif (now - max(t.first_seen, self._held_at) >= 2 * self.tag_timeout
+                  and t.frames >= 2 * self.min_votes):
                 t.resolved = True
                 out.append(UnreadCard(t.zone, face or "up", now))
         for zone in list(self._pending):
@@ -293,7 +333,10 @@ class CameraFallback:
                 if not self._in_vain((card, at), now):
                     waiting.append((card, at))
                     continue
-                named = [t for t in self._tracks if t.zone == zone and t.tag is None and self._identity(t)]
+                # (not a card the camera named and reported already: a dead tag's card, filled
+                # in; a tag whose own card went before the camera saw it is not its tag)
+                named = [t for t in self._tracks
+                         if t.zone == zone and t.tag is None and t.sent is None and self._identity(t)]
                 if named:
                     out += self._mismatch(min(named, key=lambda t: t.first_seen), (card, at), now)
             if waiting:
@@ -301,6 +344,19 @@ class CameraFallback:
             else:
                 del self._pending[zone]
         return out
+
+    def tags_held(self, now: float | None = None) -> None:
+        """The antennas hold tags back now (the link is out of sync: a reboot, a replay; or cards
+        of unknown order wait for the dealer, and the arrivals after them with them): no card
+        is unreadable for want of a tag until ``2 * tag_timeout`` and ``2 * min_votes`` frames
+        after the hold ends.  Filling in a card the camera names is not held back."""
+        self._held_at = self._clock() if now is None else now
+        for t in self._tracks:
+            t.frames = 0
+
+    def _has_tag(self, zone: Zone, card: Card) -> bool:
+        return (any(t.tag == card for t in self._tracks if t.zone == zone)
+                or any(c == card for c, _ in self._pending.get(zone, [])))
 
     def _seen_since(self, at: float) -> int:
         """Frames observed that were captured after ``at``."""

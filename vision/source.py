@@ -70,7 +70,8 @@ class CameraSource:
 
     def _note(self, event: Any) -> None:
         # Called inside the antenna pipeline's lock: only note; act on the camera thread.
-        if getattr(event, "source", "") == "rfid" and self.fallback is not None:
+        if (getattr(event, "source", "") == "rfid" or getattr(event, "kind", "") == "order_unknown") \
+                and self.fallback is not None:
             with self._lock:
                 self._pending.extend(self.fallback.note_events([event]))
 
@@ -84,12 +85,20 @@ class CameraSource:
                 frame = self.camera.grab()
                 if frame is None:
                     continue
-                if found is None or gate.changed(frame):
+                with self._lock:
+                    wanted = self.fallback.wants_look()  # a card waits for the camera's verdict
+                looked = found is None or gate.changed(frame) or wanted
+                if looked:
                     found = None  # (a frame the recogniser fails on is not reused)
                     found = worker.scan(frame)  # in the worker's process; this thread waits on its pipe
-                # else: the table looks as it did when last recognised; its cards are those, seen again now
+                # else: the table looks as it did when last recognised; its cards are those, seen
+                # again now, but not looked at again (no vote, no chance to read: CameraFallback.observe)
+                held = antennas_hold_tags(self.rfid)  # (not under our lock: the link's is taken)
                 with self._lock:
-                    outs = self._pending + self.fallback.observe(found, now=captured) + self.fallback.poll()
+                    if held:
+                        self.fallback.tags_held()
+                    outs = (self._pending + self.fallback.observe(found, now=captured, looked=looked)
+                            + self.fallback.poll())
                     self._pending = []
                 self._act(outs)
             except RecognitionWorkerError as exc:
@@ -135,13 +144,29 @@ class CameraSource:
         return bool(self._loop and self._loop.is_alive())
 
 
+def antennas_hold_tags(rfid: Any) -> bool:
+    """Whether the antenna board holds tags back now: its link is out of sync (a reboot, a
+    replay of its inventory, unplugged), or cards of unknown order wait for the dealer's answer
+    and the arrivals after them with them (``Fusion.awaiting``).  A face-down card untagged
+    meanwhile is no card the camera failed on: :meth:`CameraFallback.tags_held`.  No antennas
+    (``rfid`` None): nothing is held."""
+    if rfid is None:
+        return False
+    bridge = getattr(rfid, "bridge", None)
+    if bridge is not None and not bridge.health().synced:
+        return True
+    return bool(rfid.pipeline.fusion.awaiting)
+
+
 class SceneGate:
     """Whether a frame differs from the last one recognised: the table lies still most of the time
     (between a live dealer's moves, seconds), and recognising an unchanged scene again gives the
     same cards at the cost of the whole recogniser.  Compared on a 160x90 grey thumbnail (area
     averaging takes out the sensor's noise): changed when more than ``pixels`` of its pixels moved
     by more than ``level``.  A card is hundreds of thumbnail pixels; the comparison is against the
-    last frame recognised, so a slow drift is caught once it adds up."""
+    last frame recognised, so a slow drift is caught once it adds up.  The camera loop still
+    recognises an unchanged scene while a card waits for the camera's verdict
+    (:meth:`CameraFallback.wants_look`): cards handed on from the last recognition are no new look."""
 
     def __init__(self, size: tuple[int, int] = (160, 90), level: int = 24, pixels: int = 12) -> None:
         self.size, self.level, self.pixels = size, level, pixels

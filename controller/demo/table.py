@@ -187,6 +187,7 @@ def _run_table_demo(hands: int, seed: int | None, pace: float, mistake_rate: flo
     from controller.rules.events import Acknowledge, Act, ChangeGame, EndHand, SeatPlayer, UnseatPlayer
     from controller.service import Rejected
     from firmware_bridge.emulator import Emulator
+    from firmware_bridge.source import RfidSource
     from firmware_bridge.table_sim import Console as ConsoleStep
     from firmware_bridge.table_sim import Movement, TableLayout, TableSim, enroll_deck
 
@@ -303,6 +304,27 @@ def _run_table_demo(hands: int, seed: int | None, pace: float, mistake_rate: flo
                     time.sleep(0.05)
 
             kind_of = {a: s.zone.kind for a, s in layout.zone_map.antennas.items()}
+            serial = daemon.sources["serial"]
+            assert isinstance(serial, RfidSource)
+            zones = serial.pipeline.zones  # where the antennas put each tag
+
+            last_placed: list[tuple[bytes, int]] = []  # the last card placed on a live tag
+
+            def antennas_read(timeout: float = 3.0) -> None:
+                """Before the next card, wait until the antennas reported the last one placed (to
+                its zone): a dealer's hand is never faster than the board's scan.  The emulated
+                board shares this machine's CPU: starved for a scan gap (50 ms), it stalls, as a
+                microcontroller under the table never does for the Pi's load, and two cards
+                placed within one stall reach the table in an unknown order (the dealer is asked,
+                correctly).
+                A board rebooting longer than ``timeout`` is not waited for."""
+                if not last_placed:
+                    return
+                uid, antenna = last_placed.pop()
+                key, zone = uid.hex().upper(), layout.zone_map.antennas[antenna].zone
+                deadline = time.monotonic() + timeout
+                while zones.where(key) != zone and time.monotonic() < deadline:
+                    time.sleep(0.01)
 
             def camera_caught_up(timeout: float) -> None:
                 """Before the next street's burn: wait until the board cards whose tags are dead
@@ -355,12 +377,15 @@ def _run_table_demo(hands: int, seed: int | None, pace: float, mistake_rate: flo
                 before = len(daemon.service.alerts) if daemon.service else 0
                 raised = 0
                 rfid["hand_start"] = rfid["posted"]
+                last_placed.clear()
                 for action in plan.actions:
                     time.sleep(pace)
                     if isinstance(action, Movement):
                         if any(kind_of.get(a) == "burn" for a, _ in action.places):
                             camera_caught_up(timeout=5.0)
                         for antenna, uid in action.removes:
+                            if last_placed and last_placed[0][0] == uid:
+                                antennas_read()  # read before it is lifted (or covered, on a pile)
                             emulator.remove(antenna, uid)
                             dead.pop(antenna, None)
                         for antenna, uid in action.places:
@@ -368,7 +393,9 @@ def _run_table_demo(hands: int, seed: int | None, pace: float, mistake_rate: flo
                                 dead[antenna] = card_of[uid]  # a dead tag: only the camera sees this card
                                 stats.dead_tags += 1
                             else:
+                                antennas_read()  # the card placed before this one
                                 emulator.place(antenna, uid)
+                                last_placed[:] = [(uid, antenna)]
                         stats.events += 1
                     elif isinstance(action, ConsoleStep):
                         # The dealer acts on what the table shows: the cards already pitched count,
