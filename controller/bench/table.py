@@ -337,6 +337,26 @@ def session_latency(broker: Broker, hands: int, fw_dir: str | Path, seed: int = 
     return _score(s, times, msgs, gone, lag, elapsed, health)
 
 
+def arrivals(msgs: list[tuple[str, Any, float]]) -> tuple[
+        dict[tuple[Any, Any], list[float]], list[tuple[set[str], float]], list[tuple[Any, float, str]]]:
+    """What the subscriber saw, by kind, each with the wall time it arrived: every ``event/card``
+    by (hand, seat), every ``event/board`` as the cards it lists, every ``alert`` as (hand, time,
+    reason)."""
+    cards: dict[tuple[Any, Any], list[float]] = {}
+    boards: list[tuple[set[str], float]] = []
+    alerts: list[tuple[Any, float, str]] = []
+    for topic, body, t in msgs:
+        if not isinstance(body, dict):
+            continue
+        if topic.endswith("/event/card"):
+            cards.setdefault((body.get("hand_id"), body.get("seat")), []).append(t)
+        elif topic.endswith("/event/board"):
+            boards.append((set(body.get("cards") or ()), t))
+        elif topic.endswith("/alert"):
+            alerts.append((body.get("hand_id"), t, str(body.get("reason") or "")))
+    return cards, boards, alerts
+
+
 def _score(s: _Session, times: dict[int, float], msgs: list[tuple[str, Any, float]],
            gone: dict[str, list[float]], lag: tuple, elapsed: float, health: dict[str, Any],
            per_key: dict[int, float] | None = None) -> dict[str, Any]:
@@ -351,18 +371,7 @@ def _score(s: _Session, times: dict[int, float], msgs: list[tuple[str, Any, floa
         return not any(a <= t1 + 0.005 and b >= t0 - 0.005 for a, b in spans)
 
     steady_ms: dict[str, list[float]] = {"hole": [], "flop": [], "wrong_seat_alert": []}
-    cards: dict[tuple[Any, Any], list[float]] = {}
-    boards: list[tuple[set[str], float]] = []
-    alerts: list[tuple[int | None, float, str]] = []
-    for topic, body, t in msgs:
-        if not isinstance(body, dict):
-            continue
-        if topic.endswith("/event/card"):
-            cards.setdefault((body.get("hand_id"), body.get("seat")), []).append(t)
-        elif topic.endswith("/event/board"):
-            boards.append((set(body.get("cards") or ()), t))
-        elif topic.endswith("/alert"):
-            alerts.append((body.get("hand_id"), t, str(body.get("reason") or "")))
+    cards, boards, alerts = arrivals(msgs)
     def measured(name: str, arrivals: list[tuple[int, float | None]]) -> tuple[list[float], int]:
         """Each move's latency in ms to its arrival (None: it never came) and how many never came."""
         ms: list[float] = []

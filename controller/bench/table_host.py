@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from controller.bench.latency import EmulatorProcess, _summary, rfid_source
-from controller.bench.table import SEATS, EventSubscriber, _Session, bench_table
+from controller.bench.table import SEATS, EventSubscriber, _Session, arrivals, bench_table
 from controller.mqtt.broker import Broker
 from controller.rules.decks import DeckRegistry
 from controller.rules.events import SeatPlayer, SetButton
@@ -241,18 +241,7 @@ def _change_of(probe: _Probe, antenna: int, uid: str, after: int) -> int | None:
 
 def _score(s: _Session, probe: _Probe, written: dict[int, list[float]], msgs: list[tuple[str, Any, float]],
            elapsed: float) -> dict[str, Any]:
-    cards: dict[tuple[Any, Any], list[float]] = {}
-    boards: list[tuple[set[str], float]] = []
-    alerts: list[tuple[Any, float]] = []
-    for topic, body, t in msgs:
-        if not isinstance(body, dict):
-            continue
-        if topic.endswith("/event/card"):
-            cards.setdefault((body.get("hand_id"), body.get("seat")), []).append(t)
-        elif topic.endswith("/event/board"):
-            boards.append((set(body.get("cards") or ()), t))
-        elif topic.endswith("/alert"):
-            alerts.append((body.get("hand_id"), t))
+    cards, boards, alerts = arrivals(msgs)
     index_of: dict[int, int | None] = {}  # move key -> its arrival's change index
     cursor = 0
     for key in sorted(k for k, m in s.moves.items() if m[0] == "place"):
@@ -281,7 +270,7 @@ def _score(s: _Session, probe: _Probe, written: dict[int, list[float]], msgs: li
     for _hand, labels, key in s.flops:
         add("flop", key, "/event/board", next((t for cs, t in boards if set(labels) <= cs), None))
     for hand, key in s.wrong:
-        add("wrong_seat_alert", key, "/alert", next((t for h, t in alerts if h == hand), None))
+        add("wrong_seat_alert", key, "/alert", next((t for h, t, _ in alerts if h == hand), None))
     out: dict[str, Any] = {}
     for name, rows in per.items():
         out[name] = {"end_to_end_ms": _summary([r["end_to_end"] for r in rows]),
