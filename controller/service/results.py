@@ -161,6 +161,11 @@ class ClockCalled:
         return {"seat": self.seat}
 
 
+def _change_payload(change: Any) -> dict[str, Any]:
+    """A change's wire body: ``change`` (what changed), then its fields as they are declared."""
+    return {"change": change.change} | {f.name: getattr(change, f.name) for f in fields(change)}
+
+
 @dataclass(frozen=True, slots=True)
 class SeatingChange:
     """``event/seating``: a player sat down or got up, with ``stack`` chips (the floor confirms its
@@ -173,7 +178,7 @@ class SeatingChange:
     stack: int | None
 
     def payload(self) -> dict[str, Any]:
-        return {"change": self.change} | {f.name: getattr(self, f.name) for f in fields(self)}
+        return _change_payload(self)
 
 
 @dataclass(frozen=True, slots=True)
@@ -220,7 +225,7 @@ class TableChange:
 
     def payload(self) -> dict[str, Any]:
         """``change`` (what changed), then the fields as they are declared."""
-        return {"change": self.change} | {f.name: getattr(self, f.name) for f in fields(self)}
+        return _change_payload(self)
 
 
 @dataclass(frozen=True, slots=True)
