@@ -106,7 +106,7 @@ import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import cv2
 import numpy as np
@@ -387,22 +387,25 @@ class VisionModelError(PokerTableError, RuntimeError):
     """A shipped model file is missing or unreadable (rebuild it: ``python -m vision.train``)."""
 
 
+_Model = TypeVar("_Model", CardModel, IndexModel)
+
+
+def _shipped(model: type[_Model], path: Path, what: str, target: str) -> _Model:
+    """Load a shipped model file; a missing or broken one says which ``vision.train`` target rebuilds it."""
+    try:
+        return model.load(path)
+    except (OSError, ValueError, KeyError) as exc:
+        raise VisionModelError(f"{what} {path} unreadable ({exc}): run python -m vision.train {target}") from exc
+
+
 def stock_model(path: Path | None = None) -> CardModel:
     """The stock whole-card model: the shipped weights (``python -m vision.train stock`` rebuilds them)."""
-    path = path or STOCK_FILE
-    try:
-        return CardModel.load(path)
-    except (OSError, ValueError, KeyError) as exc:
-        raise VisionModelError(f"card model {path} unreadable ({exc}): run python -m vision.train stock") from exc
+    return _shipped(CardModel, path or STOCK_FILE, "card model", "stock")
 
 
 def index_model(path: Path | None = None) -> IndexModel:
     """The shipped corner-index model (``python -m vision.train index`` rebuilds it)."""
-    path = path or INDEX_FILE
-    try:
-        return IndexModel.load(path)
-    except (OSError, ValueError, KeyError) as exc:
-        raise VisionModelError(f"index model {path} unreadable ({exc}): run python -m vision.train index") from exc
+    return _shipped(IndexModel, path or INDEX_FILE, "index model", "index")
 
 
 def _corners_disagree(model: CardModel, glyphs: Sequence[CornerGlyphs]) -> bool:
