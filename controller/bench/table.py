@@ -300,6 +300,22 @@ class _Session:
         self.pause(self.settle)
 
 
+def seat_players(d: Any, rfid: Any, within: float, what: str) -> None:
+    """Once the host is in sync with ``what`` (the firmware, the emulator, the chip) within ``within``
+    seconds, seat ``SEATS`` players (``p1``...) with the button on the last seat: every table bench
+    deals to the same table."""
+    if not rfid.bridge.wait_synced(within):
+        raise RuntimeError(f"bench: {what} never synchronised with the host")
+    for seat in range(1, SEATS + 1):
+        d.submit(SeatPlayer(seat, f"p{seat}"))
+    d.submit(SetButton(SEATS))
+
+
+def wrong_hand(n: int, every: int) -> bool:
+    """Hand ``n`` (from 0) is one with a card pitched to the wrong seat: every ``every``-th (0: none)."""
+    return every > 0 and n % every == every - 1
+
+
 def session_latency(broker: Broker, hands: int, fw_dir: str | Path, seed: int = 3, wrong_every: int = 4,
                     slow_tags: float = 0.1) -> dict[str, Any]:
     from controller.app.daemon import Daemon
@@ -316,15 +332,11 @@ def session_latency(broker: Broker, hands: int, fw_dir: str | Path, seed: int = 
     try:
         assert d.link is not None and rfid.bridge is not None
         d.link.connected_event.wait(10)
-        if not rfid.bridge.wait_synced(20):
-            raise RuntimeError("bench: the firmware never synchronised with the host")
-        for seat in range(1, SEATS + 1):
-            d.submit(SeatPlayer(seat, f"p{seat}"))
-        d.submit(SetButton(SEATS))
+        seat_players(d, rfid, 20, "the firmware")
         s = _Session(d, rfid.pipeline, fw, rng, uids, slow_tags)
         t0 = time.monotonic()
         for n in range(hands):
-            s.hand(n, wrong_seat=wrong_every > 0 and n % wrong_every == wrong_every - 1)
+            s.hand(n, wrong_seat=wrong_hand(n, wrong_every))
         elapsed = time.monotonic() - t0
         time.sleep(1.0)
         times, lag = fw.times()

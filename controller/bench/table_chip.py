@@ -29,10 +29,17 @@ from pathlib import Path
 from typing import Any
 
 from controller.bench.latency import _summary, rfid_source
-from controller.bench.table import SEATS, EventSubscriber, _score, _Session, bench_table, time_removals
+from controller.bench.table import (
+    EventSubscriber,
+    _score,
+    _Session,
+    bench_table,
+    seat_players,
+    time_removals,
+    wrong_hand,
+)
 from controller.mqtt.broker import Broker
 from controller.rules.decks import DeckRegistry
-from controller.rules.events import SeatPlayer, SetButton
 from firmware_bridge.firmware import bridge_proto as fw
 
 SLOWEST = 0.02  # chip seconds per wall second, below the slowest the emulator has run (0.027)
@@ -150,16 +157,12 @@ def chip_session(broker: Broker, hands: int, files: dict[str, bytes], board: str
         # at 0.1x a flop's cards, 80 ms apart on the felt, reach the host ~1 s apart.
         rfid.pipeline.fusion.board_window /= SLOWEST
         sub = EventSubscriber(broker.host, broker.port, config.topic)
-        if not rfid.bridge.wait_synced(240):
-            raise RuntimeError("bench: the chip never synchronised with the host")
-        for seat in range(1, SEATS + 1):
-            d.submit(SeatPlayer(seat, f"p{seat}"))
-        d.submit(SetButton(SEATS))
+        seat_players(d, rfid, 240, "the chip")
         s = _Session(d, rfid.pipeline, chip, rng, uids, slow_tags, pause=chip.sleep, settle=0.6, scoop=0.02)
         t0 = time.monotonic()
         start_chip = chip.sleep(0.0)
         for n in range(hands):
-            wrong = wrong_every > 0 and n % wrong_every == wrong_every - 1
+            wrong = wrong_hand(n, wrong_every)
             s.hand(n, wrong_seat=wrong)
             _moves, _writes, now, wall, scratch = chip.times()
             heap_per_hand.append({"hand": n + 1, "chip_s": round(now / 1e6, 2), **_heap(scratch)})

@@ -44,10 +44,9 @@ from pathlib import Path
 from typing import Any
 
 from controller.bench.latency import EmulatorProcess, _summary, rfid_source
-from controller.bench.table import SEATS, EventSubscriber, _Session, arrivals, bench_table
+from controller.bench.table import EventSubscriber, _Session, arrivals, bench_table, seat_players, wrong_hand
 from controller.mqtt.broker import Broker
 from controller.rules.decks import DeckRegistry
-from controller.rules.events import SeatPlayer, SetButton
 
 STAGES = ("pty_to_link", "held_by_link", "link_to_engine", "journal_wait", "journal", "engine_to_publish",
           "publish_to_subscriber")
@@ -202,15 +201,11 @@ def host_session(broker: Broker, hands: int, seed: int = 3, wrong_every: int = 4
         assert d.link is not None and rfid.bridge is not None
         probe = _Probe(d)
         sub = EventSubscriber(broker.host, broker.port, config.topic)
-        if not rfid.bridge.wait_synced(20):
-            raise RuntimeError("bench: the emulator never synchronised with the host")
-        for seat in range(1, SEATS + 1):
-            d.submit(SeatPlayer(seat, f"p{seat}"))
-        d.submit(SetButton(SEATS))
+        seat_players(d, rfid, 20, "the emulator")
         s = _Session(d, rfid.pipeline, _Board(emu), rng, uids, slow=0.0, pause=lambda t: time.sleep(t * pace))
         t0 = time.monotonic()
         for n in range(hands):
-            s.hand(n, wrong_seat=wrong_every > 0 and n % wrong_every == wrong_every - 1)
+            s.hand(n, wrong_seat=wrong_hand(n, wrong_every))
             say(f"hand {n + 1}/{hands} dealt")
         elapsed = time.monotonic() - t0
         time.sleep(0.5)
