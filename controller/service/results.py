@@ -19,18 +19,7 @@ from dataclasses import dataclass, fields
 from enum import StrEnum
 from typing import Any, ClassVar
 
-from controller.rules.operations import (
-    ActionTaken,
-    BoardShown,
-    CardBurned,
-    CardDealt,
-    DrawDeclared,
-    HandOutcome,
-    HandStarted,
-    HoleCards,
-    Settlement,
-    StreetStarted,
-)
+from controller.rules.operations import HandOutcome, HandStarted, HoleCards, Operation, Settlement
 
 
 class OutputKind(StrEnum):
@@ -313,11 +302,10 @@ class DelayChanged(TableChange):
     by: str
 
 
-#: Everything an :class:`Output` may carry: the hand's operations (the engine's own types, and the
-#: hole cards, secret) and the service's results.
-Result = (CardDealt | CardBurned | BoardShown | ActionTaken | DrawDeclared | StreetStarted | HoleCards
-          | HandBegan | HandEnded | AlertRaised | AlertsCleared | DealerSignedIn | ClockCalled | SeatingChange
-          | ButtonDrawn | TableChange)
+#: Everything an :class:`Output` may carry: the hand's public operations (the engine's own
+#: :data:`~controller.rules.operations.Operation`), its hole cards (secret) and the service's results.
+Result = (Operation | HoleCards | HandBegan | HandEnded | AlertRaised | AlertsCleared | DealerSignedIn | ClockCalled
+          | SeatingChange | ButtonDrawn | TableChange)
 
 
 @dataclass(frozen=True, slots=True)
