@@ -152,11 +152,15 @@ class Clock:
 
 
 def crc_a(data):
+    """ISO/IEC 14443-3 CRC_A, little-endian bytes: x^16 + x^12 + x^5 + 1 (0x8408 bit-reversed),
+    preset 0x6363, each byte least significant bit first.  Shifted out bit by bit from the
+    polynomial, not a byte at a time as the firmware's driver does it, so that the model checks
+    the driver's CRC instead of sharing its code (tests/firmware/test_crc_a.py pins both)."""
     crc = 0x6363
     for b in data:
-        b ^= crc & 0xFF
-        b = (b ^ (b << 4)) & 0xFF
-        crc = ((crc >> 8) ^ (b << 8) ^ (b << 3) ^ (b >> 4)) & 0xFFFF
+        crc ^= b
+        for _ in range(8):
+            crc = (crc >> 1) ^ 0x8408 if crc & 1 else crc >> 1
     return bytes((crc & 0xFF, crc >> 8))
 
 
