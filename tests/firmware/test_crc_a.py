@@ -1,5 +1,5 @@
 """CRC_A (ISO/IEC 14443-3) in the firmware's MFRC522 driver and in the reader model it runs against:
-each is pinned to the standard's CRC (the ``crc`` package's CRC-16/ISO-IEC-14443-3-A) and to the
+each is pinned to the standard's CRC (the ``crc`` package's CRC-16/ISO-IEC-14443-3-A) and to
 the halt frame every reader sends, so a slip in one cannot hide behind the other."""
 
 from __future__ import annotations
