@@ -97,16 +97,9 @@ def run_bench(n_cards: int = BENCH_CARDS, n_frames: int = BENCH_FRAMES, recogniz
     cards = _parallel(_gen_cards, list(range(n_cards)), workers)
     gen_s = time.perf_counter() - t0
 
-    results = []
-    times = []
-    cpu_t = time.process_time()
-    for img, truth in cards:
-        t = time.perf_counter()
-        det = rec.recognize_crop(img)
-        times.append(time.perf_counter() - t)
-        results.append((truth, None if det is None or det.card is None else det.card.face,
-                        0.0 if det is None else det.confidence))
-    cpu_per_card = (time.process_time() - cpu_t) / max(len(cards), 1)
+    crops, times, cpu_per_card = _timed(rec.recognize_crop, [img for img, _ in cards])
+    results = [(truth, None if det is None or det.card is None else det.card.face,
+                0.0 if det is None else det.confidence) for (_, truth), det in zip(cards, crops, strict=True)]
     n = len(results)
     correct = sum(1 for t, r, _ in results if r == t)
     wrong = [(t, r) for t, r, _ in results if r is not None and r != t]
@@ -118,12 +111,8 @@ def run_bench(n_cards: int = BENCH_CARDS, n_frames: int = BENCH_FRAMES, recogniz
 
     frames = _frames(n_frames, BENCH_SEED)
     frame_cards = frame_ok = frame_wrong = 0
-    ft = []
-    cpu_t = time.process_time()
-    for img, truth in frames:
-        t = time.perf_counter()
-        dets = rec.recognize(img)
-        ft.append(time.perf_counter() - t)
+    frame_reads, ft, cpu_per_frame = _timed(rec.recognize, [img for img, _ in frames])
+    for (_, truth), dets in zip(frames, frame_reads, strict=True):
         read = Counter(d.card.face for d in dets if d.card is not None)
         frame_cards += len(truth)
         for face in truth:
@@ -131,7 +120,6 @@ def run_bench(n_cards: int = BENCH_CARDS, n_frames: int = BENCH_FRAMES, recogniz
                 read[face] -= 1
                 frame_ok += 1
         frame_wrong += sum(read.values())
-    cpu_per_frame = (time.process_time() - cpu_t) / max(len(frames), 1)
     # two cores: two frames in flight at once (OpenCV and numpy release the GIL)
     t = time.perf_counter()
     with ThreadPoolExecutor(2) as ex:
@@ -187,15 +175,15 @@ def run_bench(n_cards: int = BENCH_CARDS, n_frames: int = BENCH_FRAMES, recogniz
 MODE_SPEED_CARDS = 1000  # the two-reader camera's speed is timed on the first thousand of the held-back cards
 
 
-def _timed(read: Any, images: list[np.ndarray]) -> tuple[list[float], float]:
-    """Each image read once: the wall time of each read, and this process's CPU time per read."""
-    times = []
+def _timed(read: Any, images: list[np.ndarray]) -> tuple[list[Any], list[float], float]:
+    """Each image read once: what each read returned, its wall time, and this process's CPU time per read."""
+    reads, times = [], []
     cpu = time.process_time()
     for img in images:
         t = time.perf_counter()
-        read(img)
+        reads.append(read(img))
         times.append(time.perf_counter() - t)
-    return times, (time.process_time() - cpu) / max(len(images), 1)
+    return reads, times, (time.process_time() - cpu) / max(len(images), 1)
 
 
 def _mode_speed(rec: Recognizer, cards: list[tuple[np.ndarray, str]],
@@ -204,8 +192,8 @@ def _mode_speed(rec: Recognizer, cards: list[tuple[np.ndarray, str]],
     real table: :meth:`Recognizer.two_reader`), on the same images, this process's CPU time beside
     the wall clock.  Its accuracy on these synthetic font cards is not its figure (the index reader was
     trained on deck artwork): that is the real photos' bench."""
-    times, cpu_card = _timed(rec.recognize_crop, [img for img, _ in cards])
-    ft, cpu_frame = _timed(rec.recognize, [img for img, _ in frames])
+    _, times, cpu_card = _timed(rec.recognize_crop, [img for img, _ in cards])
+    _, ft, cpu_frame = _timed(rec.recognize, [img for img, _ in frames])
     return {"two_readers": rec.two_readers, "centre_check": rec.centre_check, "cards": len(cards),
             "per_card_crop_ms": {"mean": round(1000 * statistics.fmean(times), 3),
                                  "median": round(1000 * statistics.median(times), 3),
