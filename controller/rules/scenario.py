@@ -22,19 +22,13 @@ from controller.rules.chips import ChipsError
 from controller.rules.engine import HandEngine, SetupError
 from controller.rules.events import (
     Act,
-    Aside,
-    BoardCards,
-    Boxed,
-    Burn,
     Deal,
     Discard,
     Event,
     EventError,
     Expose,
     HandSetup,
-    Muck,
-    Report,
-    Stub,
+    event_from_dict,
     validate_event,
 )
 from controller.rules.games import GameError, get_game
@@ -69,7 +63,10 @@ STEP_FIELDS: dict[str, frozenset[str]] = {
     "put": frozenset({"seat", "chips", "declare"}),
     "discard": frozenset({"seat", "count"}),
 }
-SCALAR_STEPS = frozenset({"burn", "board", "stub", "muck", "aside", "boxed", "report"})
+#: FORMAT's steps written as one value: each is the event of the same kind, that value its one field
+#: (a card; the board's or the stub's cards, one or a list; a report's reason).
+SCALAR_STEPS: dict[str, str] = {"burn": "card", "muck": "card", "aside": "card", "boxed": "card",
+                                "board": "cards", "stub": "cards", "report": "reason"}
 EXPECT_KEYS = frozenset({"rulings", "state", "final_stacks"})
 RULING_KEYS = frozenset({"after", "ruling", "reason", "remedy"})
 STATE_CHECK_KEYS = frozenset({"after", "to_act", "to_show", *STATE_KEYS})
@@ -219,12 +216,6 @@ def _expected_ruling(r: dict[str, Any]) -> ExpectedRuling:
     )
 
 
-def _cards(value: Any, deck: str) -> tuple[Card, ...]:
-    if not isinstance(value, list):
-        value = [value]
-    return tuple(Card.parse(str(v), deck) for v in value)
-
-
 def step_event(step: Any, index: int, deck: str = DEFAULT_DECK) -> Event:
     """One FORMAT step (a one-key mapping) as an engine event."""
     if not isinstance(step, dict) or len(step) != 1:
@@ -234,22 +225,14 @@ def step_event(step: Any, index: int, deck: str = DEFAULT_DECK) -> Event:
         only_keys(val, STEP_FIELDS[key], f"step {index} ({key})")
     elif key not in SCALAR_STEPS:
         raise ScenarioError(f"step {index}: unknown step {key!r} (FORMAT.md defines "
-                            f"{', '.join(sorted(SCALAR_STEPS | set(STEP_FIELDS)))})")
+                            f"{', '.join(sorted({*SCALAR_STEPS, *STEP_FIELDS}))})")
     try:
-        if key == "deal":
-            ev: Event = Deal(int(val["to"]), Card.parse(str(val["card"]), deck), val.get("face"))
-        elif key == "burn":
-            ev = Burn(Card.parse(str(val), deck))
-        elif key == "board":
-            ev = BoardCards(_cards(val, deck))
-        elif key == "stub":
-            ev = Stub(_cards(val, deck))
-        elif key == "muck":
-            ev = Muck(Card.parse(str(val), deck))
-        elif key == "aside":
-            ev = Aside(Card.parse(str(val), deck))
-        elif key == "boxed":
-            ev = Boxed(Card.parse(str(val), deck))
+        if key in SCALAR_STEPS:
+            field = SCALAR_STEPS[key]  # the event of the same kind, the value its one field
+            cards = [str(v) for v in (val if isinstance(val, list) else [val])]
+            ev: Event = event_from_dict({"kind": key, field: cards if field == "cards" else str(val)}, deck)
+        elif key == "deal":
+            ev = Deal(int(val["to"]), Card.parse(str(val["card"]), deck), val.get("face"))
         elif key == "expose":
             ev = Expose(int(val["seat"]), Card.parse(str(val["card"]), deck))
         elif key == "act":
@@ -260,8 +243,6 @@ def step_event(step: Any, index: int, deck: str = DEFAULT_DECK) -> Event:
             ev = put_event(val)
         elif key == "discard":
             ev = Discard(int(val["seat"]), int(val["count"]))
-        elif key == "report":
-            ev = Report(str(val))
         else:
             raise ScenarioError(f"step {index}: unknown step {key!r}")
         validate_event(ev)
