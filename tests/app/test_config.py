@@ -76,39 +76,41 @@ def test_demo_config(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("section", "key", "value", "expected"),
+    ("field", "value", "error"),
     [
-        ("mqtt", "port", 70000, "mqtt.port: Input should be less than or equal to 65535"),
-        ("mqtt", "url", "http://broker", "mqtt.url: 'http://broker': expected mqtt://host[:port]"),
-        ("mqtt", "url", "mqtt://broker:99999", "mqtt.url: 'mqtt://broker:99999': port must be in 1..65535"),
-        ("mqtt", "keepalive", 0, "mqtt.keepalive: Input should be greater than or equal to 1"),
-        ("mqtt", "base_topic", "poker/#", "mqtt.base_topic: String should match pattern"),
-        ("mqtt", "password_file", "missing.txt", "mqtt.password_file: file not found: "),
-        ("table", "id", "table 7", "table.id: 'table 7': use letters, digits, '_' and '-' only"),
-        ("table", "size", 11, "table.size: Input should be less than or equal to 10"),
-        ("table", "size", "nine", "table.size: Input should be a valid integer"),
-        ("table", "game", "pinochle", "table.game: unknown game 'pinochle'; expected one of"),
-        ("table", "structure", "spread", "table.structure: unknown structure 'spread'"),
-        ("table", "rules", "wsop", "table.rules: unknown rule profile 'wsop'; expected one of"),
-        ("table", "event", "home", "table.event: Input should be 'cash' or 'tournament'"),
-        ("table", "colour", "green", "table.colour: unknown key"),
-        ("stakes", "ante", -5, "stakes.ante: Input should be greater than or equal to 0"),
-        ("stakes", "big_blind", 2.5, "stakes.big_blind: Input should be a valid integer"),
-        ("serial", "port", "COM3", "serial.port: 'COM3': expected a device path"),
-        ("serial", "port", "socket://localhost", "serial.port: 'socket://localhost': expected socket://host:port"),
-        ("serial", "enabled", "yes", "serial.enabled: Input should be a valid boolean"),
-        ("broadcast", "delay", -1, "broadcast.delay: expected seconds (an integer >= 0) or \"end_of_hand\""),
-        ("broadcast", "delay", "later", "broadcast.delay: expected seconds"),
-        ("camera", "enabled", 3, "camera.enabled: Input should be a valid boolean"),
-        ("journal", "sync", "off", "journal.sync: Input should be 'full' or 'normal'"),
+        ("mqtt.port", 70000, "Input should be less than or equal to 65535"),
+        ("mqtt.url", "http://broker", "'http://broker': expected mqtt://host[:port]"),
+        ("mqtt.url", "mqtt://broker:99999", "'mqtt://broker:99999': port must be in 1..65535"),
+        ("mqtt.keepalive", 0, "Input should be greater than or equal to 1"),
+        ("mqtt.base_topic", "poker/#", "String should match pattern"),
+        ("mqtt.password_file", "missing.txt", "file not found: "),
+        ("table.id", "table 7", "'table 7': use letters, digits, '_' and '-' only"),
+        ("table.size", 11, "Input should be less than or equal to 10"),
+        ("table.size", "nine", "Input should be a valid integer"),
+        ("table.game", "pinochle", "unknown game 'pinochle'; expected one of"),
+        ("table.structure", "spread", "unknown structure 'spread'"),
+        ("table.rules", "wsop", "unknown rule profile 'wsop'; expected one of"),
+        ("table.event", "home", "Input should be 'cash' or 'tournament'"),
+        ("table.colour", "green", "unknown key"),
+        ("stakes.ante", -5, "Input should be greater than or equal to 0"),
+        ("stakes.big_blind", 2.5, "Input should be a valid integer"),
+        ("serial.port", "COM3", "'COM3': expected a device path"),
+        ("serial.port", "socket://localhost", "'socket://localhost': expected socket://host:port"),
+        ("serial.enabled", "yes", "Input should be a valid boolean"),
+        ("broadcast.delay", -1, "expected seconds (an integer >= 0) or \"end_of_hand\""),
+        ("broadcast.delay", "later", "expected seconds"),
+        ("camera.enabled", 3, "Input should be a valid boolean"),
+        ("journal.sync", "off", "Input should be 'full' or 'normal'"),
     ],
 )
-def test_field_errors_name_their_key(section: str, key: str, value: object, expected: str, tmp_path: Path) -> None:
+def test_field_errors_name_their_key(field: str, value: object, error: str, tmp_path: Path) -> None:
+    """Each problem is reported as ``section.key: what is wrong``."""
+    section, key = field.split(".")
     data = example()
     data[section][key] = value
-    if (section, key) == ("mqtt", "port"):
+    if field == "mqtt.port":
         data["mqtt"]["url"] = "mqtt://broker"
-    assert any(p.startswith(expected) for p in problems(data, tmp_path)), problems(data, tmp_path)
+    assert any(p.startswith(f"{field}: {error}") for p in problems(data, tmp_path)), problems(data, tmp_path)
 
 
 def test_antenna_errors() -> None:
