@@ -41,7 +41,12 @@ IS_CPYTHON = sys.implementation.name == "cpython"
 
 
 class _Obj:
-    """A bare attribute holder used as a stub module (works as one under both interpreters)."""
+    """A bare attribute holder used as a stub module (works as one under both interpreters): its
+    attributes are the keywords it is made with."""
+
+    def __init__(self, **attrs):
+        for name in attrs:
+            setattr(self, name, attrs[name])
 
 
 class Board:
@@ -270,7 +275,6 @@ def make_stubs(board):
     clock = board.clock
 
     # -- time ------------------------------------------------------------------
-    t = _Obj()
     period = 1 << 30
 
     def ticks_ms():
@@ -295,18 +299,10 @@ def make_stubs(board):
     def sleep_ms(ms):
         sleep_us(ms * 1000)
 
-    t.ticks_ms = ticks_ms
-    t.ticks_us = ticks_us
-    t.ticks_diff = ticks_diff
-    t.ticks_add = ticks_add
-    t.sleep_us = sleep_us
-    t.sleep_ms = sleep_ms
-    t.sleep = lambda s: sleep_us(int(s * 1000000))
-    t.time = lambda: int(clock.now // 1000000)
+    t = _Obj(ticks_ms=ticks_ms, ticks_us=ticks_us, ticks_diff=ticks_diff, ticks_add=ticks_add, sleep_us=sleep_us,
+             sleep_ms=sleep_ms, sleep=lambda s: sleep_us(int(s * 1000000)), time=lambda: int(clock.now // 1000000))
 
     # -- machine ---------------------------------------------------------------
-    m = _Obj()
-
     class Pin:
         IN = 0
         OUT = 1
@@ -385,18 +381,9 @@ def make_stubs(board):
     def reset():
         raise SimReboot(WDT_RESET)  # the rp2 port resets through the watchdog
 
-    m.Pin = Pin
-    m.SPI = SPI
-    m.WDT = WDT
-    m.mem32 = Mem32()
-    m.reset = reset
-    m.soft_reset = reset
-    m.reset_cause = lambda: board.reset_cause
-    m.PWRON_RESET = PWRON_RESET
-    m.WDT_RESET = WDT_RESET
-    m.SOFT_RESET = 5
-    m.freq = lambda *a: 125000000
-    m.unique_id = lambda: b"\xe6\x61\x38\x52\x83\x2a\x5c\x2b"
+    m = _Obj(Pin=Pin, SPI=SPI, WDT=WDT, mem32=Mem32(), reset=reset, soft_reset=reset,
+             reset_cause=lambda: board.reset_cause, PWRON_RESET=PWRON_RESET, WDT_RESET=WDT_RESET, SOFT_RESET=5,
+             freq=lambda *a: 125000000, unique_id=lambda: b"\xe6\x61\x38\x52\x83\x2a\x5c\x2b")
 
     # -- USB: sys.stdout / sys.stdin, select ------------------------------------
     class Out:
@@ -436,24 +423,9 @@ def make_stubs(board):
                 buf[i] = data[i]
             return len(data)
 
-    s = _Obj()
-    s.stdout = _Obj()
-    s.stdout.buffer = Out()
-    s.stdout.write = lambda text: None
-    s.stdin = _Obj()
-    s.stdin.buffer = In()
-    s.stderr = s.stdout
-    s.implementation = sys.implementation
-    s.print_exception = lambda exc, file=None: None
-    s.exit = sys.exit
-    s.maxsize = sys.maxsize
-    s.byteorder = "little"
-
-    sel = _Obj()
-    sel.POLLIN = 1
-    sel.POLLOUT = 4
-    sel.POLLERR = 8
-    sel.POLLHUP = 16
+    out = _Obj(buffer=Out(), write=lambda text: None)
+    s = _Obj(stdout=out, stdin=_Obj(buffer=In()), stderr=out, implementation=sys.implementation,
+             print_exception=lambda exc, file=None: None, exit=sys.exit, maxsize=sys.maxsize, byteorder="little")
 
     class Poll:
         def __init__(self):
@@ -488,19 +460,13 @@ def make_stubs(board):
         def ipoll(self, timeout=-1, flags=0):
             return self.poll(timeout)
 
-    sel.poll = Poll
+    sel = _Obj(POLLIN=1, POLLOUT=4, POLLERR=8, POLLHUP=16, poll=Poll)
 
     # -- os, micropython, rp2, gc ----------------------------------------------
-    o = _Obj()
-    o.urandom = lambda n: bytes(board.rng.next() & 0xFF for _ in range(n))
-    mp = _Obj()
-    mp.kbd_intr = lambda c: None
-    mp.const = lambda v: v
-    mp.alloc_emergency_exception_buf = lambda n: None
-    mp.opt_level = lambda *a: 0
-    mp.schedule = lambda f, a: f(a)
-    rp2 = _Obj()
-    rp2.bootsel_button = lambda: 0
+    o = _Obj(urandom=lambda n: bytes(board.rng.next() & 0xFF for _ in range(n)))
+    mp = _Obj(kbd_intr=lambda c: None, const=lambda v: v, alloc_emergency_exception_buf=lambda n: None,
+              opt_level=lambda *a: 0, schedule=lambda f, a: f(a))
+    rp2 = _Obj(bootsel_button=lambda: 0)
 
     return {"time": t, "utime": t, "machine": m, "sys": s, "select": sel, "os": o, "micropython": mp, "rp2": rp2,
             "board_config": board.config}
