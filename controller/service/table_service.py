@@ -23,11 +23,10 @@ from controller.equity.fasteval import card_values
 from controller.geometry import seat_of
 from controller.rules.engine import HandEngine, SetupError
 from controller.rules.events import (
+    HAND_PLAY_EVENTS,
     Acknowledge,
     Act,
-    Aside,
     BoardCards,
-    Boxed,
     Burn,
     CallClock,
     CallMisdeal,
@@ -41,7 +40,6 @@ from controller.rules.events import (
     Event,
     Expose,
     Looked,
-    Muck,
     NewHand,
     Put,
     Report,
@@ -56,7 +54,6 @@ from controller.rules.events import (
     SitOut,
     StartDraw,
     StartHand,
-    Stub,
     UnknownTagRead,
     UnseatPlayer,
 )
@@ -362,21 +359,11 @@ def _is_misdeal_reason(code: str) -> bool:
     return _is_reason(code) and kind_of(code) == MISDEAL
 
 
-#: The service's handler of each event type the table takes outside a hand's engine (explicit).
+#: The service's handler of each event type: a hand's play (``HAND_PLAY_EVENTS``) goes to the hand's
+#: engine, but for its end; every other event has its own.
 _HANDLERS: dict[type[Event], Callable[[TableService, Any, list[Output], float], None]] = {
-    Deal: TableService._hand_event,
-    Burn: TableService._hand_event,
-    BoardCards: TableService._hand_event,
-    Act: TableService._hand_event,
-    Put: TableService._hand_event,
-    Discard: TableService._hand_event,
-    Expose: TableService._hand_event,
-    Report: TableService._hand_event,
+    **dict.fromkeys(HAND_PLAY_EVENTS, TableService._hand_event),
     ConfirmDeals: TableService._apply_confirm_deals,
-    Stub: TableService._hand_event,
-    Muck: TableService._hand_event,
-    Aside: TableService._hand_event,
-    Boxed: TableService._hand_event,
     SeatPlayer: TableService._apply_seat_player,
     UnseatPlayer: TableService._apply_unseat_player,
     SetButton: TableService._apply_set_button,
