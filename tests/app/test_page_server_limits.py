@@ -59,3 +59,23 @@ def test_the_unit_sets_an_explicit_file_descriptor_limit() -> None:
     [limit] = _directives(UNIT)["LimitNOFILE"]
     # Every page server's connections and far more than the daemon's own descriptors.
     assert int(limit) >= 3 * MAX_CONNECTIONS + 1024
+
+
+def test_a_burst_of_connections_waits_in_the_kernel_queue_not_a_second_per_retry() -> None:
+    """The fault bench's flood (105 connections a port) took 15-50 s to open on a loaded host and
+    ran into its next hands' kill -9: ``listen()``'s backlog was the stdlib's 5, so while the
+    accept loop started threads every sixth SYN was dropped and retried a second later.  A server
+    that is not accepting at all (its loop busy) still completes a flood's 100 connections at once."""
+    from controller.app.webserver import _Server
+
+    server = _Server(("127.0.0.1", 0), DEFAULT_ROOT, {}, False, ("display",))  # bound, listening, never accepting
+    held: list[socket.socket] = []
+    try:
+        t0 = time.monotonic()
+        for _ in range(HELD):
+            held.append(socket.create_connection(server.server_address[:2], timeout=0.5))
+        assert time.monotonic() - t0 < 2.0  # none waited for a SYN retry (1 s, then 3 s)
+    finally:
+        for s in held:
+            s.close()
+        server.server_close()
