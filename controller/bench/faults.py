@@ -787,12 +787,13 @@ def _where(rig: Rig, antenna: int) -> str:
 
 
 def answer_confirm(rig: Rig, pitched: Pitched, log: HandLog) -> None:
-    """The dealer reads an "order unknown: confirm" alert (``card_unread``: the bench deals no
-    card a tag cannot read) on the display and answers with ``request/confirm``: the cards the
-    table has not shown yet, where each went, in the order he pitched them (he knows: he dealt
-    them; the display shows how many cards each seat, the burn and the board hold)."""
+    """The dealer reads an "order unknown: confirm" alert (``order_unknown``; ``card_unread`` too,
+    as tables before it said: the bench deals no card a tag cannot read) on the display and
+    answers with ``request/confirm``: the cards the table has not shown yet, where each went, in
+    the order he pitched them (he knows: he dealt them; the display shows how many cards each
+    seat, the burn and the board hold)."""
     alerts = rig.watch["display"].parsed(rig.topics.alert)
-    asked = [a for a in alerts[pitched.alerts_seen:] if a.get("reason") == "card_unread"
+    asked = [a for a in alerts[pitched.alerts_seen:] if a.get("reason") in ("order_unknown", "card_unread")
              and a.get("seq", 0) > pitched.start_seq]
     pitched.alerts_seen = len(alerts)
     pitched.asked += len(asked)

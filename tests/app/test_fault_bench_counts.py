@@ -117,7 +117,7 @@ def test_the_dealer_answers_a_question_that_comes_while_he_waits_for_the_end() -
     sent: list[tuple[str, dict]] = []
     hand = {"seats": {"1": {"cards": 2}, "2": {"cards": 2}}, "burns": 1, "board": []}
     ends: list[dict] = []
-    alerts = [{"reason": "card_unread", "seq": 12}]
+    alerts = [{"reason": "order_unknown", "seq": 12}]
 
     def request(name: str, fields: dict) -> dict:
         sent.append((name, fields))
