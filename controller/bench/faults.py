@@ -88,6 +88,15 @@ CARD = re.compile(r"(?<![A-Za-z0-9])([2-9TJQKA][hdcs])(?![A-Za-z0-9])")
 
 
 @dataclass
+class Restart:
+    """A kill -9's restart: when the new daemon was started, and when it said ``online`` (None: not yet)."""
+
+    at: float
+    online: float | None = None
+    never: bool = False  # it did not come online within wait_online's 30 s (see daemon.log)
+
+
+@dataclass
 class Record:
     t: float  # monotonic arrival time
     topic: str
@@ -340,8 +349,7 @@ class Rig:
         self.last: tuple[int, Pitched, HandLog] | None = None  # the last hand dealt: its seq, cards, log
         self.flood_stats: list[dict[str, Any]] = []
         self.hand = 0  # the hand being dealt (1-based), for the records of the faults' threads
-        #: Every kill -9's restart: when it was started and when the daemon said ``online`` (None: not yet).
-        self.restarts: list[dict[str, float | None]] = []
+        self.restarts: list[Restart] = []  # every kill -9's restart
         self.recovery: dict[str, list[float]] = {"restart": [], "unplug": [], "reset": []}
         self._replugs: list[tuple[str, float]] = []
         self._threads: list[threading.Thread] = []
@@ -444,15 +452,16 @@ enabled = true
         self.proc.wait(10)
         self.kills += 1
         t0 = self.start_daemon()
-        restart: dict[str, float | None] = {"at": t0, "online": None}
+        restart = Restart(t0)
         self.restarts.append(restart)
 
         def measure() -> None:
             try:
                 took = self.wait_online(t0)
             except RuntimeError:
+                restart.never = True
                 return
-            restart["online"] = t0 + took
+            restart.online = t0 + took
             self.recovery["restart"].append(took)
 
         self._spawn(measure)
@@ -540,15 +549,15 @@ enabled = true
             for sock in held:
                 sock.close()
             record.update(opened=opened, refused=refused, refused_because=dict(errors),
-                          kills_during_the_flood=sum(1 for r in self.restarts if r["at"] >= t_flood))
+                          kills_during_the_flood=sum(1 for r in self.restarts if r.at >= t_flood))
             t_check = time.monotonic()
             record["restart_in_progress_at_check"] = self.restarting(t_check)
             coming = self.coming_online()
             record["waited_for_restart_s"] = round(self.wait_restarted(40.0), 3)
             if coming:  # when the daemon the bench had killed came back: after the old check's 10 s?
-                online = [r["online"] for r in coming]
+                online = [r.online for r in coming if r.online is not None]
                 record["restart_online_after_check_start_s"] = (
-                    round(max(online) - t_check, 3) if all(o is not None for o in online) else None)
+                    round(max(online) - t_check, 3) if len(online) == len(coming) else None)
             record["pid_at_check"] = self.pid()
             record["answered_after_s"] = {}
             record["pages"] = {}
@@ -568,12 +577,11 @@ enabled = true
 
     def restarting(self, t: float) -> bool:
         """Whether a kill -9's restart had begun and the daemon was not yet ``online`` at ``t``."""
-        return any(r["at"] is not None and r["at"] <= t and (r["online"] is None or r["online"] > t)
-                   for r in self.restarts)
+        return any(r.at <= t and (r.online is None or r.online > t) for r in self.restarts)
 
-    def coming_online(self, since: float = 0.0) -> list[dict[str, float | None]]:
+    def coming_online(self, since: float = 0.0) -> list[Restart]:
         """The kill -9 restarts begun at or after ``since`` whose daemon has not said ``online`` yet."""
-        return [r for r in self.restarts if r["at"] is not None and r["at"] >= since and r["online"] is None]
+        return [r for r in self.restarts if r.at >= since and r.online is None and not r.never]
 
     def wait_restarted(self, limit: float) -> float:
         """Seconds waited (at most ``limit``) until every restart begun is online (0: none was coming)."""
@@ -600,12 +608,12 @@ enabled = true
         ok = False
 
         def clock_from() -> float:
-            began = [r for r in self.restarts if r["at"] is not None and r["at"] >= t0]
+            began = [r for r in self.restarts if r.at >= t0]
             if not began:
                 return t0
-            if any(r["online"] is None for r in began):
+            if any(r.online is None and not r.never for r in began):
                 return min(time.monotonic(), t0 + 40.0)  # still coming online: the clock waits
-            return max(float(r["online"] or t0) for r in began)
+            return max(float(r.online or t0) for r in began)
 
         while time.monotonic() - clock_from() < limit and not ok:
             tries += 1
@@ -622,7 +630,7 @@ enabled = true
         out: dict[str, Any] = {"request": f"GET {url}", "answered_after_s": took, "tries": tries,
                                "errors": dict(errors), "pids": sorted(p for p in pids if p),
                                "restarts_begun_during_the_check": sum(1 for r in self.restarts
-                                                                      if r["at"] is not None and r["at"] >= t0)}
+                                                                      if r.at >= t0)}
         if not ok:
             port = int(url.rsplit(":", 1)[1].split("/")[0])
             out["port_tcp_states"] = _port_states(port)
