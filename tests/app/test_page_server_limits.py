@@ -5,6 +5,7 @@ closes a silent one after ``REQUEST_TIMEOUT``; a page still loads in the middle 
 
 from __future__ import annotations
 
+import errno
 import os
 import socket
 import threading
@@ -79,3 +80,34 @@ def test_a_burst_of_connections_waits_in_the_kernel_queue_not_a_second_per_retry
         for s in held:
             s.close()
         server.server_close()
+
+
+def test_a_page_whose_port_is_still_held_is_served_once_it_is_free() -> None:
+    """A daemon restarted while its page's port is still held (its predecessor letting go, a client
+    that took it as its own port) ran without that page until its next restart ("the pages are not
+    served").  It now tries again every ``retry_every`` seconds and serves it once the port is free."""
+    from controller.app.webserver import PageServers
+
+    holder = socket.socket()
+    holder.bind(("127.0.0.1", 0))
+    holder.listen()
+    port = holder.getsockname()[1]
+    with PageServers(DEFAULT_ROOT, {}, {"display": ("127.0.0.1", port)}, retry_every=0.1) as pages:
+        assert pages.waiting == {"display": ("127.0.0.1", port)}
+        assert pages.page_url("display") == f"http://127.0.0.1:{port}/display/"
+        holder.close()
+        deadline = time.monotonic() + 5
+        while pages.waiting and time.monotonic() < deadline:
+            time.sleep(0.05)
+        with urllib.request.urlopen(pages.page_url("display"), timeout=3) as r:
+            assert r.status == 200
+    # Without retry_every a port in use still raises (``tablectl run`` then says so, loudly).
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        try:
+            PageServers(DEFAULT_ROOT, {}, {"display": ("127.0.0.1", held.getsockname()[1])})
+        except OSError as exc:
+            assert exc.errno == errno.EADDRINUSE
+        else:
+            raise AssertionError("a port in use was served")
