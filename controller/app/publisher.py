@@ -221,10 +221,14 @@ class Publisher:
             # Delayed as the state and queued behind it: the overlay has the hand's final state
             # (and shows the cards through the showdown) before the clear reaches it.
             self._clear_due = False
-            self.link.publish(self.topics.broadcast("holecards"), b"", retain=True, delay=float(self.broadcast_delay),
-                              seq=seq)
-            if self.sealer is not None:
-                self.sealer.clear(seq, float(self.broadcast_delay))
+            self._clear_secret(seq)
+
+    def _clear_secret(self, seq: int) -> None:
+        """The overlay's retained hole cards (and the sealed copy) cleared, with the delay in seconds."""
+        self.link.publish(self.topics.broadcast("holecards"), b"", retain=True, delay=float(self.broadcast_delay),
+                          seq=seq)
+        if self.sealer is not None:
+            self.sealer.clear(seq, float(self.broadcast_delay))
 
     # ------------------------------------------------------------------ broadcast
     def _final_view(self, service: TableService, seq: int) -> dict[str, Any] | None:
@@ -268,8 +272,13 @@ class Publisher:
             self.link.publish(self.topics.broadcast("holecards"), b"", retain=True, delay=0.001, seq=seq)
             if self.sealer is not None:
                 self.sealer.clear(seq, 0.001)
-        else:
+        elif service.seq == seq:
             self._clear_due = True  # sent by publish_state, after the final state it belongs to
+        else:
+            # A republished older hand's end (the table has moved on): cleared now, queued behind
+            # that hand's own messages; after the batch it would come behind the next hand's hole
+            # cards and wipe their retained copy.
+            self._clear_secret(seq)
 
 
 def count_published(stats: SessionStats, service: TableService, upto: int, outputs: list[Output]) -> None:

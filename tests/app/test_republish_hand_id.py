@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 import uuid
 from pathlib import Path
 
@@ -124,3 +125,25 @@ def test_an_old_hands_end_republished_under_the_end_of_hand_delay_shows_that_han
         d.stop()
         display.close()
         overlay.close()
+
+
+def test_an_old_hands_end_republished_with_a_delay_in_seconds_clears_only_its_own_secret(
+        tmp_path, broker, passwords) -> None:
+    """With a delay in seconds, a hand's end clears the overlay's retained hole cards after its final
+    state.  Republished behind the next hand's hole cards (the same restart's batch), that clear came
+    after them and wiped hand 2's retained copy: an overlay opened during hand 2 showed none."""
+    path = tmp_path / "journal.sqlite"
+    _journal_cut_by_a_kill(path, broker.port)
+    d = start_daemon(path, broker, passwords, delay=1)
+    try:
+        time.sleep(2.5)  # the delay passes: what was queued is out
+        late = Client(broker, "overlay", passwords["overlay"], name=f"overlay-{uuid.uuid4().hex[:6]}")
+        wait_until(lambda: bool(late.connacks), what="overlay connected")
+        late.subscribe(T.broadcast("holecards"))
+        wait_until(lambda: bool(late.payloads(T.broadcast("holecards"))), timeout=5, what="the retained hole cards")
+        [retained] = late.payloads(T.broadcast("holecards"))
+        assert retained, "hand 2's hole cards were cleared by hand 1's republished end"
+        assert json.loads(retained)["hand_id"] == 2
+        late.close()
+    finally:
+        d.stop()
