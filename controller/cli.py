@@ -321,15 +321,18 @@ def _serve_pages(config, err: Console):
             login["pass"] = password
         page_cfg[name] = login
     try:
-        servers = PageServers(w.root or DEFAULT_ROOT, page_cfg, {n: (p.host, p.port) for n, p in pages.items()})
+        # A port still held (a restart while its predecessor lets go of it) is tried again, every second.
+        servers = PageServers(w.root or DEFAULT_ROOT, page_cfg, {n: (p.host, p.port) for n, p in pages.items()},
+                              retry_every=1.0)
     except (OSError, ValueError) as exc:
         # The table runs without its pages rather than not at all; loudly.
         logging.getLogger("controller.web").error("the pages are not served: %s", exc)
         err.print(f"[bold red]the pages are not served[/bold red]: {exc}")
         return None
     for name in pages:
-        logging.getLogger("controller.web").info("serving the %s page on %s", name, servers.page_url(name),
-                                                 extra={"page": name, "url": servers.page_url(name)})
+        if name not in servers.waiting:
+            logging.getLogger("controller.web").info("serving the %s page on %s", name, servers.page_url(name),
+                                                     extra={"page": name, "url": servers.page_url(name)})
     return servers
 
 

@@ -57,7 +57,7 @@ class RfidSource:
                 observe(item)
             # (request/confirm; the arrivals after them wait meanwhile: Fusion.confirmed)
             cards = ", ".join(f"{z.name} {c.label()}" for z, c in item.cards)
-            self.ctx.apply_now(CameraReport("card_unread", item.cards[0][0].name,
+            self.ctx.apply_now(CameraReport("order_unknown", item.cards[0][0].name,
                                             detail=f"order unknown (reconnect or stall), confirm: {cards}"), "rfid")
             return
         for observe in self.observers:

@@ -263,12 +263,15 @@ class Daemon:
         upto = self.journal.published_seq
         count = functools.partial(count_published, stats, self.service, upto)
         hands: dict[int, int | None] = {}  # seq -> the hand of what the broker never had (republished below)
+        finals: dict[int, dict] = {}  # seq -> the public state a republished hand ended in (its overlay's last)
 
         def each(outputs: list[Output]) -> None:
             count(outputs)
             for out in outputs:
                 if out.seq > upto:
                     hands[out.seq] = service.hand_id if service.engine is not None else None
+                    if out.kind == "hand_end":
+                        finals[out.seq] = service.public_state()
 
         replayed = self.service.replay(self.journal.entries(), each=each)
         log.info("journal replayed", extra={"events": self.journal.last_seq, "hand_id": self.service.hand_id,
@@ -307,7 +310,7 @@ class Daemon:
         self.publisher.republish_stats(self.service, published, unsent)
         # Under the hand each was made in: a kill -9 just after a new hand began leaves the hand
         # before it unacknowledged, and the service has moved on (its board is no board of this one).
-        self.publisher.publish(unsent, self.service, hands=hands)
+        self.publisher.publish(unsent, self.service, hands=hands, final_views=finals)
         self.publisher.publish_delay(self.journal.last_seq, "journal" if self.service.broadcast_delay is not None
                                      else "config")
         self.link.start()

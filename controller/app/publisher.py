@@ -46,6 +46,8 @@ class Publisher:
     _holding: bool = False  # a switch to the end-of-hand delay holds what was queued until the hand ends
     #: What the producer may set live ([broadcast] min_delay, max_delay), shown on broadcast/delay.
     delay_range: tuple[int, int] = (0, 600)
+    #: A republish at start: the public state right after each republished hand's end, by its seq.
+    _final_views: Mapping[int, dict[str, Any]] = field(default_factory=dict)
 
     def close(self) -> None:
         if self._equity is not None:
@@ -79,23 +81,29 @@ class Publisher:
 
     # ------------------------------------------------------------------ outputs
     def publish(self, outputs: Iterable[Output], service: TableService, state: bool = True,
-                hands: Mapping[int, int | None] | None = None) -> None:
+                hands: Mapping[int, int | None] | None = None,
+                final_views: Mapping[int, dict[str, Any]] | None = None) -> None:
         """Publish one batch of outputs (one applied event), then the retained state.
 
         With ``state`` false the retained snapshot and the hole cards (each a whole-table
         snapshot too) wait for :meth:`publish_state`, which the daemon calls a moment later
         (:data:`controller.app.daemon.STATE_DEBOUNCE`): the card's event leaves first and alone.
-        ``hands`` (a republish at start) names the hand of each output's seq, when not the one in play."""
+        ``hands`` (a republish at start) names the hand of each output's seq, when not the one in play;
+        ``final_views`` the public state each republished hand ended in, by the seq of its end."""
         now = round(self.clock(), 3)
         seq = service.seq
         hand_id = service.hand_id if service.engine is not None else None
-        for out in outputs:
-            seq = out.seq or seq
-            its_hand = hands.get(out.seq, hand_id) if hands is not None else hand_id
-            if not state and out.secret:
-                self._deferred = (out, its_hand, now)
-                continue
-            self._one(out, service, its_hand, now)
+        self._final_views = final_views or {}
+        try:
+            for out in outputs:
+                seq = out.seq or seq
+                its_hand = hands.get(out.seq, hand_id) if hands is not None else hand_id
+                if not state and out.secret:
+                    self._deferred = (out, its_hand, now)
+                    continue
+                self._one(out, service, its_hand, now)
+        finally:
+            self._final_views = {}
         if state:
             self.publish_state(service, seq, now)
         self._request_equity(service, seq)  # a no-op unless the cards, the folds or the draw changed
@@ -213,12 +221,26 @@ class Publisher:
             # Delayed as the state and queued behind it: the overlay has the hand's final state
             # (and shows the cards through the showdown) before the clear reaches it.
             self._clear_due = False
-            self.link.publish(self.topics.broadcast("holecards"), b"", retain=True, delay=float(self.broadcast_delay),
-                              seq=seq)
-            if self.sealer is not None:
-                self.sealer.clear(seq, float(self.broadcast_delay))
+            self._clear_secret(seq)
+
+    def _clear_secret(self, seq: int) -> None:
+        """The overlay's retained hole cards (and the sealed copy) cleared, with the delay in seconds."""
+        self.link.publish(self.topics.broadcast("holecards"), b"", retain=True, delay=float(self.broadcast_delay),
+                          seq=seq)
+        if self.sealer is not None:
+            self.sealer.clear(seq, float(self.broadcast_delay))
 
     # ------------------------------------------------------------------ broadcast
+    def _final_view(self, service: TableService, seq: int) -> dict[str, Any] | None:
+        """The public state the hand ending at ``seq`` ended in: the table's own when nothing was
+        applied after its end (live); the one the daemon kept while replaying the journal (a
+        republish at start, the table having moved on, maybe into the next hand); else none.
+        Never the table's state of now for an older hand's end: under the end-of-hand delay that
+        put the hand in play on air before it was over (its seats, bets, board)."""
+        if service.seq == seq:
+            return service.public_state()
+        return self._final_views.get(seq)
+
     def _broadcast(self, name: str, payload: dict[str, Any], retain: bool) -> None:
         # Each broadcast message carries its journal seq, so the delivered cursor waits for it: a
         # crash inside the delay republishes it after the restart instead of losing it.
@@ -236,11 +258,11 @@ class Publisher:
     def _end_broadcast(self, service: TableService, hand_id: int, seq: int, now: float) -> None:
         """The hand is over: release what was held (end_of_hand), then clear the retained secret."""
         if self.broadcast_delay == END_OF_HAND or self._held:  # _held: held before a switch to seconds
-            view = service.public_state()
-            final = state_payload(seq=seq, ts=now, table_id=self.table_id, table=view["table"],
-                                  hand_id=view["hand_id"], hand=view["hand"], alert=view["alert"])
             held = {name: (payload, retain) for name, payload, retain in self._held}
-            held["state"] = (final, True)
+            view = self._final_view(service, seq)
+            if view is not None:
+                held["state"] = (state_payload(seq=seq, ts=now, table_id=self.table_id, table=view["table"],
+                                               hand_id=view["hand_id"], hand=view["hand"], alert=view["alert"]), True)
             for name, (payload, _retain) in held.items():
                 # Released after the hand: not retained, so nothing of it lingers on the broker.
                 self.link.publish(self.topics.broadcast(name), payload, retain=False, seq=seq)
@@ -250,8 +272,13 @@ class Publisher:
             self.link.publish(self.topics.broadcast("holecards"), b"", retain=True, delay=0.001, seq=seq)
             if self.sealer is not None:
                 self.sealer.clear(seq, 0.001)
-        else:
+        elif service.seq == seq:
             self._clear_due = True  # sent by publish_state, after the final state it belongs to
+        else:
+            # A republished older hand's end (the table has moved on): cleared now, queued behind
+            # that hand's own messages; after the batch it would come behind the next hand's hole
+            # cards and wipe their retained copy.
+            self._clear_secret(seq)
 
 
 def count_published(stats: SessionStats, service: TableService, upto: int, outputs: list[Output]) -> None:

@@ -34,7 +34,9 @@ or ``console`` for the table, ``overlay`` for the booth).
 
 from __future__ import annotations
 
+import errno
 import json
+import logging
 import mimetypes
 import os
 import posixpath
@@ -52,6 +54,7 @@ from typing import Any, Self, TypeVar, cast
 from urllib.parse import unquote, urlencode, urlsplit
 
 HOST = "127.0.0.1"
+log = logging.getLogger("controller.web")
 DEFAULT_ROOT = Path(__file__).resolve().parents[2] / "web"
 PAGES = ("display", "overlay", "tracker", "producer")
 SERVED = ("display", "overlay", "tracker", "producer", "common", "vendor")
@@ -65,6 +68,12 @@ CSP = ("default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline';
 MAX_CONNECTIONS = 32
 #: Seconds a connection may stay silent (while the request is read or the response is written).
 REQUEST_TIMEOUT = 5.0
+#: Connections the kernel completes and queues before the server accepts them (``listen()``'s
+#: backlog; the stdlib's default is 5).  With 5, a burst of connections (a flood, or a few browsers
+#: reloading at once) overflowed the queue on a loaded host: every sixth connection's SYN was dropped
+#: and retried a second later, and 105 connections took 15 s to open.  The cap above, not this
+#: queue, bounds what a client costs; the queue only lets the accept loop catch up.
+LISTEN_BACKLOG = 128
 
 _S = TypeVar("_S", bound=ThreadingHTTPServer)
 
@@ -164,6 +173,7 @@ class _Handler(SimpleHTTPRequestHandler):
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
+    request_queue_size = LISTEN_BACKLOG
 
     def __init__(self, address: tuple[str, int], root: Path, config: Mapping[str, Any], verbose: bool,
                  pages: tuple[str, ...] = PAGES, max_connections: int = MAX_CONNECTIONS,
@@ -283,24 +293,67 @@ class WebServer(ServerThread):
 
 
 class PageServers:
-    """One :class:`WebServer` per page (display, overlay), each handing out only its own login."""
+    """One :class:`WebServer` per page (display, overlay), each handing out only its own login.
+
+    With ``retry_every`` (seconds), a page whose port is in use (a daemon restarted while its
+    predecessor, or anything else, still holds it) is served as soon as the port is free, tried
+    again every ``retry_every`` seconds: the table does not run without that page until its next
+    restart.  Any other failure to serve a page raises, as without it."""
 
     def __init__(self, root: str | Path, config: Mapping[str, Any], listen: Mapping[str, tuple[str, int]],
-                 verbose: bool = False) -> None:
+                 verbose: bool = False, retry_every: float | None = None) -> None:
         self.servers: dict[str, WebServer] = {}
+        #: Pages whose port was in use, still to be served: page -> (host, port).
+        self.waiting: dict[str, tuple[str, int]] = {}
+        self._make = lambda page, host, port: WebServer(root, port=port, config=config, host=host, verbose=verbose,
+                                                        pages=(page,))
+        self._lock = threading.Lock()
+        self._stopped = threading.Event()
         try:
             for page, (host, port) in listen.items():
-                self.servers[page] = WebServer(root, port=port, config=config, host=host, verbose=verbose,
-                                               pages=(page,))
+                try:
+                    self.servers[page] = self._make(page, host, port)
+                except OSError as exc:
+                    if retry_every is None or exc.errno != errno.EADDRINUSE:
+                        raise
+                    log.error("the %s page is not served yet: port %s is in use; trying again every %s s",
+                              page, port, retry_every, extra={"page": page, "port": port})
+                    self.waiting[page] = (host, port)
         except BaseException:
             self.stop()
             raise
+        if self.waiting:
+            assert retry_every is not None  # only then is a page left waiting
+            threading.Thread(target=self._retry, args=(retry_every,), name="page-retry", daemon=True).start()
+
+    def _retry(self, every: float) -> None:
+        while self.waiting and not self._stopped.wait(every):
+            for page, (host, port) in list(self.waiting.items()):
+                try:
+                    server = self._make(page, host, port)
+                except OSError:
+                    continue
+                with self._lock:
+                    if self._stopped.is_set():
+                        server.stop()
+                        return
+                    self.servers[page] = server
+                    del self.waiting[page]
+                log.info("serving the %s page on %s (its port is free now)", page, server.page_url(page),
+                         extra={"page": page, "url": server.page_url(page)})
 
     def page_url(self, page: str, **query: Any) -> str:
+        if page in self.waiting:  # not served yet: where it will be
+            host, port = self.waiting[page]
+            q = urlencode({k: v for k, v in query.items() if v is not None})
+            return f"http://{host}:{port}/{page}/" + (f"?{q}" if q else "")
         return self.servers[page].page_url(page, **query)
 
     def stop(self) -> None:
-        for server in self.servers.values():
+        with self._lock:
+            self._stopped.set()
+            servers = list(self.servers.values())
+        for server in servers:
             server.stop()
 
     def __enter__(self) -> PageServers:

@@ -88,6 +88,15 @@ CARD = re.compile(r"(?<![A-Za-z0-9])([2-9TJQKA][hdcs])(?![A-Za-z0-9])")
 
 
 @dataclass
+class Restart:
+    """A kill -9's restart: when the new daemon was started, and when it said ``online`` (None: not yet)."""
+
+    at: float
+    online: float | None = None
+    never: bool = False  # it did not come online within wait_online's 30 s (see daemon.log)
+
+
+@dataclass
 class Record:
     t: float  # monotonic arrival time
     topic: str
@@ -339,6 +348,8 @@ class Rig:
         self.stuck: list[dict[str, Any]] = []  # a hand left open, that the next new_hand found
         self.last: tuple[int, Pitched, HandLog] | None = None  # the last hand dealt: its seq, cards, log
         self.flood_stats: list[dict[str, Any]] = []
+        self.hand = 0  # the hand being dealt (1-based), for the records of the faults' threads
+        self.restarts: list[Restart] = []  # every kill -9's restart
         self.recovery: dict[str, list[float]] = {"restart": [], "unplug": [], "reset": []}
         self._replugs: list[tuple[str, float]] = []
         self._threads: list[threading.Thread] = []
@@ -441,12 +452,17 @@ enabled = true
         self.proc.wait(10)
         self.kills += 1
         t0 = self.start_daemon()
+        restart = Restart(t0)
+        self.restarts.append(restart)
 
         def measure() -> None:
             try:
-                self.recovery["restart"].append(self.wait_online(t0))
+                took = self.wait_online(t0)
             except RuntimeError:
-                pass
+                restart.never = True
+                return
+            restart.online = t0 + took
+            self.recovery["restart"].append(took)
 
         self._spawn(measure)
 
@@ -496,22 +512,30 @@ enabled = true
 
     def slowclients(self) -> None:
         """Every page port flooded for 4 s: 100 idle connections and 5 that trickle a request a
-        byte every half second; then each page must answer a plain GET again (within 10 s)."""
+        byte every half second; then each page must answer a plain GET again (within 10 s).
+
+        Every flood is recorded with the daemon's state at its check (its pid, a kill -9's
+        restart in progress) and, per page, each failed request's error: a page check that
+        overlaps the bench's own kill -9 waits for the restarted daemon's ``online`` first (the
+        restart's time is ``recovery_s.restart``; the flood's question is whether the pages
+        answer once the daemon is up), and says so (``waited_for_restart_s``)."""
         import socket
-        import urllib.request
 
         self.floods += 1
+        record: dict[str, Any] = {"flood": self.floods, "hand": self.hand, "pid": self.pid()}
 
         def flood() -> None:
             held: list[socket.socket] = []
             opened = refused = 0
+            errors: Counter = Counter()
             for port in self.pages.values():
                 for _ in range(105):
                     try:
                         held.append(socket.create_connection(("127.0.0.1", port), timeout=2))
                         opened += 1
-                    except OSError:
+                    except OSError as exc:
                         refused += 1
+                        errors[_error(exc)] += 1
             slow = held[-5:]
             end = time.monotonic() + 4.0
             line = b"GET / HTTP/1.1\r\nHost: x\r\n"
@@ -524,20 +548,94 @@ enabled = true
                 time.sleep(0.5)
             for sock in held:
                 sock.close()
-            answered = {}
+            record.update(opened=opened, refused=refused, refused_because=dict(errors),
+                          kills_during_the_flood=sum(1 for r in self.restarts if r.at >= t_flood))
+            t_check = time.monotonic()
+            record["restart_in_progress_at_check"] = self.restarting(t_check)
+            coming = self.coming_online()
+            record["waited_for_restart_s"] = round(self.wait_restarted(40.0), 3)
+            if coming:  # when the daemon the bench had killed came back: after the old check's 10 s?
+                online = [r.online for r in coming if r.online is not None]
+                record["restart_online_after_check_start_s"] = (
+                    round(max(online) - t_check, 3) if len(online) == len(coming) else None)
+            record["pid_at_check"] = self.pid()
+            record["answered_after_s"] = {}
+            record["pages"] = {}
             for name, port in self.pages.items():
-                t0 = time.monotonic()
-                ok = False
-                while time.monotonic() - t0 < 10 and not ok:
-                    try:
-                        with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=3) as r:
-                            ok = r.status == 200
-                    except OSError:
-                        time.sleep(0.2)
-                answered[name] = round(time.monotonic() - t0, 3) if ok else None
-            self.flood_stats.append({"opened": opened, "refused": refused, "answered_after_s": answered})
+                url = f"http://127.0.0.1:{port}/"
+                check = self.page_answers(url, 10.0)
+                record["answered_after_s"][name] = check["answered_after_s"]
+                record["pages"][name] = check
+            self.flood_stats.append(record)
 
+        t_flood = time.monotonic()
         self._spawn(flood)
+
+    def pid(self) -> int | None:
+        """The daemon's pid now (None before the first start)."""
+        return self.proc.pid if self.proc is not None else None
+
+    def restarting(self, t: float) -> bool:
+        """Whether a kill -9's restart had begun and the daemon was not yet ``online`` at ``t``."""
+        return any(r.at <= t and (r.online is None or r.online > t) for r in self.restarts)
+
+    def coming_online(self, since: float = 0.0) -> list[Restart]:
+        """The kill -9 restarts begun at or after ``since`` whose daemon has not said ``online`` yet."""
+        return [r for r in self.restarts if r.at >= since and r.online is None and not r.never]
+
+    def wait_restarted(self, limit: float) -> float:
+        """Seconds waited (at most ``limit``) until every restart begun is online (0: none was coming)."""
+        if not self.coming_online():
+            return 0.0
+        t0 = time.monotonic()
+        while self.coming_online() and time.monotonic() - t0 < limit:
+            time.sleep(0.05)
+        return max(time.monotonic() - t0, 0.001)
+
+    def page_answers(self, url: str, limit: float) -> dict[str, Any]:
+        """GET ``url`` until it answers 200 (at most ``limit`` seconds, each try 3 s at most):
+        the seconds it took (None: never), the tries and each failure's error, the daemon's pid
+        during the tries, whether a restart began meanwhile, and the port's TCP states at the end.
+
+        A kill -9 the bench itself makes during the check (the next hand's fault) restarts the
+        clock: ``limit`` seconds from the restarted daemon's ``online`` (40 s at most to get there)."""
+        import urllib.request
+
+        t0 = time.monotonic()
+        pids = {self.pid()}
+        tries = 0
+        errors: Counter = Counter()
+        ok = False
+
+        def clock_from() -> float:
+            began = [r for r in self.restarts if r.at >= t0]
+            if not began:
+                return t0
+            if any(r.online is None and not r.never for r in began):
+                return min(time.monotonic(), t0 + 40.0)  # still coming online: the clock waits
+            return max(float(r.online or t0) for r in began)
+
+        while time.monotonic() - clock_from() < limit and not ok:
+            tries += 1
+            try:
+                with urllib.request.urlopen(url, timeout=3) as r:
+                    ok = r.status == 200
+                    if not ok:
+                        errors[f"HTTP {r.status}"] += 1
+            except OSError as exc:
+                errors[_error(exc)] += 1
+                time.sleep(0.2)
+            pids.add(self.pid())
+        took = round(time.monotonic() - t0, 3) if ok else None
+        out: dict[str, Any] = {"request": f"GET {url}", "answered_after_s": took, "tries": tries,
+                               "errors": dict(errors), "pids": sorted(p for p in pids if p),
+                               "restarts_begun_during_the_check": sum(1 for r in self.restarts
+                                                                      if r.at >= t0)}
+        if not ok:
+            port = int(url.rsplit(":", 1)[1].split("/")[0])
+            out["port_tcp_states"] = _port_states(port)
+            out["daemon_alive"] = self.proc is not None and self.proc.poll() is None
+        return out
 
     def diskfull(self) -> None:
         """The journal's disk filled to the last byte for 2 s (its WAL just checkpointed), then emptied."""
@@ -613,6 +711,31 @@ def _root_prefix() -> list[str] | None:
     return None
 
 
+def _error(exc: BaseException) -> str:
+    """A request's failure, short: its type and message (``URLError`` unwrapped)."""
+    reason = getattr(exc, "reason", None)
+    if isinstance(reason, BaseException):
+        exc = reason
+    return f"{type(exc).__name__}: {exc}"[:160]
+
+
+#: /proc/net/tcp's state codes (include/net/tcp_states.h).
+TCP_STATES = {1: "ESTABLISHED", 2: "SYN_SENT", 3: "SYN_RECV", 4: "FIN_WAIT1", 5: "FIN_WAIT2", 6: "TIME_WAIT",
+              7: "CLOSE", 8: "CLOSE_WAIT", 9: "LAST_ACK", 10: "LISTEN", 11: "CLOSING"}
+
+
+def _port_states(port: int) -> dict[str, int]:
+    """The sockets on this machine whose local port is ``port``, counted by TCP state (is the
+    page's port listening; or is it held by something else, e.g. a client's ephemeral port)."""
+    states: Counter = Counter()
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+            fields = line.split()
+            if int(fields[1].rsplit(":", 1)[1], 16) == port:
+                states[TCP_STATES.get(int(fields[3], 16), fields[3])] += 1
+    return dict(states)
+
+
 def _free_port() -> int:
     import socket
 
@@ -672,12 +795,13 @@ def _where(rig: Rig, antenna: int) -> str:
 
 
 def answer_confirm(rig: Rig, pitched: Pitched, log: HandLog) -> None:
-    """The dealer reads an "order unknown: confirm" alert (``card_unread``: the bench deals no
-    card a tag cannot read) on the display and answers with ``request/confirm``: the cards the
-    table has not shown yet, where each went, in the order he pitched them (he knows: he dealt
-    them; the display shows how many cards each seat, the burn and the board hold)."""
+    """The dealer reads an "order unknown: confirm" alert (``order_unknown``; ``card_unread`` too,
+    as tables before it said: the bench deals no card a tag cannot read) on the display and
+    answers with ``request/confirm``: the cards the table has not shown yet, where each went, in
+    the order he pitched them (he knows: he dealt them; the display shows how many cards each
+    seat, the burn and the board hold)."""
     alerts = rig.watch["display"].parsed(rig.topics.alert)
-    asked = [a for a in alerts[pitched.alerts_seen:] if a.get("reason") == "card_unread"
+    asked = [a for a in alerts[pitched.alerts_seen:] if a.get("reason") in ("order_unknown", "card_unread")
              and a.get("seq", 0) > pitched.start_seq]
     pitched.alerts_seen = len(alerts)
     pitched.asked += len(asked)
@@ -725,6 +849,7 @@ def deal_hand(rig: Rig, n: int, fault: str, progress: Callable[[str], None]) -> 
 
     game = GAMES[n % len(GAMES)]
     log = HandLog(n, game, fault)
+    rig.hand = n + 1
     rig.console.request("change_game", {"game": game})
     r = rig.console.request("new_hand", {})
     if r is not None and not r["ok"] and rig.last is not None:
@@ -1053,8 +1178,9 @@ def analyse(rig: Rig, hands: list[HandLog], retained: list[Record] | None = None
                   "producer": producer_secrecy(rig.watch["producer"].snapshot(), rig.topics.base)},
         "recovery_s": {k: summary(v) for k, v in rig.recovery.items()},
         "recovery_without_a_card_in_15_s": dict(no_card_after),
-        "slow_clients": {"floods": rig.flood_stats[:3], "pages_not_answering_after":
-                         sum(1 for f in rig.flood_stats for v in f["answered_after_s"].values() if v is None)},
+        "slow_clients": {"floods": rig.flood_stats, "pages_not_answering_after":
+                         sum(1 for f in rig.flood_stats for v in f["answered_after_s"].values() if v is None),
+                         "checks_after_a_kill_9_restart": sum(1 for f in rig.flood_stats if f["waited_for_restart_s"])},
         "disk_full": {"disk": rig.disk_note, "journal_full_alerts": journal_full_alerts,
                       "console_requests_refused_journal_full": rig.console.journal_full},
         "broadcast_delay_s": rig.delay,

@@ -6,6 +6,8 @@ card is tried as that card; a seat that is behind now (some other live hand is b
 board as it stands) has as outs the cards after which its hand is the best one alone.  On the
 turn these are exactly the cards that win the pot; on the flop they are the turn cards that put
 the hand ahead.  Cards known to be out of the deck (folded hands, exposed burns) are never outs.
+A hand that does not hold all its hole cards has none listed (nor do the others: who is behind
+depends on the card it lacks).
 
 High-low games and draw and stud games have no outs here: a "winning card" there depends on
 both halves or on cards still to come in several hands, which a list of cards cannot say.
@@ -35,6 +37,10 @@ def outs(game: str, hands: Mapping[int, Sequence[Card]], board: Sequence[Card],
     if spec.family is not Family.BOARD or len(spec.showdown) != 1 or len(hands) < 2:
         return {}
     if len(board) not in (3, 4) or len(board) >= spec.board_cards:
+        return {}
+    if any(len(cards) != spec.hole_cards for cards in hands.values()):
+        # A hand not yet whole (a card the table holds back, a desync): the cards that win now
+        # depend on one nobody has seen; the equity deals it out, a list of outs cannot.
         return {}
     evaluator = spec.showdown[0]
     seats = sorted(hands)

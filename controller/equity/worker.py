@@ -65,16 +65,22 @@ def request_for(hand: HandView | None, hand_id: int, seq: int) -> EquityRequest 
 def _named(game: str, cards: tuple[Card, ...], board: tuple[Card, ...], entry: dict[str, Any]) -> None:
     """Add the hand's name(s) as the server's evaluator calls them (both halves in high-low games)."""
     from controller.equity.odds import EquityError, hand_strength
-    from controller.rules.games import get_game
+    from controller.rules.games import Family, GameError, get_game
 
     if len(cards) + len(board) < 5:
         return
+    try:
+        spec = get_game(game)
+    except GameError:
+        return
+    if spec.family is Family.BOARD and len(cards) != spec.hole_cards:
+        return  # a hand short of a hole card (held back, a desync): its name would change with that card
     try:
         strength = hand_strength(game, cards, board)
         entry["hand"] = strength.name
         if strength.percentile is not None:
             entry["percentile"] = round(strength.percentile, 4)
-        if len(get_game(game).showdown) == 2:
+        if len(spec.showdown) == 2:
             entry["low_hand"] = hand_strength(game, cards, board, part=1).name
     except EquityError:
         pass

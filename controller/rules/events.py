@@ -328,7 +328,9 @@ class UnknownTagRead(Event):
 @dataclass(frozen=True, slots=True)
 class CameraReport(Event):
     """The camera disagrees with a tag (``camera_mismatch``) or sees a card it cannot read and no
-    tag reported (``card_unread``): the dealer identifies the card."""
+    tag reported (``card_unread``): the dealer identifies the card.  The antennas read cards whose
+    dealing order they lost, a stall or a reconnect (``order_unknown``, from the RFID source; its
+    journals before it said ``card_unread`` with an "order unknown" detail): he confirms the order."""
 
     kind: ClassVar[str] = "camera_report"
     reason: str

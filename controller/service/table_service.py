@@ -84,6 +84,8 @@ from controller.service.views import TableViews
 install_fast_values(card_values)  # pot awards find winners with the equity tables (same order, faster)
 
 HAND_EVENTS = (Deal, Burn, BoardCards, Act, Put, Discard, Expose, Report)
+#: A CameraReport's reasons: the camera's two, and the RFID source's cards of unknown order.
+CAMERA_REPORTS = ("camera_mismatch", "card_unread", "order_unknown")
 
 
 @dataclass
@@ -168,7 +170,7 @@ class TableService(TableViews):
         elif isinstance(event, CallClock):
             if self.engine is None or self.engine.over or event.seat not in self.engine.view().active:
                 raise Rejected(f"a clock is called on a player still in a hand (seat {event.seat} is not)")
-        elif isinstance(event, CameraReport) and event.reason not in ("camera_mismatch", "card_unread"):
+        elif isinstance(event, CameraReport) and event.reason not in CAMERA_REPORTS:
             raise Rejected(f"{event.reason!r} is not a camera report")
         elif isinstance(event, CallMisdeal) and not _is_misdeal_reason(event.reason):
             raise Rejected(f"{event.reason!r} is not a misdeal reason code")
@@ -338,7 +340,8 @@ class TableService(TableViews):
     def _apply_camera_report(self, ev: CameraReport, out: list[Output], at: float) -> None:
         # The camera watches the board as well as the seats: the alert names the zone, and a seat
         # only when the zone is one (the alert schema's ``seat`` is a seat number or null).
-        r = make_ruling(IRREGULARITY, ev.reason, "identify_card", profile=self.table.rules, game=self.table.game,
+        remedy = "confirm_order" if ev.reason == "order_unknown" else "identify_card"
+        r = make_ruling(IRREGULARITY, ev.reason, remedy, profile=self.table.rules, game=self.table.game,
                         seat=seat_of(ev.zone), card=ev.seen, zone=ev.zone, detail=ev.detail or None)
         self._alert(r, out, at)
 

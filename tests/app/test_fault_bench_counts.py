@@ -117,7 +117,7 @@ def test_the_dealer_answers_a_question_that_comes_while_he_waits_for_the_end() -
     sent: list[tuple[str, dict]] = []
     hand = {"seats": {"1": {"cards": 2}, "2": {"cards": 2}}, "burns": 1, "board": []}
     ends: list[dict] = []
-    alerts = [{"reason": "card_unread", "seq": 12}]
+    alerts = [{"reason": "order_unknown", "seq": 12}]
 
     def request(name: str, fields: dict) -> dict:
         sent.append((name, fields))
@@ -133,3 +133,45 @@ def test_the_dealer_answers_a_question_that_comes_while_he_waits_for_the_end() -
                           ("burn", "2c"), ("board", "Th"), ("board", "Ks"), ("board", "3h")])
     assert wait_for_the_end(rig, 1, pitched, HandLog(74, "holdem", "outage"), timeout=8)  # type: ignore[arg-type]
     assert sent == [("confirm", {"cards": [{"to": "board", "card": c} for c in ("Th", "Ks", "3h")]})]
+
+
+def test_a_page_check_the_benchs_own_kill_overlaps_waits_for_the_restarted_daemon() -> None:
+    """The 200-hand runs' one page "not answering after a flood": the flood (slow to open, its
+    connections waiting for SYN retries) ran into the next hand's kill -9, and the check's 10 s
+    ran out while the daemon the bench had killed was still restarting (restarts took up to 17 s).
+    A restart begun during the check now starts its clock again from the new daemon's ``online``;
+    and every failed try is recorded with its error."""
+    import threading
+    from types import SimpleNamespace
+
+    from controller.app.webserver import DEFAULT_ROOT, WebServer
+    from controller.bench.faults import Restart, Rig
+
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/"
+    restarts: list[Restart] = []
+    servers: list[WebServer] = []
+
+    def kill_and_restart() -> None:  # the page's daemon is down at the check; a restart begins, 1.5 s
+        time.sleep(0.1)
+        restart = Restart(time.monotonic())
+        restarts.append(restart)
+        time.sleep(1.5)
+        servers.append(WebServer(DEFAULT_ROOT, port=port, pages=("display",)))
+        restart.online = time.monotonic()
+
+    rig = SimpleNamespace(restarts=restarts, proc=None, pid=lambda: None)
+    thread = threading.Thread(target=kill_and_restart)
+    thread.start()
+    try:
+        check = Rig.page_answers(rig, url, 1.0)  # type: ignore[arg-type]
+    finally:
+        thread.join()
+        for server in servers:
+            server.stop()
+    assert check["answered_after_s"] is not None and check["answered_after_s"] >= 1.5, check
+    assert check["restarts_begun_during_the_check"] == 1, check
+    assert any("ConnectionRefusedError" in e for e in check["errors"]), check  # while it was down
+    # Without a restart, a page that does not answer is reported, with its errors and its port's state.
+    down = Rig.page_answers(SimpleNamespace(restarts=[], proc=None, pid=lambda: None), url, 0.5)  # type: ignore[arg-type]
+    assert down["answered_after_s"] is None and down["tries"] >= 1 and "port_tcp_states" in down, down

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 import uuid
 from pathlib import Path
 
@@ -94,3 +95,55 @@ def test_restart_republishes_each_message_under_its_own_hand(tmp_path, broker, p
     finally:
         d.stop()
         display.close()
+
+
+def test_an_old_hands_end_republished_under_the_end_of_hand_delay_shows_that_hands_state(
+        tmp_path, broker, passwords) -> None:
+    """Under the end-of-hand delay the overlay gets a hand's state only once it is over.  The
+    republished end of hand 1 (its delivered cursor before the flop) used to release the table's
+    state of *now* as hand 1's final state: hand 2, in play, on air (its seats, its bets) before it
+    was over.  It now releases the state hand 1 ended in, kept while the journal was replayed."""
+    path = tmp_path / "journal.sqlite"
+    _journal_cut_by_a_kill(path, broker.port)
+    display = Client(broker, "display", passwords["display"], name=f"display-{uuid.uuid4().hex[:6]}")
+    overlay = Client(broker, "overlay", passwords["overlay"], name=f"overlay-{uuid.uuid4().hex[:6]}")
+    wait_until(lambda: bool(display.connacks) and bool(overlay.connacks), what="display and overlay connected")
+    display.subscribe(T.root + "/event/#")
+    overlay.subscribe(T.root + "/broadcast/#")
+    d = start_daemon(path, broker, passwords, delay="end_of_hand")
+    try:
+        wait_until(lambda: len(display.json(T.event("card"))) == 8, timeout=10, what="hand 2's cards republished")
+        wait_until(lambda: any(s.get("hand") is not None for s in overlay.json(T.broadcast("state"))), timeout=10,
+                   what="a hand's state on the overlay")
+        states = overlay.json(T.broadcast("state"))
+        in_play = [s for s in states if s.get("hand") is not None and s.get("hand_id") == 2]
+        assert not in_play, f"hand 2's state on air before it was over: {in_play[0]}"
+        [final] = [s for s in states if s.get("hand_id") == 1]
+        assert tuple(final["hand"]["board"]) == FLOP, final["hand"]
+        assert final["hand"]["seats"]["1"]["cards"] == 2, final["hand"]["seats"]  # hand 1's seats, not hand 2's
+    finally:
+        d.stop()
+        display.close()
+        overlay.close()
+
+
+def test_an_old_hands_end_republished_with_a_delay_in_seconds_clears_only_its_own_secret(
+        tmp_path, broker, passwords) -> None:
+    """With a delay in seconds, a hand's end clears the overlay's retained hole cards after its final
+    state.  Republished behind the next hand's hole cards (the same restart's batch), that clear came
+    after them and wiped hand 2's retained copy: an overlay opened during hand 2 showed none."""
+    path = tmp_path / "journal.sqlite"
+    _journal_cut_by_a_kill(path, broker.port)
+    d = start_daemon(path, broker, passwords, delay=1)
+    try:
+        time.sleep(2.5)  # the delay passes: what was queued is out
+        late = Client(broker, "overlay", passwords["overlay"], name=f"overlay-{uuid.uuid4().hex[:6]}")
+        wait_until(lambda: bool(late.connacks), what="overlay connected")
+        late.subscribe(T.broadcast("holecards"))
+        wait_until(lambda: bool(late.payloads(T.broadcast("holecards"))), timeout=5, what="the retained hole cards")
+        [retained] = late.payloads(T.broadcast("holecards"))
+        assert retained, "hand 2's hole cards were cleared by hand 1's republished end"
+        assert json.loads(retained)["hand_id"] == 2
+        late.close()
+    finally:
+        d.stop()

@@ -33,7 +33,7 @@ def test_cards_pitched_while_the_daemon_was_down_are_put_to_the_dealer_not_dealt
         wait_until(lambda: bool(d.service.alerts), timeout=10, what="an alert")
         time.sleep(0.3)
         reasons = [a.data["reason"] for a in d.service.alerts]
-        assert reasons == ["card_unread"], reasons  # "order unknown: confirm", no misdeal
+        assert reasons == ["order_unknown"], reasons  # "order unknown: confirm", no misdeal
         assert not d.service.engine.over
         assert rig.dealt() == 3, "neither card was dealt in a guessed order"
         [report] = [e.event for e in d.journal.entries() if e.event.kind == "camera_report"]

@@ -38,8 +38,8 @@ def test_cards_landing_during_a_board_stall_raise_a_confirm_alert_not_a_misdeal(
     with _two_cards_in_a_stall(tmp_path) as rig:
         d = rig.daemon
         [alert] = d.service.alerts
-        # An irregularity the dealer resolves by identifying the cards; the journaled report says why.
-        assert alert.data["ruling"] == "irregularity" and alert.data["remedy"] == "identify_card", alert.data
+        # An irregularity the dealer resolves by confirming the cards' order; the journaled report says why.
+        assert alert.data["ruling"] == "irregularity" and alert.data["remedy"] == "confirm_order", alert.data
         assert not d.service.engine.over
         [report] = [e.event for e in d.journal.entries() if e.event.kind == "camera_report"]
         assert "order unknown" in report.detail and "confirm" in report.detail, report
@@ -73,7 +73,7 @@ def test_the_dealer_answers_the_confirm_alert_and_the_hand_plays_on_without_a_ru
         assert [h.card.face for s in engine.order for h in engine.hands[s]] == \
             [FACES[n] for s in engine.order for n in range(8) if rig.slots[n][0] == s]
         rulings = [a.data["reason"] for a in d.service.alerts]
-        assert rulings == ["card_unread"], rulings  # the confirm alert only, awaiting acknowledgement
+        assert rulings == ["order_unknown"], rulings  # the confirm alert only, awaiting acknowledgement
         assert not engine.over
 
 
@@ -85,7 +85,12 @@ def test_a_stall_shorter_than_a_heartbeat_and_its_margin_still_asks_the_dealer(t
     with _two_cards_in_a_stall(tmp_path, stall=0.12) as rig:
         d = rig.daemon
         [alert] = d.service.alerts
-        assert alert.data["reason"] == "card_unread" and alert.data["remedy"] == "identify_card", alert.data
+        assert alert.data["reason"] == "order_unknown" and alert.data["remedy"] == "confirm_order", alert.data
+        # What happened, in words: the tags were read, their order was lost (it used to say "no tag
+        # reported and the camera cannot read": neither was true, and the dealer looked for a card).
+        message = alert.data["message"]
+        assert "dealing order is lost" in message and "camera" not in message and "no tag" not in message, message
+        assert any("in the order you pitched them" in step for step in alert.data["steps"]), alert.data["steps"]
         assert not d.service.engine.over
         assert d.sources["serial"].bridge.counters["scan_stalls"] >= 1  # type: ignore[attr-defined]
         assert rig.dealt() == 3, "neither card was dealt in a guessed order"

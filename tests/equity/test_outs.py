@@ -74,3 +74,24 @@ def test_the_equity_payload_carries_the_outs() -> None:
     validate("broadcast_equity", payload)
     assert len(payload["seats"]["1"]["outs"]) == 15 and "outs" not in payload["seats"]["2"]
     assert abs(payload["seats"]["1"]["equity"] - 15 / 44) < 1e-3  # the outs are the equity on the turn
+
+
+def test_a_hand_short_of_a_card_after_a_desync_has_no_outs_and_no_error() -> None:
+    """The fault bench's daemons logged ``equity failed`` with a FastEvalError ("4 cards cannot make
+    a five-card hand", "Omaha needs at least two hole cards"): a seat holding one hole card of its
+    two (a card held behind an "order unknown" question, a premature board) with a flop out.  The
+    equity deals the missing card out as it deals the board; outs, the cards that win *now*,
+    cannot be said for a hand not yet whole: none are listed, the payload still goes out.  Nor is
+    such a hand named (it read "Ace high" with one hole card and a four-card board)."""
+    for board in (parse_cards(["2h", "7h", "Jc"]), parse_cards(["2h", "7h", "Jc", "3d"])):
+        for game, short, full in (("holdem", ["Ah"], ["Qs", "Qd"]), ("omaha", ["Ah"], ["Qs", "Qd", "9c", "8c"]),
+                                  ("omaha", ["Ah", "Kh", "Kc"], ["Qs", "Qd", "9c", "8c"])):
+            hands = {1: parse_cards(short), 2: parse_cards(full)}
+            assert outs(game, hands, board) == {}, game
+            req = EquityRequest(3, 7, game, {s: tuple(c) for s, c in hands.items()}, tuple(board), (),
+                                after_draw=False)
+            payload = equity_payload(req, 1.0)
+            assert payload is not None, game
+            validate("broadcast_equity", payload)
+            assert all("outs" not in seat for seat in payload["seats"].values()), payload
+            assert "hand" not in payload["seats"]["1"], payload  # not named: its name waits for its card

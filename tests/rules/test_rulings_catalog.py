@@ -18,9 +18,10 @@ FORMAT_MD = CONFORMANCE / "FORMAT.md"
 
 EXTRA_REASONS = {"shuffler_fault": "irregularity", "unknown_tag": "irregularity", "called_misdeal": "misdeal",
                  "camera_mismatch": "irregularity", "card_unread": "irregularity", "clock_expired": "irregularity",
+                 "order_unknown": "irregularity",  # the antennas lost the order of cards they read (issue 26)
                  # RRoP s4 Rules for Using Blinds 10 on the console's "looked" (issue 22)
                  "owed_blind_looked": "irregularity", "owed_blind_acted": "irregularity"}
-EXTRA_REMEDIES = {"redeal", "void_hand", "identify_card", "acknowledge", "post_next_deal"}
+EXTRA_REMEDIES = {"redeal", "void_hand", "identify_card", "acknowledge", "post_next_deal", "confirm_order"}
 FULL_CONTEXT = {"seat": 4, "expected": 2, "card": "Ah", "count": 3, "street": "turn", "game": "lowball_a5",
                 "zone": "board", "amount": "1,400", "call": "1,000", "minimum": "2,000", "maximum": "2,500"}
 
