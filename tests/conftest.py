@@ -155,9 +155,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     items.sort(key=tier)
 
 
-#: The slow tier's longest files, longest first (quiet 2-core machine): the 60-hand dead-tag demo
-#: (~4 min, nearly all of it the dealer's pauses and the camera's waits) and the real-photo
-#: benchmarks (~3-4 min of CPU).
+#: The slow tier's longest files, longest first: the 60-hand dead-tag demo (~4 min on a quiet 2-core
+#: machine, nearly all of it the dealer's pauses and the camera's waits) and the real-photo
+#: benchmarks (149 s of CPU here, on one core).
 LONGEST_FIRST = ("tests/rules/test_missing_board_daemon.py", "tests/vision/test_real_cards.py")
 
 
