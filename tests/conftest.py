@@ -140,11 +140,25 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     file at a time, so a long file that starts last keeps one worker busy alone while the other has
     nothing left. A stable sort: the order within each tier stays as collected. (pyproject's
     ``--no-loadscope-reorder`` keeps xdist to this order; by default it puts the files with the
-    most tests first.)"""
-    def tier(item: pytest.Item) -> int:
-        return 0 if item.get_closest_marker("slow") else 1 if item.get_closest_marker("journald") else 2
+    most tests first.)
+
+    Within the slow tier, the two longest files first (``LONGEST_FIRST``): xdist hands the first file
+    to one worker and the second to the other, so they run side by side; otherwise both can fall
+    to one worker (in a run of the whole suite on a loaded machine here, one worker drew both and ran
+    17 minutes of slow tests, the other under 6)."""
+    def tier(item: pytest.Item) -> tuple[int, int]:
+        if item.get_closest_marker("slow"):
+            path = item.nodeid.split("::", 1)[0]
+            return 0, LONGEST_FIRST.index(path) if path in LONGEST_FIRST else len(LONGEST_FIRST)
+        return (1 if item.get_closest_marker("journald") else 2), 0
 
     items.sort(key=tier)
+
+
+#: The slow tier's longest files, longest first: the 60-hand dead-tag demo (~4 min on a quiet 2-core
+#: machine, nearly all of it the dealer's pauses and the camera's waits) and the real-photo
+#: benchmarks (149 s of CPU here, on one core).
+LONGEST_FIRST = ("tests/rules/test_missing_board_daemon.py", "tests/vision/test_real_cards.py")
 
 
 # ---------------------------------------------------------------------- journald tests
