@@ -157,6 +157,7 @@ class _Track:
     faces: deque[str] = field(default_factory=lambda: deque(maxlen=8))  # recent frames, newest last
     frames: int = 0  # frames the camera saw this card in (since the antennas last held tags back)
     missed: int = 0  # frames looked at since it was last seen
+    looks: int = 0  # frames it was seen in
     crop: np.ndarray | None = None
     tag: Card | None = None
     tag_at: float = 0.0  # when the tag was read
@@ -241,6 +242,7 @@ class CameraFallback:
                 else:
                     free.remove(track)
                 track.center, track.last_seen, track.missed = d.center, now, 0
+                track.looks += 1
                 track.faces.append(d.face)
                 track.frames += int(now > self._held_at)  # (a frame from before a hold is no chance)
                 if d.face == "up" and d.card is not None:
@@ -452,10 +454,12 @@ class CameraFallback:
                 assert holder.tag is not None
                 self._give(t, holder.tag, holder.tag_at, tentative=False)
                 holder.tag, holder.tentative = None, False
-        for t in sorted(tracks, key=lambda t: t.first_seen):  # the rest, oldest first, to unnamed cards
+        # The rest, oldest first, to unnamed cards seen in ``min_votes`` looks: not to an outline
+        # the recogniser found once where no card lies (it would take the tag when it goes).
+        for t in sorted(tracks, key=lambda t: t.first_seen):
             if not pend:
                 break
-            if t.tag is None and self._identity(t) is None:
+            if t.tag is None and self._identity(t) is None and t.looks >= self.min_votes:
                 self._give(t, *pend.pop(0), tentative=True)
         if not pend:
             del self._pending[zone]

@@ -81,3 +81,20 @@ def test_a_still_table_is_looked_at_until_a_missing_card_is_known_gone() -> None
     clock.advance(PERIOD)
     fb.observe(one_left, now=clock() - 1.0)
     assert not fb.wants_look()  # missed twice and for longer than lost_after: gone
+
+
+def test_a_stray_outline_in_the_frame_a_card_arrives_does_not_take_its_tag() -> None:
+    """The recogniser also finds, now and then, an outline on the felt where no card lies (one
+    frame in 250 of the demo's synthetic table, here at (331, 413) between seat 1's cards).  Seen
+    in the frame a hole card arrives, it was as new as the card and could be given the card's tag;
+    gone at the next look, it took the tag with it, and the card was called unread."""
+    clock = ManualClock()
+    fb = CameraFallback([SEAT1], tag_timeout=1.2, clock=clock, expect_face={SEAT1: "down"})
+    assert fb.tag_read(SEAT1, Card.parse("4c")) == []
+    assert _frames(fb, clock, _down((240, 520)), 4) == []
+    assert fb.tag_read(SEAT1, Card.parse("Qh")) == []  # the second card, on the antennas
+    stray = Detection(None, 0.0, np.array([[368, 485], [278, 475], [294, 340], [384, 351]], np.float32), "up",
+                      None, SEAT1, None)
+    out = _frames(fb, clock, {SEAT1: [stray, *HOLE_CARDS[SEAT1]]}, 1)  # the camera's first sight of it
+    out += _frames(fb, clock, HOLE_CARDS, 8)
+    assert out == []
