@@ -36,7 +36,9 @@ agree.  A track is dropped once it was missing for ``lost_after`` seconds *and* 
 ``lost_frames`` frames looked at in a row: one frame that misses a card is no card gone.  (The
 recogniser now and then finds one outline around a seat's two hole cards; on a camera slower
 than ``lost_after`` a frame, that one frame dropped both cards' tracks, their tags with them, and
-the same cards seen again were untagged: a false ``card_unread``, the arm64 proof's demo.)
+the same cards seen again were untagged: a false ``card_unread``, the arm64 proof's demo.)  For
+the same reason a tag is given to a card the camera cannot name only once the camera saw that
+card in ``min_votes`` looks: an outline found once on the felt would take the tag away with it.
 
 A card's tag can also be late for the antennas' own reasons: the board reboots or replays its
 inventory, or it stalled while two cards arrived and the dealer is asked for their order (the
