@@ -84,8 +84,9 @@ def test_a_still_table_is_looked_at_until_a_missing_card_is_known_gone() -> None
 
 
 def test_a_stray_outline_in_the_frame_a_card_arrives_does_not_take_its_tag() -> None:
-    """The recogniser also finds, now and then, an outline on the felt where no card lies (one
-    frame in 250 of the demo's synthetic table, here at (331, 413) between seat 1's cards).  Seen
+    """The recogniser also finds, now and then, an outline on the felt where no card lies (once in
+    500 frames of the demo's synthetic table with two hole cards at seat 1, at (331, 413) between
+    them, as here; in the same 500 it missed a hole card once).  Seen
     in the frame a hole card arrives, it was as new as the card and could be given the card's tag;
     gone at the next look, it took the tag with it, and the card was called unread."""
     clock = ManualClock()
