@@ -54,7 +54,9 @@ def start_daemon(journal: Any, broker: Broker, passwords: dict[str, str], *, tab
     cfg = demo_config(table, size=size, journal=journal, mqtt_url=f"mqtt://127.0.0.1:{broker.port}",
                       broadcast_delay=delay, **demo)
     d = Daemon(cfg, mqtt_username="controller", mqtt_password=passwords["controller"]).start()
-    assert d.link is not None and d.link.connected_event.wait(10)
+    if d.link is None or not d.link.connected_event.wait(10):
+        d.stop()  # (the failure says why: the broker's state and log, its exit code if it died)
+        raise AssertionError(f"the daemon did not connect within 10 s; {broker.describe()}")
     return d
 
 

@@ -32,7 +32,13 @@ once ``min_votes`` frames *captured after it was read* were observed (``observe(
 the frame's capture time), and a card counts as unreadable only once the camera looked at it in
 ``2 * min_votes`` frames.  On a camera that keeps up this changes nothing: by ``tag_timeout`` it
 has shown many frames.  A camera identity needs ``min_votes`` confident readings that
-agree; a track not seen for ``lost_after`` seconds is dropped.
+agree.  A track is dropped once it was missing for ``lost_after`` seconds *and* from
+``lost_frames`` frames looked at in a row: one frame that misses a card is no card gone.  (The
+recogniser now and then finds one outline around a seat's two hole cards; on a camera slower
+than ``lost_after`` a frame, that one frame dropped both cards' tracks, their tags with them, and
+the same cards seen again were untagged: a false ``card_unread``, the arm64 proof's demo.)  For
+the same reason a tag is given to a card the camera cannot name only once the camera saw that
+card in ``min_votes`` looks: an outline found once on the felt would take the tag away with it.
 
 A card's tag can also be late for the antennas' own reasons: the board reboots or replays its
 inventory, or it stalled while two cards arrived and the dealer is asked for their order (the
@@ -152,6 +158,8 @@ class _Track:
     conf: dict[Card, float] = field(default_factory=dict)
     faces: deque[str] = field(default_factory=lambda: deque(maxlen=8))  # recent frames, newest last
     frames: int = 0  # frames the camera saw this card in (since the antennas last held tags back)
+    missed: int = 0  # frames looked at since it was last seen
+    looks: int = 0  # frames it was seen in
     crop: np.ndarray | None = None
     tag: Card | None = None
     tag_at: float = 0.0  # when the tag was read
@@ -172,6 +180,7 @@ class CameraFallback:
         tag_timeout: float = 1.5,
         min_votes: int = 2,
         lost_after: float = 1.0,
+        lost_frames: int = 2,
         match_radius: float = 80.0,
         clock: Callable[[], float] = time.monotonic,
         labels: _LabelSink | None = None,
@@ -190,6 +199,7 @@ class CameraFallback:
         self.tag_timeout = tag_timeout
         self.min_votes = min_votes
         self.lost_after = lost_after
+        self.lost_frames = lost_frames
         self.match_radius = match_radius
         self.labels = labels
         self.deck = deck
@@ -221,6 +231,8 @@ class CameraFallback:
                     grouped.setdefault(d.zone, []).append(d)
             detections = grouped
         out: list[FallbackOutput] = []
+        for t in self._tracks:
+            t.missed += 1  # (until a detection of this frame matches it)
         for zone, dets in detections.items():
             if zone not in self.zones:
                 continue
@@ -231,7 +243,8 @@ class CameraFallback:
                     track = self._new_track(zone, d.center, now)
                 else:
                     free.remove(track)
-                track.center, track.last_seen = d.center, now
+                track.center, track.last_seen, track.missed = d.center, now, 0
+                track.looks += 1
                 track.faces.append(d.face)
                 track.frames += int(now > self._held_at)  # (a frame from before a hold is no chance)
                 if d.face == "up" and d.card is not None:
@@ -241,7 +254,7 @@ class CameraFallback:
                 if d.face == "up" and d.crop is not None:
                     track.crop = d.crop
             out += self._settle(zone, now)
-        self._tracks = [t for t in self._tracks if now - t.last_seen <= self.lost_after]
+        self._tracks = [t for t in self._tracks if now - t.last_seen <= self.lost_after or t.missed < self.lost_frames]
         return out + self.poll(now)
 
     def _still_there(self, detections: Mapping[Zone, Sequence[Detection]] | Sequence[Detection],
@@ -256,8 +269,10 @@ class CameraFallback:
 
     def wants_look(self) -> bool:
         """Whether a card still waits for the camera's verdict (no tag, not yet named or called
-        unread): then the next frame is worth recognising even when the scene looks unchanged."""
-        return any(t.tag is None and not t.resolved for t in self._tracks)
+        unread), or was missing from the last look (gone, or missed once: only looks tell, and a
+        look repeated by the scene gate would repeat the miss): then the next frame is worth
+        recognising even when the scene looks unchanged."""
+        return any((t.tag is None and not t.resolved) or t.missed for t in self._tracks)
 
     def tag_read(self, zone: Zone | str, card: Card, now: float | None = None) -> list[FallbackOutput]:
         """A tag reported ``card`` in ``zone``.  The tag goes to the card the camera names the
@@ -301,12 +316,13 @@ class CameraFallback:
         waits in vain when ``tag_timeout`` passed and the camera observed ``min_votes`` frames
         captured after it was read (:meth:`_seen_since`): it is then placed on an untagged card
         the camera named otherwise (a mismatch), or dropped when there is none (the camera does
-        not see the card).  A tag the camera has not yet had its chance at holds both back."""
+        not see the card).  A tag the camera has not yet had its chance at holds both back, and a
+        card missing from the camera's last look waits for the next (it may be gone)."""
         now = self._clock() if now is None else now
         out: list[FallbackOutput] = []
         for t in self._tracks:
-            if t.tag is not None or t.resolved or now - t.first_seen < self.tag_timeout:
-                continue
+            if t.tag is not None or t.resolved or t.missed or now - t.first_seen < self.tag_timeout:
+                continue  # (missing from the last look: gone, or missed once; the next look tells)
             ident = self._identity(t)
             face = self._face(t)
             pend = self._pending.get(t.zone)
@@ -336,7 +352,7 @@ class CameraFallback:
                 # (not a card the camera named and reported already: a dead tag's card, filled
                 # in; a tag whose own card went before the camera saw it is not its tag)
                 named = [t for t in self._tracks
-                         if t.zone == zone and t.tag is None and t.sent is None and self._identity(t)]
+                         if t.zone == zone and t.tag is None and t.sent is None and not t.missed and self._identity(t)]
                 if named:
                     out += self._mismatch(min(named, key=lambda t: t.first_seen), (card, at), now)
             if waiting:
@@ -440,10 +456,12 @@ class CameraFallback:
                 assert holder.tag is not None
                 self._give(t, holder.tag, holder.tag_at, tentative=False)
                 holder.tag, holder.tentative = None, False
-        for t in sorted(tracks, key=lambda t: t.first_seen):  # the rest, oldest first, to unnamed cards
+        # The rest, oldest first, to unnamed cards seen in ``min_votes`` looks: not to an outline
+        # the recogniser found once where no card lies (it would take the tag when it goes).
+        for t in sorted(tracks, key=lambda t: t.first_seen):
             if not pend:
                 break
-            if t.tag is None and self._identity(t) is None:
+            if t.tag is None and self._identity(t) is None and t.looks >= self.min_votes:
                 self._give(t, *pend.pop(0), tentative=True)
         if not pend:
             del self._pending[zone]

@@ -43,6 +43,10 @@ class BrokerError(PokerTableError, RuntimeError):
     """Mosquitto is missing, would not start, or did not come up in time (the message says which)."""
 
 
+class _PortTaken(BrokerError):
+    """A port of the broker's was taken by another program between its choice and the bind."""
+
+
 def find_executable(name: str = "mosquitto") -> str:
     """The path of ``name`` in ``$PATH`` or the usual sbin folders; :class:`BrokerError` when missing."""
     found = shutil.which(name)
@@ -65,11 +69,15 @@ def mosquitto_available() -> bool:
     return True
 
 
-def free_port(host: str = HOST) -> int:
-    """A TCP port nobody listens on right now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind((host, 0))
-        return s.getsockname()[1]
+def free_port(host: str = HOST, avoid: tuple[int, ...] = ()) -> int:
+    """A TCP port nobody listens on right now (none of ``avoid``: ports picked already and not yet
+    listened on, which the kernel may hand out again)."""
+    while True:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            s.bind((host, 0))
+            port = s.getsockname()[1]
+        if port not in avoid:
+            return port
 
 
 def _accepts(host: str, port: int, timeout: float = 0.2) -> bool:
@@ -161,6 +169,13 @@ def render_config(
     return "\n".join(out) + "\n"
 
 
+def _logs_notices(config: str) -> bool:
+    """Whether a broker of this config logs notices (its "running" line among them): Mosquitto's
+    default, or a ``log_type`` of ``notice`` or ``all``."""
+    types = [ln.split()[1] for ln in config.splitlines() if ln.split()[:1] == ["log_type"] and len(ln.split()) > 1]
+    return not types or bool({"notice", "all"} & set(types))
+
+
 def default_config(*, allow_anonymous: bool, websockets: bool) -> str:
     """The config a plain ``Broker.start()`` uses, before :func:`render_config` fills it in."""
     lines = [
@@ -227,36 +242,54 @@ class Broker:
                 os.chmod(acl_file, 0o600)
             state = workdir / "state"
             state.mkdir()
-            port = port or free_port()
-            if websockets_port == 0:
-                websockets_port = free_port()
             template = config_template or default_config(allow_anonymous=not users, websockets=bool(websockets_port))
-            config = render_config(template, port=port, password_file=password_file, acl_file=acl_file,
-                                   state_dir=state, websockets_port=websockets_port)
-            if extra_config:
-                config = config.rstrip("\n") + "\n\n" + extra_config
-            broker = cls(workdir, port, websockets_port, config, timeout=timeout)
-            broker._spawn()
+            # A port picked free here may be taken before Mosquitto binds it (another test's broker on
+            # the other worker picked the same one): then the broker exits at start, and it is tried
+            # again on newly picked ports.  Ports the caller chose are never changed.
+            picked = port is None or websockets_port == 0
+            for attempt in range(1, 6):
+                chosen = port or free_port()
+                ws = free_port(avoid=(chosen,)) if websockets_port == 0 else websockets_port
+                config = render_config(template, port=chosen, password_file=password_file, acl_file=acl_file,
+                                       state_dir=state, websockets_port=ws)
+                if extra_config:
+                    config = config.rstrip("\n") + "\n\n" + extra_config
+                broker = cls(workdir, chosen, ws, config, timeout=timeout)
+                try:
+                    broker._spawn()
+                except _PortTaken:
+                    if not picked or attempt == 5:
+                        raise
+                    continue
+                return broker
         except BaseException:
             shutil.rmtree(workdir, ignore_errors=True)
             raise
-        return broker
+        raise AssertionError("unreachable")  # (the loop returns or raises)
 
     def _spawn(self) -> None:
-        if _accepts(self.host, self.port):
-            raise BrokerError(f"port {self.port} on {self.host} is already in use")
+        ports = [self.port] + ([self.websockets_port] if self.websockets_port else [])
+        for p in ports:
+            if _accepts(self.host, p):
+                raise _PortTaken(f"port {p} on {self.host} is already in use")
+        start = len(self.log())  # (a restart appends to the log)
         self._log = open(self.log_path, "ab")  # noqa: SIM115 - closed in stop()
         self._proc = subprocess.Popen([find_executable("mosquitto"), "-c", str(self.config_path)],
                                       stdout=self._log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         deadline = time.monotonic() + self.timeout
-        ports = [self.port] + ([self.websockets_port] if self.websockets_port else [])
+        # Ready once it says it runs (it has bound every listener then): a port that accepts may be
+        # another program's, bound between the port's choice and ours, and this broker about to
+        # exit for it (slow to start, as under emulation, it is still alive when the port answers).
+        said_running = _logs_notices(self.config_path.read_text())
         while True:
             if self._proc.poll() is not None:
                 code = self._proc.returncode
                 self._close_log()
                 self._proc = None
-                raise BrokerError(f"mosquitto exited with code {code} at start:\n{self.log()}")
-            if all(_accepts(self.host, p) for p in ports):
+                text = self.log()
+                taken = "Address already in use" in text[start:]
+                raise (_PortTaken if taken else BrokerError)(f"mosquitto exited with code {code} at start:\n{text}")
+            if (not said_running or " running" in self.log()[start:]) and all(_accepts(self.host, p) for p in ports):
                 return
             if time.monotonic() > deadline:
                 self.stop(cleanup=False)
@@ -272,6 +305,12 @@ class Broker:
     @property
     def running(self) -> bool:
         return self._proc is not None and self._proc.poll() is None
+
+    def describe(self) -> str:
+        """Its state for a failure message: running, or the exit code; and its log so far."""
+        code = self._proc.poll() if self._proc is not None else None
+        state = ("running" if code is None else f"exited with code {code}") if self._proc is not None else "stopped"
+        return f"mosquitto on {self.host}:{self.port} {state}; its log:\n{self.log() or '(empty)'}"
 
     @property
     def pid(self) -> int | None:

@@ -273,6 +273,8 @@ def test_tags_label_the_camera_crops() -> None:
     rec_free = Detection(None, 0.2, np.zeros((4, 2), np.float32), "up",
                          cv2.resize(s.bgr, (200, 280)), BOARD, 0)  # an unknown read, with its crop
     fb.observe({BOARD: [rec_free]})
+    clock.advance(0.1)
+    fb.observe({BOARD: [rec_free]})  # (a tag goes to an unnamed card seen in min_votes looks)
     fb.tag_read(BOARD, C("5d"))
     assert len(store) == 1 and store.counts() == {"5d": 1}
 
