@@ -34,7 +34,8 @@ def test_missing_flop_card_holds_the_street_until_the_camera_reads_it(tmp_path: 
             daemon.submit(Act(order[0], "check"))
         assert len([e for e in daemon.journal.entries() if e.event.kind == "act"]) == acts
         assert table.engine.snapshot()["missing_board"]["missing"] == [3]
-        wait_until(table.flop_complete(), timeout=15, what="the flop complete")
+        # how soon is not the point here (tag_timeout is, above): under qemu at load 40 it took 52 s
+        wait_until(table.flop_complete(), timeout=60, what="the flop complete")
         engine = table.engine
         assert [c.face for c in engine.board] == ["Ah", "Td", "7c"]
         assert not engine.rulings
