@@ -30,6 +30,8 @@ from typing import Any
 
 from controller.bench.latency import _summary, rfid_source
 from controller.bench.table import SEATS, EventSubscriber, _score, _Session, bench_table, time_removals
+from controller.bench.table_host import _Probe
+from controller.bench.table_host import _score as host_stages
 from controller.mqtt.broker import Broker
 from controller.rules.decks import DeckRegistry
 from controller.rules.events import SeatPlayer, SetButton
@@ -90,6 +92,17 @@ def _frames(writes: list[tuple[float, float, bytes]]) -> dict[tuple[int, int, by
     return out
 
 
+def _written(writes: list[tuple[float, float, bytes]]) -> dict[int, list[float]]:
+    """Frame seq -> the wall times of the USB writes that ended a frame of that seq (for
+    ``table_host``'s stages: the host's part of each card, stage by stage, from the pty on)."""
+    reader = fw.FrameReader()
+    out: dict[int, list[float]] = {}
+    for _t, wall, data in writes:
+        for _v, _mtype, seq, _body in reader.feed(data):
+            out.setdefault(seq, []).append(wall)
+    return out
+
+
 def _two_part_times(s: _Session, moves: dict[int, float], writes: list[tuple[float, float, bytes]]
                     ) -> tuple[dict[int, float], dict[int, float]]:
     """Per move key: the wall time the move would have had on a chip at real speed (the frame's
@@ -139,12 +152,13 @@ def chip_session(broker: Broker, hands: int, files: dict[str, bytes], board: str
     files["boot.py"] = files.get("boot.py", b"") + PROBE
     chip = ChipProcess(link_path, readers=28, mux=True, files=files, config_extra=board)
     d = Daemon(config, registry=DeckRegistry([deck]), backends={"serial": link_path})
-    sub = None
+    sub = probe = None
     heap_per_hand: list[dict[str, Any]] = []
     try:
         d.start()
         rfid = rfid_source(d)
         assert rfid.bridge is not None
+        probe = _Probe(d)  # the host's part stage by stage, as ``tablectl bench table --host`` has it
         gone = time_removals(rfid)
         # The host's board window (1 s between two board cards' arrivals) on the chip's clock too:
         # at 0.1x a flop's cards, 80 ms apart on the felt, reach the host ~1 s apart.
@@ -173,10 +187,14 @@ def chip_session(broker: Broker, hands: int, files: dict[str, bytes], board: str
         msgs = sub.messages()
         health = rfid.bridge.health().to_dict()
     finally:
+        if probe is not None:
+            probe.restore()
         if sub is not None:
             sub.stop()
         d.stop()
         chip.stop()
+    assert probe is not None
+    stages = host_stages(s, probe, _written(writes), msgs, elapsed)
     times, chip_ms = _two_part_times(s, moves, writes)
     total: dict[int, float] = {}
     out = _score(s, times, msgs, gone, (0.0, 0.0, []), elapsed, health, per_key=total)
@@ -195,6 +213,8 @@ def chip_session(broker: Broker, hands: int, files: dict[str, bytes], board: str
         name: _summary([total[k] - chip_ms[k] for k in keys if k in total and k in chip_ms])
         for name, keys in (("hole", hole_keys), ("flop", flop_keys), ("wrong_seat_alert", wrong_keys))
     }
+    out["host_part_stages_ms"] = {name: {"n": stages[name]["end_to_end_ms"]["n"], **stages[name]["stages_ms"]}
+                                  for name in ("hole", "flop", "wrong_seat_alert")}
     out["heap"] = _heap(scratch)
     out["heap_after_each_hand"] = heap_per_hand
     out["chip_seconds"] = round((now - start_chip) / 1e6, 2)

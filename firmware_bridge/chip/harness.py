@@ -241,6 +241,22 @@ class Chip:
                 self.first_field_on = self.clock.now
         return miso
 
+    def _known_miso(self) -> tuple[int | None, int | None]:
+        """What MISO will read, where the model already knows, so the emulator need not wait for
+        an answer (three in four bus round trips were register writes and the polls they follow):
+        (every later byte of the current transaction, a transaction's first byte under the
+        current selection until the next USB frame), each None if not known.  A selected reader
+        answers a first byte and a write's bytes 0x00, a dead one its byte, nobody 0xFF."""
+        first = 0xFF
+        for i in self.selected:
+            r = self.readers[i]
+            if r.fail is not None or r.hang_us:
+                return None, None
+            first &= r.dead if r.dead is not None else 0x00
+        writing = all(r.dead is not None or (r._addr is not None and not r._read)
+                      for r in (self.readers[i] for i in self.selected))
+        return (first if writing else None), first
+
     # -- host side ---------------------------------------------------------------------
     def host_send(self, data: bytes) -> None:
         self.rx.extend(data)
@@ -310,7 +326,13 @@ class Chip:
                 if t > clock.now:
                     clock.advance(t - clock.now)
                 if kind == 0x58:  # X: an SPI byte
-                    wr(bytes((self._spi(exactly(1)[0]),)))
+                    miso = self._spi(exactly(1)[0])
+                    rest, first = self._known_miso()
+                    wr(bytes((miso, (rest is not None) | (first is not None) << 1, rest or 0, first or 0)))
+                elif kind == 0x59:  # Y: an SPI byte whose MISO the emulator knew (see run.mjs)
+                    mosi, told = exactly(2)
+                    if self._spi(mosi) != told:
+                        raise RuntimeError("the emulator was told a MISO byte the model does not give")
                 elif kind == 0x47:  # G: GPIO levels
                     self._gpio(struct.unpack("<I", exactly(4))[0])
                 elif kind == 0x55:  # U: USB bytes from the board
