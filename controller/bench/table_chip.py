@@ -134,8 +134,10 @@ def _two_part_times(s: _Session, moves: dict[int, float], writes: list[tuple[flo
 
 
 def chip_session(broker: Broker, hands: int, files: dict[str, bytes], board: str = "", seed: int = 3,
-                 wrong_every: int = 3, slow_tags: float = 0.1,
+                 wrong_every: int = 3, slow_tags: float = 0.1, minutes: float | None = None,
                  progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """``minutes``: deal no new hand once this many wall minutes have passed (a long run that must
+    end in time still ends with its score: lost and phantom cards, flops, alerts, leaves)."""
     from controller.app.daemon import Daemon
     from firmware_bridge.chip.realtime import ChipProcess
 
@@ -173,6 +175,9 @@ def chip_session(broker: Broker, hands: int, files: dict[str, bytes], board: str
         t0 = time.monotonic()
         start_chip = chip.sleep(0.0)
         for n in range(hands):
+            if minutes is not None and time.monotonic() - t0 > 60 * minutes:
+                say(f"{minutes} minutes are up: {n} of {hands} hands dealt")
+                break
             wrong = wrong_every > 0 and n % wrong_every == wrong_every - 1
             s.hand(n, wrong_seat=wrong)
             _moves, _writes, now, wall, scratch = chip.times()
@@ -217,26 +222,34 @@ def chip_session(broker: Broker, hands: int, files: dict[str, bytes], board: str
                                   for name in ("hole", "flop", "wrong_seat_alert")}
     out["heap"] = _heap(scratch)
     out["heap_after_each_hand"] = heap_per_hand
+    out["hands_dealt"] = len(heap_per_hand)
+    out["hands_asked"] = hands
     out["chip_seconds"] = round((now - start_chip) / 1e6, 2)
     out["emulator_speed"] = round(now / 1e6 / wall, 3) if wall else None
     return out
 
 
 def run_bench(hands: int = 3, files: dict[str, bytes] | None = None, fw_dir: str | Path | None = None,
-              compiled: bool = False, board: str = "", seed: int = 3,
-              progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+              compiled: bool = False, board: str = "", seed: int = 3, minutes: float | None = None,
+              session_only: bool = False, progress: Callable[[str], None] | None = None) -> dict[str, Any]:
     """The chip's micro-measures (``firmware_bridge.chip.bench``: boot, scan cycle, no-hint arrivals,
-    collector) and then the dealt session through the daemon."""
+    collector; not with ``session_only``) and then the dealt session through the daemon (``minutes``:
+    no new hand after that many wall minutes)."""
     from firmware_bridge.chip.bench import run_chip_bench
     from firmware_bridge.chip.harness import FIRMWARE_DIR, firmware_files
 
     say = progress or (lambda _m: None)
-    out = run_chip_bench(fw_dir=fw_dir, compiled=compiled, board=board, progress=progress, seed=seed)
+    if session_only:
+        out: dict[str, Any] = {"bench": "table --chip (the session only)", "firmware": str(fw_dir or FIRMWARE_DIR),
+                               "precompiled_mpy": compiled, "board_config": board}
+    else:
+        out = run_chip_bench(fw_dir=fw_dir, compiled=compiled, board=board, progress=progress, seed=seed)
     if files is None:
         files = firmware_files(Path(fw_dir) if fw_dir else FIRMWARE_DIR, compiled=compiled)
     if hands <= 0:
         return out
     with Broker.start() as broker:
         say(f"session: {hands} hands through the daemon on 28 readers behind the decoders (chip-paced)")
-        out["session"] = chip_session(broker, hands, files, board=board, seed=seed, progress=progress)
+        out["session"] = chip_session(broker, hands, files, board=board, seed=seed, minutes=minutes,
+                                      progress=progress)
     return out
