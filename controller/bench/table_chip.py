@@ -218,7 +218,8 @@ def chip_session(broker: Broker, hands: int, files: dict[str, bytes], board: str
         name: _summary([total[k] - chip_ms[k] for k in keys if k in total and k in chip_ms])
         for name, keys in (("hole", hole_keys), ("flop", flop_keys), ("wrong_seat_alert", wrong_keys))
     }
-    out["host_part_stages_ms"] = {name: {"n": stages[name]["end_to_end_ms"]["n"], **stages[name]["stages_ms"]}
+    out["host_part_stages_ms"] = {name: {"n": stages[name]["end_to_end_ms"]["n"], **stages[name]["stages_ms"],
+                                         "while_an_equity_ran": stages[name]["while_an_equity_ran_ms"]}
                                   for name in ("hole", "flop", "wrong_seat_alert")}
     out["heap"] = _heap(scratch)
     out["heap_after_each_hand"] = heap_per_hand
