@@ -135,9 +135,11 @@ def _two_part_times(s: _Session, moves: dict[int, float], writes: list[tuple[flo
 
 def chip_session(broker: Broker, hands: int, files: dict[str, bytes], board: str = "", seed: int = 3,
                  wrong_every: int = 3, slow_tags: float = 0.1, minutes: float | None = None,
-                 progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+                 own_session: bool = True, progress: Callable[[str], None] | None = None) -> dict[str, Any]:
     """``minutes``: deal no new hand once this many wall minutes have passed (a long run that must
-    end in time still ends with its score: lost and phantom cards, flops, alerts, leaves)."""
+    end in time still ends with its score: lost and phantom cards, flops, alerts, leaves).
+    ``own_session``: the emulator in a scheduling group of its own (``ChipProcess``), so the host's
+    part is not timed behind it; without, it runs faster on a shared machine."""
     from controller.app.daemon import Daemon
     from firmware_bridge.chip.realtime import ChipProcess
 
@@ -152,7 +154,7 @@ def chip_session(broker: Broker, hands: int, files: dict[str, bytes], board: str
     link_path = str(tmp / "ttyACM0")
     files = dict(files)
     files["boot.py"] = files.get("boot.py", b"") + PROBE
-    chip = ChipProcess(link_path, readers=28, mux=True, files=files, config_extra=board)
+    chip = ChipProcess(link_path, own_session=own_session, readers=28, mux=True, files=files, config_extra=board)
     d = Daemon(config, registry=DeckRegistry([deck]), backends={"serial": link_path})
     sub = probe = None
     heap_per_hand: list[dict[str, Any]] = []
@@ -232,7 +234,8 @@ def chip_session(broker: Broker, hands: int, files: dict[str, bytes], board: str
 
 def run_bench(hands: int = 3, files: dict[str, bytes] | None = None, fw_dir: str | Path | None = None,
               compiled: bool = False, board: str = "", seed: int = 3, minutes: float | None = None,
-              session_only: bool = False, progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+              session_only: bool = False, own_session: bool = True,
+              progress: Callable[[str], None] | None = None) -> dict[str, Any]:
     """The chip's micro-measures (``firmware_bridge.chip.bench``: boot, scan cycle, no-hint arrivals,
     collector; not with ``session_only``) and then the dealt session through the daemon (``minutes``:
     no new hand after that many wall minutes)."""
@@ -252,5 +255,6 @@ def run_bench(hands: int = 3, files: dict[str, bytes] | None = None, fw_dir: str
     with Broker.start() as broker:
         say(f"session: {hands} hands through the daemon on 28 readers behind the decoders (chip-paced)")
         out["session"] = chip_session(broker, hands, files, board=board, seed=seed, minutes=minutes,
-                                      progress=progress)
+                                      own_session=own_session, progress=progress)
+        out["session"]["emulator_in_a_scheduling_group_of_its_own"] = own_session
     return out
