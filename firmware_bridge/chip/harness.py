@@ -247,6 +247,8 @@ class Chip:
         (every later byte of the current transaction, a transaction's first byte under the
         current selection until the next USB frame), each None if not known.  A selected reader
         answers a first byte and a write's bytes 0x00, a dead one its byte, nobody 0xFF."""
+        if self.clock.hooks:  # something runs at every step of the clock: ask every byte
+            return None, None
         first = 0xFF
         for i in self.selected:
             r = self.readers[i]
@@ -307,6 +309,7 @@ class Chip:
             stdin.flush()
         clock = self.clock
         unpack_t = struct.Struct("<d").unpack
+        pack_answer = struct.Struct("<BBBBd").pack
         t0 = self.started = time.perf_counter()
 
         def exactly(n: int) -> bytes:
@@ -328,7 +331,9 @@ class Chip:
                 if kind == 0x58:  # X: an SPI byte
                     miso = self._spi(exactly(1)[0])
                     rest, first = self._known_miso()
-                    wr(bytes((miso, (rest is not None) | (first is not None) << 1, rest or 0, first or 0)))
+                    until = clock.next_event()  # (an event may kill a reader: no claim past it)
+                    wr(pack_answer(miso, (rest is not None) | (first is not None) << 1, rest or 0, first or 0,
+                                   float("inf") if until is None else float(until)))
                 elif kind == 0x59:  # Y: an SPI byte whose MISO the emulator knew (see run.mjs)
                     mosi, told = exactly(2)
                     if self._spi(mosi) != told:

@@ -9,13 +9,14 @@
 // chip's simulated time:
 //   chip -> host   'G' t u32   a watched GPIO output changed: the output levels of all pins
 //                  'X' t u8    one SPI0 byte leaves on MOSI; the answer is u8 its MISO byte,
-//                              u8 flags, u8 rest, u8 first: flags & 1: every later byte of this
-//                              transaction (until a watched pin changes or a USB frame) reads as
-//                              ``rest`` whatever it carries (a register write, nobody selected, a
-//                              dead reader); flags & 2: until the next USB frame, a transaction's
-//                              first byte under these pin levels reads ``first``, and so do a
-//                              write's later bytes (the model's readers answer 0x00 there, a dead
-//                              one its byte, nobody 0xFF)
+//                              u8 flags, u8 rest, u8 first, f64 until: flags & 1: every later byte
+//                              of this transaction (until a watched pin changes or a USB frame)
+//                              reads as ``rest`` whatever it carries (a register write, nobody
+//                              selected, a dead reader); flags & 2: until the next USB frame, a
+//                              transaction's first byte under these pin levels reads ``first``, and
+//                              so do a write's later bytes (the model's readers answer 0x00 there,
+//                              a dead one its byte, nobody 0xFF); either only before chip time
+//                              ``until`` (the model's next scheduled event: it may kill a reader)
 //                  'Y' t u8 u8 such a byte, and the MISO it was given: no answer awaited
 //                  'U' t u16 n bytes  the board wrote these bytes to its USB CDC line
 //                  'T' t u32 cycles u32x4  one USB frame (1 ms of chip time) has passed, with the
@@ -78,6 +79,7 @@ let levels = 0;
 let fastMiso = -1; // >= 0: this transaction's later bytes read as this, no round trip
 let fresh = true; // the next SPI byte is a transaction's first (a watched pin changed)
 const firstByte = new Map(); // watched pin levels -> what a first byte reads (until a USB frame)
+let claimUntil = 0; // chip us: the model's answers above hold only before then
 for (let i = 0; i < 30; i++) {
   const pin = mcu.gpio[i];
   pin.addListener(() => {
@@ -98,8 +100,9 @@ const spi = mcu.spi[0];
 let miso = 0xff;
 const spiDone = clock.createAlarm(() => spi.completeTransmit(miso));
 spi.onTransmit = (value) => {
-  let known = fastMiso;
-  if (known < 0 && fresh) {
+  const valid = clock.nanos / 1000 < claimUntil;
+  let known = valid ? fastMiso : -1;
+  if (known < 0 && fresh && valid) {
     const first = firstByte.get(levels & watched);
     if (first !== undefined) {
       known = first;
@@ -119,10 +122,11 @@ spi.onTransmit = (value) => {
     out[n] = value & 0xff;
     queued = n + 1;
     flush();
-    readExactly(4);
+    readExactly(12);
     miso = inb[0];
     fastMiso = inb[1] & 1 ? inb[2] : -1;
     if (inb[1] & 2) firstByte.set(levels & watched, inb[3]);
+    claimUntil = inb.readDoubleLE(4);
   }
   const hz = spi.clockFrequency || 1000000;
   spiDone.schedule(Math.round((spi.dataBits * 1e9) / hz));
