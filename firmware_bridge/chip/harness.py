@@ -8,7 +8,9 @@ files (unmodified, or precompiled ``.mpy``) go on a littlefs image at flash offs
 One MFRC522 model, not two: :mod:`firmware_bridge.sim.rc522` (readers, tags, the ISO/IEC 14443-3
 and datasheet timing) runs here, in this process, on a :class:`~firmware_bridge.sim.rc522.Clock`
 that follows the chip's simulated time: every message from the emulator carries the chip's time,
-and the model's clock is advanced to it before the message is handled.  The chip selects arrive
+and the model's clock is advanced to it before the message is handled.  A byte whose MISO the model
+already knows (``Chip._known_miso``: a register write's, a transaction's first) goes to it queued
+rather than as a round trip, and the model checks it answers what the emulator was told.  The chip selects arrive
 as GPIO levels, decoded exactly as wired (one GPIO per reader, or two 74HC154 4-to-16 decoders on
 an address bus with one active-low enable each); GP22 low resets every reader (NRSTPD).
 
