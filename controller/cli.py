@@ -149,6 +149,8 @@ def _bench_table(args: argparse.Namespace) -> dict:
 
         return run_chip_bench(hands=3 if args.hands is None else args.hands, fw_dir=args.firmware,
                               compiled=args.mpy, board=args.board_config or "", seed=args.seed,
+                              minutes=args.minutes, session_only=args.session_only,
+                              own_session=not args.emulator_beside_host,
                               progress=lambda msg: err.print(f"[dim]bench table: {msg}[/dim]"))
     if args.host:  # the host's part alone, stage by stage (the protocol emulator as the board)
         from controller.bench.table_host import run_bench as run_host_bench
@@ -550,6 +552,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--host", action="store_true", help="table: the host's part alone, per stage (no firmware)")
     p.add_argument("--mpy", action="store_true", help="table --chip: the modules precompiled with mpy-cross")
     p.add_argument("--board-config", default=None, help="table --chip: lines for board_config.py ('PIPELINE = 5')")
+    p.add_argument("--minutes", type=float, default=None,
+                   help="table --chip: deal no new hand after this many wall minutes (the session is scored)")
+    p.add_argument("--session-only", action="store_true",
+                   help="table --chip: the dealt session without the micro-measures")
+    p.add_argument("--emulator-beside-host", action="store_true",
+                   help="table --chip: the emulator in the bench's scheduling group (faster where Linux groups by "
+                        "session; the host's part then waits behind it)")
     p.set_defaults(func=cmd_bench)
 
     p = sub.add_parser("recognize", help="read the cards in image files (camera fallback)")

@@ -38,6 +38,8 @@ from controller.bench.table import (
     time_removals,
     wrong_hand,
 )
+from controller.bench.table_host import _Probe
+from controller.bench.table_host import _score as host_stages
 from controller.mqtt.broker import Broker
 from controller.rules.decks import DeckRegistry
 from firmware_bridge.firmware import bridge_proto as fw
@@ -97,6 +99,17 @@ def _frames(writes: list[tuple[float, float, bytes]]) -> dict[tuple[int, int, by
     return out
 
 
+def _written(writes: list[tuple[float, float, bytes]]) -> dict[int, list[float]]:
+    """Frame seq -> the wall times of the USB writes that ended a frame of that seq (for
+    ``table_host``'s stages: the host's part of each card, stage by stage, from the pty on)."""
+    reader = fw.FrameReader()
+    out: dict[int, list[float]] = {}
+    for _t, wall, data in writes:
+        for _v, _mtype, seq, _body in reader.feed(data):
+            out.setdefault(seq, []).append(wall)
+    return out
+
+
 def _two_part_times(s: _Session, moves: dict[int, float], writes: list[tuple[float, float, bytes]]
                     ) -> tuple[dict[int, float], dict[int, float]]:
     """Per move key: the wall time the move would have had on a chip at real speed (the frame's
@@ -128,8 +141,12 @@ def _two_part_times(s: _Session, moves: dict[int, float], writes: list[tuple[flo
 
 
 def chip_session(broker: Broker, hands: int, files: dict[str, bytes], board: str = "", seed: int = 3,
-                 wrong_every: int = 3, slow_tags: float = 0.1,
-                 progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+                 wrong_every: int = 3, slow_tags: float = 0.1, minutes: float | None = None,
+                 own_session: bool = True, progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """``minutes``: deal no new hand once this many wall minutes have passed (a long run that must
+    end in time still ends with its score: lost and phantom cards, flops, alerts, leaves).
+    ``own_session``: the emulator in a scheduling group of its own (``ChipProcess``), so the host's
+    part is not timed behind it; without, it runs faster on a shared machine."""
     from controller.app.daemon import Daemon
     from firmware_bridge.chip.realtime import ChipProcess
 
@@ -144,14 +161,15 @@ def chip_session(broker: Broker, hands: int, files: dict[str, bytes], board: str
     link_path = str(tmp / "ttyACM0")
     files = dict(files)
     files["boot.py"] = files.get("boot.py", b"") + PROBE
-    chip = ChipProcess(link_path, readers=28, mux=True, files=files, config_extra=board)
+    chip = ChipProcess(link_path, own_session=own_session, readers=28, mux=True, files=files, config_extra=board)
     d = Daemon(config, registry=DeckRegistry([deck]), backends={"serial": link_path})
-    sub = None
+    sub = probe = None
     heap_per_hand: list[dict[str, Any]] = []
     try:
         d.start()
         rfid = rfid_source(d)
         assert rfid.bridge is not None
+        probe = _Probe(d)  # the host's part stage by stage, as ``tablectl bench table --host`` has it
         gone = time_removals(rfid)
         # The host's board window (1 s between two board cards' arrivals) on the chip's clock too:
         # at 0.1x a flop's cards, 80 ms apart on the felt, reach the host ~1 s apart.
@@ -162,6 +180,9 @@ def chip_session(broker: Broker, hands: int, files: dict[str, bytes], board: str
         t0 = time.monotonic()
         start_chip = chip.sleep(0.0)
         for n in range(hands):
+            if minutes is not None and time.monotonic() - t0 > 60 * minutes:
+                say(f"{minutes} minutes are up: {n} of {hands} hands dealt")
+                break
             wrong = wrong_hand(n, wrong_every)
             s.hand(n, wrong_seat=wrong)
             _moves, _writes, now, wall, scratch = chip.times()
@@ -176,10 +197,14 @@ def chip_session(broker: Broker, hands: int, files: dict[str, bytes], board: str
         msgs = sub.messages()
         health = rfid.bridge.health().to_dict()
     finally:
+        if probe is not None:
+            probe.restore()
         if sub is not None:
             sub.stop()
         d.stop()
         chip.stop()
+    assert probe is not None
+    stages = host_stages(s, probe, _written(writes), msgs, elapsed)
     times, chip_ms = _two_part_times(s, moves, writes)
     total: dict[int, float] = {}
     out = _score(s, times, msgs, gone, (0.0, 0.0, []), elapsed, health, per_key=total)
@@ -198,28 +223,41 @@ def chip_session(broker: Broker, hands: int, files: dict[str, bytes], board: str
         name: _summary([total[k] - chip_ms[k] for k in keys if k in total and k in chip_ms])
         for name, keys in (("hole", hole_keys), ("flop", flop_keys), ("wrong_seat_alert", wrong_keys))
     }
+    out["host_part_stages_ms"] = {name: {"n": stages[name]["end_to_end_ms"]["n"], **stages[name]["stages_ms"],
+                                         "while_an_equity_ran": stages[name]["while_an_equity_ran_ms"]}
+                                  for name in ("hole", "flop", "wrong_seat_alert")}
     out["heap"] = _heap(scratch)
     out["heap_after_each_hand"] = heap_per_hand
+    out["hands_dealt"] = len(heap_per_hand)
+    out["hands_asked"] = hands
     out["chip_seconds"] = round((now - start_chip) / 1e6, 2)
     out["emulator_speed"] = round(now / 1e6 / wall, 3) if wall else None
     return out
 
 
 def run_bench(hands: int = 3, files: dict[str, bytes] | None = None, fw_dir: str | Path | None = None,
-              compiled: bool = False, board: str = "", seed: int = 3,
+              compiled: bool = False, board: str = "", seed: int = 3, minutes: float | None = None,
+              session_only: bool = False, own_session: bool = True,
               progress: Callable[[str], None] | None = None) -> dict[str, Any]:
     """The chip's micro-measures (``firmware_bridge.chip.bench``: boot, scan cycle, no-hint arrivals,
-    collector) and then the dealt session through the daemon."""
+    collector; not with ``session_only``) and then the dealt session through the daemon (``minutes``:
+    no new hand after that many wall minutes)."""
     from firmware_bridge.chip.bench import run_chip_bench
     from firmware_bridge.chip.harness import FIRMWARE_DIR, firmware_files
 
     say = progress or (lambda _m: None)
-    out = run_chip_bench(fw_dir=fw_dir, compiled=compiled, board=board, progress=progress, seed=seed)
+    if session_only:
+        out: dict[str, Any] = {"bench": "table --chip (the session only)", "firmware": str(fw_dir or FIRMWARE_DIR),
+                               "precompiled_mpy": compiled, "board_config": board}
+    else:
+        out = run_chip_bench(fw_dir=fw_dir, compiled=compiled, board=board, progress=progress, seed=seed)
     if files is None:
         files = firmware_files(Path(fw_dir) if fw_dir else FIRMWARE_DIR, compiled=compiled)
     if hands <= 0:
         return out
     with Broker.start() as broker:
         say(f"session: {hands} hands through the daemon on 28 readers behind the decoders (chip-paced)")
-        out["session"] = chip_session(broker, hands, files, board=board, seed=seed, progress=progress)
+        out["session"] = chip_session(broker, hands, files, board=board, seed=seed, minutes=minutes,
+                                      own_session=own_session, progress=progress)
+        out["session"]["emulator_in_a_scheduling_group_of_its_own"] = own_session
     return out

@@ -8,7 +8,9 @@ files (unmodified, or precompiled ``.mpy``) go on a littlefs image at flash offs
 One MFRC522 model, not two: :mod:`firmware_bridge.sim.rc522` (readers, tags, the ISO/IEC 14443-3
 and datasheet timing) runs here, in this process, on a :class:`~firmware_bridge.sim.rc522.Clock`
 that follows the chip's simulated time: every message from the emulator carries the chip's time,
-and the model's clock is advanced to it before the message is handled.  The chip selects arrive
+and the model's clock is advanced to it before the message is handled.  A byte whose MISO the model
+already knows (``Chip._known_miso``: a register write's, a transaction's first) goes to it queued
+rather than as a round trip, and the model checks it answers what the emulator was told.  The chip selects arrive
 as GPIO levels, decoded exactly as wired (one GPIO per reader, or two 74HC154 4-to-16 decoders on
 an address bus with one active-low enable each); GP22 low resets every reader (NRSTPD).
 
@@ -241,6 +243,24 @@ class Chip:
                 self.first_field_on = self.clock.now
         return miso
 
+    def _known_miso(self) -> tuple[int | None, int | None]:
+        """What MISO will read, where the model already knows, so the emulator need not wait for
+        an answer (three in four bus round trips were register writes and the polls they follow):
+        (every later byte of the current transaction, a transaction's first byte under the
+        current selection until the next USB frame), each None if not known.  A selected reader
+        answers a first byte and a write's bytes 0x00, a dead one its byte, nobody 0xFF."""
+        if self.clock.hooks:  # something runs at every step of the clock: ask every byte
+            return None, None
+        first = 0xFF
+        for i in self.selected:
+            r = self.readers[i]
+            if r.fail is not None or r.hang_us:
+                return None, None
+            first &= r.dead if r.dead is not None else 0x00
+        writing = all(r.dead is not None or (r._addr is not None and not r._read)
+                      for r in (self.readers[i] for i in self.selected))
+        return (first if writing else None), first
+
     # -- host side ---------------------------------------------------------------------
     def host_send(self, data: bytes) -> None:
         self.rx.extend(data)
@@ -291,6 +311,7 @@ class Chip:
             stdin.flush()
         clock = self.clock
         unpack_t = struct.Struct("<d").unpack
+        pack_answer = struct.Struct("<BBBBd").pack
         t0 = self.started = time.perf_counter()
 
         def exactly(n: int) -> bytes:
@@ -310,7 +331,15 @@ class Chip:
                 if t > clock.now:
                     clock.advance(t - clock.now)
                 if kind == 0x58:  # X: an SPI byte
-                    wr(bytes((self._spi(exactly(1)[0]),)))
+                    miso = self._spi(exactly(1)[0])
+                    rest, first = self._known_miso()
+                    until = clock.next_event()  # (an event may kill a reader: no claim past it)
+                    wr(pack_answer(miso, (rest is not None) | (first is not None) << 1, rest or 0, first or 0,
+                                   float("inf") if until is None else float(until)))
+                elif kind == 0x59:  # Y: an SPI byte whose MISO the emulator knew (see run.mjs)
+                    mosi, told = exactly(2)
+                    if self._spi(mosi) != told:
+                        raise RuntimeError("the emulator was told a MISO byte the model does not give")
                 elif kind == 0x47:  # G: GPIO levels
                     self._gpio(struct.unpack("<I", exactly(4))[0])
                 elif kind == 0x55:  # U: USB bytes from the board

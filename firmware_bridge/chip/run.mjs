@@ -8,7 +8,16 @@
 // with the chip's own time (microseconds, float64 little-endian), so the model runs in the
 // chip's simulated time:
 //   chip -> host   'G' t u32   a watched GPIO output changed: the output levels of all pins
-//                  'X' t u8    one SPI0 byte leaves on MOSI; the answer is one MISO byte
+//                  'X' t u8    one SPI0 byte leaves on MOSI; the answer is u8 its MISO byte,
+//                              u8 flags, u8 rest, u8 first, f64 until: flags & 1: every later byte
+//                              of this transaction (until a watched pin changes or a USB frame)
+//                              reads as ``rest`` whatever it carries (a register write, nobody
+//                              selected, a dead reader); flags & 2: until the next USB frame, a
+//                              transaction's first byte under these pin levels reads ``first``, and
+//                              so do a write's later bytes (the model's readers answer 0x00 there,
+//                              a dead one its byte, nobody 0xFF); either only before chip time
+//                              ``until`` (the model's next scheduled event: it may kill a reader)
+//                  'Y' t u8 u8 such a byte, and the MISO it was given: no answer awaited
 //                  'U' t u16 n bytes  the board wrote these bytes to its USB CDC line
 //                  'T' t u32 cycles u32x4  one USB frame (1 ms of chip time) has passed, with the
 //                              watchdog's SCRATCH4..7 (a bench probe's reports); the answer
@@ -67,6 +76,10 @@ function head(type) {
 
 // -- GPIO: the chip selects, the decoders' address and enable lines, the readers' reset --
 let levels = 0;
+let fastMiso = -1; // >= 0: this transaction's later bytes read as this, no round trip
+let fresh = true; // the next SPI byte is a transaction's first (a watched pin changed)
+const firstByte = new Map(); // watched pin levels -> what a first byte reads (until a USB frame)
+let claimUntil = 0; // chip us: the model's answers above hold only before then
 for (let i = 0; i < 30; i++) {
   const pin = mcu.gpio[i];
   pin.addListener(() => {
@@ -74,6 +87,8 @@ for (let i = 0; i < 30; i++) {
     const v = pin.outputValue ? bit : 0;
     levels = (levels & ~bit) | v;
     if (!(watched & bit)) return;
+    fastMiso = -1;
+    fresh = true;
     let n = head(0x47);
     out.writeUInt32LE(levels >>> 0, n);
     queued = n + 4;
@@ -85,12 +100,34 @@ const spi = mcu.spi[0];
 let miso = 0xff;
 const spiDone = clock.createAlarm(() => spi.completeTransmit(miso));
 spi.onTransmit = (value) => {
-  let n = head(0x58);
-  out[n] = value & 0xff;
-  queued = n + 1;
-  flush();
-  readExactly(1);
-  miso = inb[0];
+  const valid = clock.nanos / 1000 < claimUntil;
+  let known = valid ? fastMiso : -1;
+  if (known < 0 && fresh && valid) {
+    const first = firstByte.get(levels & watched);
+    if (first !== undefined) {
+      known = first;
+      if (!(value & 0x80)) fastMiso = first; // a write: its later bytes read the same
+    }
+  }
+  fresh = false;
+  if (known >= 0) {
+    // The model takes the byte in order (queued) and checks the MISO it was given.
+    let n = head(0x59);
+    out[n] = value & 0xff;
+    out[n + 1] = known;
+    queued = n + 2;
+    miso = known;
+  } else {
+    let n = head(0x58);
+    out[n] = value & 0xff;
+    queued = n + 1;
+    flush();
+    readExactly(12);
+    miso = inb[0];
+    fastMiso = inb[1] & 1 ? inb[2] : -1;
+    if (inb[1] & 2) firstByte.set(levels & watched, inb[3]);
+    claimUntil = inb.readDoubleLE(4);
+  }
   const hz = spi.clockFrequency || 1000000;
   spiDone.schedule(Math.round((spi.dataBits * 1e9) / hz));
 };
@@ -115,6 +152,8 @@ usb.onEndpointRead = (endpoint, size) => {
 };
 
 function tick(cycles) {
+  fastMiso = -1; // the host side may change a reader now (a test kills one): ask again
+  firstByte.clear();
   let n = head(0x54);
   out.writeUInt32LE(cycles >>> 0, n);
   for (let k = 0; k < 4; k++) out.writeUInt32LE(mcu.readUint32(0x4005801c + 4 * k) >>> 0, n + 4 + 4 * k);

@@ -15,7 +15,7 @@ The wire format is specified in ``firmware_bridge/PROTOCOL.md``.
 import struct
 
 PROTOCOL_VERSION = 1
-FIRMWARE_VERSION = (1, 7, 0)
+FIRMWARE_VERSION = (1, 8, 0)
 
 # Message types, device -> host.
 T_HELLO = 0x01

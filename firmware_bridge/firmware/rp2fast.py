@@ -101,6 +101,23 @@ def exchange(sel, bufo, nf: int) -> int:
     timer = ptr32(0x40054000)  # noqa: F821 - TIMERAWL at 0x28
     start = timer[10]
     limit = int(EXCHANGE_US)
+    # (1.8.0) No interrupt can come while our own frame is on the air and before the tag's frame
+    # delay (ISO/IEC 14443-3 6.2.1.1: 86 us) is over, so the first poll waits for that: a bit is
+    # 9.44 us at 106 kbit/s, counted here as 9 without parity, start or end bits, and 80 us for the
+    # frame delay, a lower bound.  After a REQA (its ATQA is 16 bits) or a SELECT (9 bytes; its SAK
+    # and CRC_A 24 bits), no answer can be complete before the reader's timer (200 us from our
+    # frame's end) runs out, so the first poll waits 190 us.  An anticollision frame's answer may be
+    # a few bits: 80.  Before, ComIrqReg was polled all along (a SELECT: ~60 polls, and polls were
+    # three in four bytes on the bus); the answer is seen as soon as before.
+    last_bits = framing & 7
+    bits = n * 8
+    if last_bits:
+        bits = bits - 8 + last_bits
+    quiet = bits * 9 + 80
+    if (n == 1 and last_bits == 7) or (n == 9 and framing == 0):
+        quiet = bits * 9 + 190
+    while timer[10] - start < quiet:
+        pass
     while True:
         irq = int(reg(sel, 0x88, 0))
         if irq & 0x20:  # RxIRq

@@ -170,7 +170,7 @@ def test_new_host_gets_full_state_and_health_is_serialisable() -> None:
             got = [link.changes.get(timeout=2) for _ in range(5)]
             assert sorted((c.antenna, c.uid) for c in got) == [(i, uid_of(i)) for i in range(5)]
             h = link.health()
-            assert h.connected and h.antenna_count == 8 and h.firmware_version == "1.7.0"
+            assert h.connected and h.antenna_count == 8 and h.firmware_version == "1.8.0"
             assert h.last_heartbeat_age is not None and h.last_heartbeat_age < 1
             json.dumps(h.to_dict())
 

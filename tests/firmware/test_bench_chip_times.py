@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from controller.bench.table_chip import _two_part_times
+from controller.bench.table_chip import _two_part_times, _written
 from firmware_bridge.firmware import bridge_proto as fw
 
 UIDS = [f"04{i:02X}5EED{i:02X}A080" for i in range(4)]
@@ -39,3 +39,10 @@ def test_each_card_gets_its_own_frame_and_a_flop_the_last_of_its_three() -> None
     assert times[4] == pytest.approx(120.0 - 0.140)  # (complete with the second card's frame)
     assert chip_ms[5] == pytest.approx(300.0) and times[5] == pytest.approx(130.0 - 0.300)
     assert 6 not in times and 6 not in chip_ms  # never reported: the score counts it lost
+
+
+def test_the_host_stages_start_when_a_frame_s_last_byte_reached_the_pty() -> None:
+    tail = frame(fw.T_TAG_ARRIVE, 7, 22, UIDS[3])
+    writes = [(1.0, 10.0, frame(fw.T_TAG_ARRIVE, 6, 3, UIDS[0])), (2.0, 11.0, tail[:5]), (3.0, 12.5, tail[5:]),
+              (4.0, 20.0, frame(fw.T_TAG_ARRIVE, 6, 4, UIDS[1]))]  # a reset board numbers again from 6
+    assert _written(writes) == {6: [10.0, 20.0], 7: [12.5]}
