@@ -436,17 +436,6 @@ def _centre_evidence(ev: Evidence, face: str, centre: Any, own: bool) -> Evidenc
     return ev
 
 
-def _other_side(quad: np.ndarray, model: IndexModel) -> np.ndarray:
-    """The card an index places (``quad``, the index at its top-left corner) placed instead with the
-    index at its top-right corner: mirrored across the index's column."""
-    x0, _, w, _ = model.card
-    ix = -x0 / w  # the index's column, a fraction of the card's width from its left edge
-    p0, p1, _, p3 = quad
-    across = p1 - p0
-    return np.array([p0 - (1 - 2 * ix) * across, p0 + 2 * ix * across, p3 + 2 * ix * across,
-                     p3 - (1 - 2 * ix) * across], np.float32)
-
-
 def _quad_iou(a: np.ndarray, b: np.ndarray) -> float:
     inter, _ = cv2.intersectConvexConvex(a.astype(np.float32), b.astype(np.float32))
     union = abs(cv2.contourArea(a.astype(np.float32))) + abs(cv2.contourArea(b.astype(np.float32))) - inter
@@ -602,7 +591,8 @@ class Recognizer:
         rival: IndexRead | None = None
         if self.index is not None:
             strip = corner_strip(card_img)
-            for r in read_indices(strip, self.index, self.index_params, corners_of=card_img.shape[:2]):
+            for r in read_indices(strip, self.index, self.index_params, corners_of=card_img.shape[:2],
+                                  four_index=self.two_readers):
                 if card is not None and r.face == card.face:
                     agree = agree or r.confidence >= AGREE
                 elif r.confidence >= DISPUTE and r.p_index >= 0.5:
@@ -645,7 +635,8 @@ class Recognizer:
         readers = 1
         if self.index is not None:
             strip = corner_strip(card_img)
-            for r in read_indices(strip, self.index, self.index_params, corners_of=card_img.shape[:2]):
+            for r in read_indices(strip, self.index, self.index_params, corners_of=card_img.shape[:2],
+                                  four_index=self.two_readers):
                 if (r.face[0], r.face[1] in SUITS_RED) == mine and r.confidence >= AGREE:
                     readers = 2
                 elif r.confidence >= DISPUTE and r.p_index >= 0.5:
@@ -721,13 +712,14 @@ class Recognizer:
         """Cards read from a corner index, merged with the cards read whole (``found``, updated)."""
         assert self.index is not None
         extra: list[Detection] = []
+        named_by_index: set[int] = set()  # (two_readers) outlines not read whole, named by an index inside them
         # a card read whole confidently that the second reader did not confirm (two_readers) is not read again:
         # its index, read by the same reader in the frame, could only name the card the whole read names
         sure = [d for d in found if d.card is not None
                 or (self.two_readers and d.best is not None and d.confidence >= self.threshold)]
         if sure:  # cards read whole need no second look: blank them out (a frame of neat cards costs little)
             img = blank_cards(img, [d.quad - off for d in sure], paper=self.two_readers)
-        for r in read_indices(img, self.index, self.index_params, deck=self.deck_examples):
+        for r in read_indices(img, self.index, self.index_params, deck=self.deck_examples, four_index=self.two_readers):
             card_img = warp(img, r.quad)
             ev = Evidence(r.corners, r.disputed, centre_of(card_img, own=False))
             if not self.agree and ev.centre is not None and centre_verdict(r.face[0], ev.centre)[0]:
@@ -748,15 +740,24 @@ class Recognizer:
                     # the index may sit at the card's left corner or its right one (four-index decks): the
                     # card is ruled out only when its centre contradicts it both ways
                     why = placed_contradicts(r.face, centre)
-                    if why and placed_contradicts(r.face, read_centre(warp(img, _other_side(r.quad, self.index)))):
+                    if why and placed_contradicts(r.face, read_centre(warp(img, self.index.other_side(r.quad)))):
                         ev = replace(ev, disputed=True, veto=why)
                 named = ev.veto is None
             if self.two_readers and named and r.corners < 2 and ev.readers < 2:
                 # one index read by one reader: the card's other corner, or the other reader on the card
-                # the index places (warped upright), must name the same card (or its own centre, above)
-                glyphs = _card_glyphs(card_img)
-                named = bool(glyphs) and self.decide(glyphs)[0] == Card.parse(r.face, self.deck)
+                # the index places (warped upright), must name the same card (or its own centre, above);
+                # the card placed with the index at its left corner or, on a four-index deck, at its right
+                # one: the card is where the other reader agrees
+                for quad in (r.quad, self.index.other_side(r.quad)):
+                    glyphs = _card_glyphs(warp(img, quad))
+                    named = bool(glyphs) and self.decide(glyphs)[0] == Card.parse(r.face, self.deck)
+                    if named:
+                        r = replace(r, quad=quad)
+                        break
                 ev = replace(ev, readers=2 if named else 1)
+                # unconfirmed, as a card read whole that the index reader does not confirm: named only at
+                # lone_threshold (one piece of evidence; calibrated with the others on the train scenes)
+                named = named or r.confidence >= self.lone_threshold
             card = Card.parse(r.face, self.deck) if named else None
             if card is None and r.p_index < 0.5:
                 continue  # probably no index at all
@@ -765,15 +766,22 @@ class Recognizer:
                 if (self.two_readers and d.card is None and card is not None and d.best is not None
                         and not _spans_cards(d.quad, r.quad + off) and d.best != card):
                     continue  # the glyph reader read this card whole as another card: the readers disagree
-                if d.face == "up" and d.card is None and card is not None and not _spans_cards(d.quad, r.quad + off):
+                iou = _quad_iou(d.quad, r.quad + off)
+                # (two_readers) only when the card the index places is that outline
+                if (d.face == "up" and d.card is None and card is not None and not _spans_cards(d.quad, r.quad + off)
+                        and (not self.two_readers or iou >= 0.5)):
                     # the outline's card did not read whole: its index names it
                     found[host] = Detection(card, r.confidence, d.quad, "up", d.crop, evidence=ev)
+                    if self.two_readers:
+                        named_by_index.add(host)
                     continue
                 if d.card is None and card is not None:
                     pass  # an outline around overlapping cards: the index names its own card, not the outline
                 elif d.card is None or card is None or d.card == card:
                     continue
-                if _quad_iou(d.quad, r.quad + off) > 0.3:
+                # (two_readers: the rule is for outlines read whole; the default recogniser applies it to all)
+                whole = d.card is not None or not self.two_readers
+                if whole and host not in named_by_index and iou > 0.3:
                     continue  # the index of the card read whole, read less well alone: the whole read wins
             extra.append(Detection(card, r.confidence, r.quad + off, "up", index=origin, evidence=ev))
         return extra
