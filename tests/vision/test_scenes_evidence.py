@@ -276,3 +276,17 @@ def test_only_the_two_reader_camera_tells_a_four_index_cards_corners_apart(monke
     seen.clear()
     R.Recognizer.two_reader().recognize(frame)
     assert seen and all(seen)
+
+
+def test_one_deck_holds_one_of_each_card_so_the_camera_names_only_the_surest_read_of_a_card() -> None:
+    from controller.rules.cards import Card
+    from vision.recognizer import Detection, _one_of_each
+
+    quad = np.array([[0, 0], [60, 0], [60, 90], [0, 90]], np.float32)
+    six, seven = Card.parse("6s", "A"), Card.parse("7s", "A")
+    dets = [Detection(six, 0.74, quad + 100, index=(110.0, 110.0)),  # a lone index placed over a neighbour
+            Detection(six, 0.95, quad, index=(10.0, 10.0)),  # the six read at both corners
+            Detection(seven, 0.9, quad + 200), Detection(None, 0.3, quad + 300)]
+    out = _one_of_each(dets)
+    assert [d.card for d in out] == [None, six, seven, None]
+    assert out[0].best == six and out[0].index == (110.0, 110.0)  # the guess is kept, unnamed
