@@ -72,13 +72,22 @@ corners, placed where they agree; a lone index is checked by the glyph reader on
 either way round and takes the placement it confirms; unconfirmed, it is named only at
 ``lone_threshold``, as a card read whole; an outline that did not read whole is named by an index
 inside it only when the card the index places is that outline.  The default recogniser merges and
-names indices as before (with the same handling its rule-chosen index threshold moved and the
-deck-in-play calibration cost it 9 right reads on the dev photos of ``valid/`` and ``test/``).
+names indices as before (a branch that gave it the same handling and the paper-level blank, with
+its thresholds re-chosen, read 9 fewer cards right after the deck-in-play calibration on the dev
+photos of ``valid/`` and ``test/``, 142 to 133).
 Thresholds by the same rule on the train scenes: 0.5 / 0.5 / never alone (1.01), 87.3 % right
 (871 of 998) and none wrong in the sweep there.  DEV_FIGURES
 
-Its speed is the bench's ``two_readers_mode`` (``tablectl bench vision``, :func:`vision.bench._mode_speed`).
-SPEED_FIGURES
+Its speed is the bench's ``two_readers_mode`` (``tablectl bench vision``): measured with the
+bench's own loop (:func:`vision.bench._mode_speed`) shortened to 400 of its held-back crops and
+30 of its frames, twice, CPU time, with this handling before the one-of-each rule (a pass over a
+frame's few reads), on this two-core machine loaded by others' work (load average 16-27): 11.4
+and 11.6 ms of CPU per card crop and 45.0 and 46.8 ms per 1280x720 frame (21-22 frames/s on one
+core), against 6.8 and 6.6 ms and 26.7 and 25.2 ms for the default recogniser in the same runs.
+At 10 ms per crop the target is not shown under that load (camera2's branch, the same handling,
+measured 9.97 ms and 37.8 ms at load 5.5).  By the sysbench ratio the README uses (this machine
+4121.8 events per CPU second, a Pi 4 1477.83, a Pi 5 2737.49) a frame would take about 130 ms on
+one Pi 4 core (7-8 frames/s) and 70 ms on a Pi 5 core (14 frames/s): estimates, not measurements.
 
 The thresholds (whole cards, corner indices) live in ``vision/data/thresholds.json``, chosen
 by the rule of ``vision.bench.calibrate_real`` on the train scenes of real photos only
