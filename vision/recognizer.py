@@ -89,14 +89,14 @@ of hearts as the four of clubs).
 
 Its speed is the bench's ``two_readers_mode`` (``tablectl bench vision``): measured with the
 bench's own loop (:func:`vision.bench._mode_speed`) shortened to 400 of its held-back crops and
-30 of its frames, twice, CPU time, with this handling before the one-of-each rule (a pass over a
-frame's few reads), on this two-core machine loaded by others' work (load average 16-27): 11.4
-and 11.6 ms of CPU per card crop and 45.0 and 46.8 ms per 1280x720 frame (21-22 frames/s on one
-core), against 6.8 and 6.6 ms and 26.7 and 25.2 ms for the default recogniser in the same runs.
-At 10 ms per crop the target is not shown under that load (camera2's branch, the same handling,
-measured 9.97 ms and 37.8 ms at load 5.5).  By the sysbench ratio the README uses (this machine
-4121.8 events per CPU second, a Pi 4 1477.83, a Pi 5 2737.49) a frame would take about 130 ms on
-one Pi 4 core (7-8 frames/s) and 70 ms on a Pi 5 core (14 frames/s): estimates, not measurements.
+30 of its frames, twice, CPU time, at the shipped thresholds, on this two-core machine loaded by
+others' work (load average 13-19): 11.3 ms of CPU per card crop both times and 42.0 and 42.8 ms
+per 1280x720 frame (23-24 frames/s on one core), against 6.7 and 6.6 ms and 25.1 and 26.0 ms for
+the default recogniser in the same runs.  At most 10 ms per crop is not shown under that load
+(camera2's branch, the same handling without the one-of-each rule, measured 9.97 ms and 37.8 ms
+at load 5.5).  By the sysbench ratio the README uses (this machine 4121.8 events per CPU second,
+a Pi 4 1477.83, a Pi 5 2737.49) a frame would take about 120 ms on one Pi 4 core (8 frames/s)
+and 64 ms on a Pi 5 core (15 frames/s): estimates, not measurements.
 
 The thresholds (whole cards, corner indices) live in ``vision/data/thresholds.json``, chosen
 by the rule of ``vision.bench.calibrate_real`` on the train scenes of real photos only
