@@ -89,14 +89,15 @@ of hearts as the four of clubs).
 
 Its speed is the bench's ``two_readers_mode`` (``tablectl bench vision``): measured with the
 bench's own loop (:func:`vision.bench._mode_speed`) shortened to 400 of its held-back crops and
-30 of its frames, twice, CPU time, at the shipped thresholds, on this two-core machine loaded by
-others' work (load average 13-19): 11.3 ms of CPU per card crop both times and 42.0 and 42.8 ms
-per 1280x720 frame (23-24 frames/s on one core), against 6.7 and 6.6 ms and 25.1 and 26.0 ms for
-the default recogniser in the same runs.  At most 10 ms per crop is not shown under that load
-(camera2's branch, the same handling without the one-of-each rule, measured 9.97 ms and 37.8 ms
-at load 5.5).  By the sysbench ratio the README uses (this machine 4121.8 events per CPU second,
-a Pi 4 1477.83, a Pi 5 2737.49) a frame would take about 120 ms on one Pi 4 core (8 frames/s)
-and 64 ms on a Pi 5 core (15 frames/s): estimates, not measurements.
+30 of its frames, twice, CPU time, at the shipped thresholds, on this two-core machine (shared
+with others' work): at load average 3.6-4.3, 8.9 and 8.6 ms of CPU per card crop (wall-clock
+median 10.6 and 15.8 ms, the other core busy with the real-photo bench) and 34.6 and 33.5 ms per
+1280x720 frame (29-30 frames/s on one core), against 5.2 and 5.4 ms and 21.0 and 21.4 ms for the
+default recogniser in the same runs; at load 13-19, 11.3 ms per crop and 42-43 ms per frame
+(default 6.6-6.7 and 25-26).  By the sysbench ratio the README uses (this machine 4121.8 events
+per CPU second, a Pi 4 1477.83, a Pi 5 2737.49) the quieter run's frame would take about 95 ms
+on one Pi 4 core (10 frames/s) and 51 ms on a Pi 5 core (19 frames/s), a crop 24 and 13 ms:
+estimates, not measurements.
 
 The thresholds (whole cards, corner indices) live in ``vision/data/thresholds.json``, chosen
 by the rule of ``vision.bench.calibrate_real`` on the train scenes of real photos only
