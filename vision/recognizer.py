@@ -85,7 +85,10 @@ seven, the ace and the king gone); the rule, rerun with it on the train scenes, 
 / 0.5 (90.8 % right, 906 of 998, none wrong there).  On the dev scenes, measured after that choice:
 88.8 % right (847 of 954) and 4 wrong (0.42 %: the eight of spades as the eight of clubs, the five
 of clubs as the jack of hearts and the ten of diamonds as the ten of hearts as before, and a king
-of hearts as the four of clubs).
+of hearts as the four of clubs).  Read at those thresholds the train scenes give 938 of 998 right
+and none wrong (``tablectl bench vision --real``); their 60 unknowns (``python -m vision.bench
+diagnose``): 10 read but not named, 18 inside one outline around several cards, 18 with no
+outline, 8 in an outline rejected for its aspect, 1 for its fill, 5 found with no index read.
 
 Its speed is the bench's ``two_readers_mode`` (``tablectl bench vision``): measured with the
 bench's own loop (:func:`vision.bench._mode_speed`) shortened to 400 of its held-back crops and
