@@ -459,7 +459,9 @@ def calibration_reads(folder: str | Path, recognizer: Recognizer | None = None,
                 ok = d.card is not None and d.evidence is not None
                 # without the gate every read counts as supported (lone_threshold plays no part); with
                 # two_readers a card read whole is supported when the index reader confirmed it
-                supported = ok and (d.evidence.readers >= 2 or not d.evidence.pooled  # type: ignore[union-attr]
+                # (read whole) or an index read at both its corners, or confirmed by the glyph reader or the centre
+                supported = ok and (d.evidence.readers >= 2  # type: ignore[union-attr]
+                                    or (not d.evidence.pooled and d.evidence.corners >= 2)  # type: ignore[union-attr]
                                     if rec.two_readers else
                                     not rec.agree or d.evidence.verdict(d.card.face)[1])  # type: ignore[union-attr]
                 found.append((d.card.face if ok else None, d.confidence, d.box, d.index, supported))  # type: ignore[union-attr]

@@ -406,6 +406,20 @@ class IndexModel:
         pts = [(x0, y0), (x0 + w, y0), (x0 + w, y0 + h), (x0, y0 + h)]
         return np.array([origin + x * rt + y * down for x, y in pts], np.float32)
 
+    @property
+    def edge_span(self) -> float:
+        """How far apart (units) the two indices on one short edge of a four-index card are: the
+        card's width less the index's inset from each side."""
+        x0, _, w, _ = self.card
+        return w + 2 * x0
+
+    def other_side(self, quad: np.ndarray) -> np.ndarray:
+        """The card an index places (``quad``: the index at the card's top-left corner) placed with the
+        index at its top-right corner instead: a four-index deck has one there too, read the same way
+        up.  The card is shifted across by :attr:`edge_span`."""
+        across = quad[1] - quad[0]
+        return (quad - across * (self.edge_span / self.card[2])).astype(np.float32)
+
 
 INDEX_FILE = Path(__file__).with_name("data") / "index.onnx"
 
@@ -534,8 +548,13 @@ def strip_corner_pairs(m: Marks, pairs: np.ndarray, card_h: int, card_w: int,
 
 def read_indices(frame: np.ndarray, model: IndexModel, p: IndexParams = IndexParams(),
                  min_conf: float = 0.05, deck: DeckExamples | None = None,
-                 upright_card: bool = False, corners_of: tuple[int, int] | None = None) -> list[IndexRead]:
+                 upright_card: bool = False, corners_of: tuple[int, int] | None = None,
+                 four_index: bool = False) -> list[IndexRead]:
     """Every corner index in a BGR frame, merged per card (two corners, or the 1 and 0 of a 10).
+
+    ``four_index``: a four-index card's corners are told apart when merging (:func:`merge_reads`
+    with the card's geometry): what the two-reader camera does; the default recogniser merges
+    without it (its thresholds and its deck-in-play calibration were measured that way).
 
     ``upright_card``: the frame is one card warped upright; only its two index corners are read.
     ``corners_of``: the frame is a :func:`corner_strip` of an upright card of this (height, width);
@@ -579,7 +598,7 @@ def read_indices(frame: np.ndarray, model: IndexModel, p: IndexParams = IndexPar
         face = RANK_CLASSES[ri[k]] + SUIT_LABELS[sj]
         o, d = hyp.origin[k] / scale, hyp.down[k] / scale
         out.append(IndexRead(face, conf, model.card_quad(o, d), o, d, p_index))
-    return merge_reads(out, hyp.pairs if scale == 1.0 else None)
+    return merge_reads(out, hyp.pairs if scale == 1.0 else None, model if four_index else None)
 
 
 def _iou(a: np.ndarray, b: np.ndarray) -> float:
@@ -588,19 +607,30 @@ def _iou(a: np.ndarray, b: np.ndarray) -> float:
     return float(inter / ua) if ua > 0 else 0.0
 
 
-def merge_reads(reads: list[IndexRead], pairs: np.ndarray | None = None) -> list[IndexRead]:
+def merge_reads(reads: list[IndexRead], pairs: np.ndarray | None = None,
+                model: IndexModel | None = None) -> list[IndexRead]:
     """One read per card: reads of the same index (the 1 and 0 of a 10) or of the same card's two
-    corners are merged; reads of one index that disagree lower each other's confidence."""
+    corners are merged; reads of one index that disagree lower each other's confidence.
+
+    With the card's geometry (``model``) the corners of a four-index card are told apart too: two
+    indices that read alike and place one card when each is taken for the card's left or right
+    index (:func:`_one_card`: the two on one short edge, or on one long edge) are one card, placed
+    where they agree (an index at the card's right corner alone places a card shifted across, a
+    thin slice of the real one)."""
     reads = sorted(reads, key=lambda r: -r.confidence)
     kept: list[IndexRead] = []
     for r in reads:
         unit = float(np.hypot(*r.down))
         dup = None
         for i, k in enumerate(kept):
-            if _opposite_corners(k, r) and k.face == r.face:  # one card's two indices agree: one read, its quad
+            diagonal = _opposite_corners(k, r)
+            quad = _one_card(k, r, model) if model is not None and k.face == r.face else None
+            if diagonal and k.face == r.face and k.corners < 2 and (quad is None or quad is k.quad):
+                quad = _quad_from_corners(k, r)  # the card's diagonal corners, each the left one: both give its corners
+            if quad is not None or (diagonal and k.face == r.face):  # one card's indices agree: one read, its quad
                 c = 1 - (1 - k.confidence) * (1 - r.confidence)
-                kept[i] = replace(k, confidence=c, quad=_quad_from_corners(k, r), p_index=max(k.p_index, r.p_index),
-                                  corners=2)
+                kept[i] = replace(k, confidence=c, quad=_quad_from_corners(k, r) if quad is None else quad,
+                                  p_index=max(k.p_index, r.p_index), corners=2)
                 dup = i
                 break
             if _opposite_corners(k, r) and _iou(r.quad, k.quad) > 0.5:
@@ -652,6 +682,35 @@ def labelled_examples(image: np.ndarray, face: str, model: IndexModel, deck: Dec
         deck.add(hyp.rank_f[k], hyp.suit_f[k], face)
         n += 1
     return n
+
+
+SAME_CARD_IOU = 0.75  # two indices' placements of a card overlap this much: the same card
+
+
+def _one_card(a: IndexRead, b: IndexRead, model: IndexModel) -> np.ndarray | None:
+    """The card two indices place together, each taken for the card's left index or its right one
+    (:meth:`IndexModel.other_side`), when some way round they place the same card; else None.  The
+    indices must be a card's apart (not one index read twice) and of one size."""
+    ua, ub = float(np.hypot(*a.down)), float(np.hypot(*b.down))
+    if not 0.75 < ua / ub < 1.33 or float(np.hypot(*(b.origin - a.origin))) < 0.5 * model.edge_span * ua:
+        return None
+    cos = float(a.down @ b.down) / (ua * ub)
+    side = model.other_side
+    if a.corners >= 2:  # ``a``'s quad is its card's already (its indices agreed on it): one way round fits
+        ways = [(a.quad, b.quad), (a.quad, side(b.quad))]
+    elif cos > 0.7:  # one short edge, read the same way up: one is the left index, the other the right
+        ways = [(a.quad, side(b.quad)), (side(a.quad), b.quad)]
+    elif cos < -0.7:  # diagonal corners (both left, or both right, each the way it reads); two indices on
+        # one long edge are not taken: the card may lie on either side of them
+        ways = [(a.quad, b.quad), (side(a.quad), side(b.quad))]
+    else:
+        return None
+    best, quad = SAME_CARD_IOU, None
+    for qa, qb in ways:
+        iou = _iou(qa, qb)
+        if iou > best:
+            best, quad = iou, qa
+    return quad
 
 
 def _opposite_corners(a: IndexRead, b: IndexRead) -> bool:

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from tests.conftest import REPO
-from vision.corners import IndexRead, merge_reads
+from vision.corners import IndexModel, IndexRead, merge_reads
 from vision.evidence import Centre, centre_verdict
 from vision.glyphs import Pips
 from vision.recognizer import Evidence, _spans_cards
@@ -129,6 +129,20 @@ def test_two_corners_of_one_card_merge_when_they_agree_and_are_both_kept_marked_
     assert [(r.face, r.disputed) for r in reads] == [("9c", True), ("Qc", True)]  # neither is dropped
 
 
+def test_two_indices_on_one_short_edge_of_a_four_index_card_are_one_card_placed_by_the_left_one() -> None:
+    model = IndexModel(b"", (-0.5, -1.0, 6.5, 9.5), 0.15)  # geometry only: an index 0.5 in from each side
+    left, right = (IndexRead(f, c, model.card_quad(np.array(o, np.float32), np.array((0, 10), np.float32)),
+                             np.array(o, np.float32), np.array((0, 10), np.float32), 0.9)
+                   for f, c, o in (("9c", 0.9, (100, 100)), ("9c", 0.95, (155, 100))))  # 5.5 units apart
+    assert model.edge_span == 5.5 and np.allclose(model.other_side(right.quad), left.quad)
+    assert len(merge_reads([left, right])) == 2  # without the card's geometry: two cards, one a thin slice
+    (one,) = merge_reads([left, right], model=model)
+    assert one.corners == 2 and one.confidence > 0.95 and np.allclose(one.quad, left.quad)  # the real card
+    assert len(merge_reads([left, replace(right, face="Qc")], model=model)) == 2  # two cards side by side
+    further = replace(right, origin=right.origin + np.float32([15, 0]), quad=right.quad + np.float32([15, 0]))
+    assert len(merge_reads([left, further], model=model)) == 2  # a neighbour's index, not this card's
+
+
 def test_an_outline_much_bigger_than_the_card_its_index_places_spans_cards() -> None:
     card = np.array([[0, 0], [63, 0], [63, 88], [0, 88]], np.float32)
     assert not _spans_cards(card * 1.1, card)  # a loose outline of the one card
@@ -240,3 +254,39 @@ def test_the_two_reader_mode_is_opt_in_at_its_own_calibrated_thresholds(tmp_path
                       "max_wrong": 0.001, "side": "train", "photos": 1, "threshold": 0.7}, path)
     data = json.loads(path.read_text())
     assert data["threshold"] == 0.7 and data["two_readers_mode"]["threshold"] == 0.6
+
+
+def test_only_the_two_reader_camera_tells_a_four_index_cards_corners_apart(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The default recogniser merges corner indices as it was calibrated (its thresholds and its
+    deck-in-play figures were measured that way); the two-reader camera merges a four-index card's
+    same-edge indices into one card (its own thresholds were chosen with it)."""
+    import vision.recognizer as R
+
+    seen: list[bool] = []
+    real = R.read_indices
+
+    def spy(*args: object, **kw: object) -> list:
+        seen.append(bool(kw.get("four_index", False)))
+        return real(*args, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(R, "read_indices", spy)
+    frame = np.full((240, 320, 3), 90, np.uint8)  # an empty table: no outline, the index search still runs
+    R.Recognizer.stock().recognize(frame)
+    assert seen and not any(seen)
+    seen.clear()
+    R.Recognizer.two_reader().recognize(frame)
+    assert seen and all(seen)
+
+
+def test_one_deck_holds_one_of_each_card_so_the_camera_names_only_the_surest_read_of_a_card() -> None:
+    from controller.rules.cards import Card
+    from vision.recognizer import Detection, _one_of_each
+
+    quad = np.array([[0, 0], [60, 0], [60, 90], [0, 90]], np.float32)
+    six, seven = Card.parse("6s", "A"), Card.parse("7s", "A")
+    dets = [Detection(six, 0.74, quad + 100, index=(110.0, 110.0)),  # a lone index placed over a neighbour
+            Detection(six, 0.95, quad, index=(10.0, 10.0)),  # the six read at both corners
+            Detection(seven, 0.9, quad + 200), Detection(None, 0.3, quad + 300)]
+    out = _one_of_each(dets)
+    assert [d.card for d in out] == [None, six, seven, None]
+    assert out[0].best == six and out[0].index == (110.0, 110.0)  # the guess is kept, unnamed
