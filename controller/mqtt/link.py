@@ -199,6 +199,7 @@ class MqttLink:
         self._net: threading.Thread | None = None
         self._req_thread: threading.Thread | None = None
         self._reconnect_delay = settings.min_reconnect
+        self._subscribing: set[int] = set()  # request filters' SUBSCRIBE mids not yet acknowledged
         self.connected_event = threading.Event()
         self.delivered_seq = 0
         self._max_seq = 0
@@ -226,6 +227,7 @@ class MqttLink:
         client.on_connect = self._on_connect
         client.on_disconnect = self._on_disconnect
         client.on_publish = self._on_publish
+        client.on_subscribe = self._on_subscribe
         client.on_message = self._on_message
         client.on_socket_open = lambda c, u, sock: set_nodelay(sock)
         client.on_socket_register_write = self._on_register_write
@@ -249,10 +251,25 @@ class MqttLink:
             return
         self._reconnect_delay = self.settings.min_reconnect
         filters = (self.request_filter,) if isinstance(self.request_filter, str) else self.request_filter or ()
+        # "Connected" (``connected_event``) only once the broker acknowledged the request filters: a
+        # request sent the moment after would otherwise reach a broker that does not yet route it here.
+        self._subscribing = set()
         for request_filter in filters:
-            client.subscribe(request_filter, options=SubscribeOptions(
+            _rc, mid = client.subscribe(request_filter, options=SubscribeOptions(
                 qos=1, noLocal=True, retainAsPublished=True, retainHandling=SubscribeOptions.RETAIN_DO_NOT_SEND))
-        self._notes.put(("connected", None))
+            if mid is not None:
+                self._subscribing.add(mid)
+        if not self._subscribing:
+            self._notes.put(("connected", None))
+
+    def _on_subscribe(self, client, userdata, mid, reason_codes, properties) -> None:
+        refused = [str(rc) for rc in reason_codes if rc.is_failure]
+        if refused:  # the session still publishes; requests will not reach it (the broker's ACL)
+            log.warning("mqtt subscription %s refused: %s", mid, ", ".join(refused))
+        if mid in self._subscribing:
+            self._subscribing.discard(mid)
+            if not self._subscribing:
+                self._notes.put(("connected", None))
 
     def _on_disconnect(self, client, userdata, flags, reason_code, properties) -> None:
         self._notes.put(("disconnected", str(reason_code)))
