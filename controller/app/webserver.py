@@ -77,6 +77,12 @@ LISTEN_BACKLOG = 128
 
 _S = TypeVar("_S", bound=ThreadingHTTPServer)
 
+
+def _page_url(base: str, page: str, query: Mapping[str, Any]) -> str:
+    """``<base>/<page>/`` plus the query's set values (``ws=..., table=..., user=..., pass=...``)."""
+    q = urlencode({k: v for k, v in query.items() if v is not None})
+    return f"{base}/{page}/" + (f"?{q}" if q else "")
+
 mimetypes.add_type("text/javascript", ".js")
 mimetypes.add_type("text/javascript", ".mjs")
 mimetypes.add_type("image/svg+xml", ".svg")
@@ -285,8 +291,7 @@ class WebServer(ServerThread):
         """``http://host:port/<page>/`` plus a query (``ws=..., table=..., user=..., pass=...``)."""
         if page not in self.pages:
             raise ValueError(f"page {page!r} is not served here; this server serves {self.pages}")
-        q = urlencode({k: v for k, v in query.items() if v is not None})
-        return f"{self.url}/{page}/" + (f"?{q}" if q else "")
+        return _page_url(self.url, page, query)
 
     def __repr__(self) -> str:
         return f"<WebServer {self.url} root={self.root}>"
@@ -345,8 +350,7 @@ class PageServers:
     def page_url(self, page: str, **query: Any) -> str:
         if page in self.waiting:  # not served yet: where it will be
             host, port = self.waiting[page]
-            q = urlencode({k: v for k, v in query.items() if v is not None})
-            return f"http://{host}:{port}/{page}/" + (f"?{q}" if q else "")
+            return _page_url(f"http://{host}:{port}", page, query)
         return self.servers[page].page_url(page, **query)
 
     def stop(self) -> None:
