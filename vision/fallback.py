@@ -503,9 +503,13 @@ class CameraFallback:
                 and (ident is None or ident == t.tag.face)):
             t.labelled = self.labels.add_labeled(t.crop, t.tag)
             self.labelled += int(t.labelled)
-        if (known is not None and not t.exposed and self._down_zone(t.zone) and self._face(t) == "up"):
+        # An exposure is a misdeal or a ruling: only a card the camera saw face up *and read as the
+        # card its tag names* (a glance at paper is no exposure: an outline around a seat's two face-
+        # down cards, their white borders in its corners, looked face up in two looks of a slow
+        # camera on the arm64 proof's demo and misdealt the hand).
+        if (known is not None and not t.exposed and self._down_zone(t.zone) and self._face(t) == "up"
+                and ident == known.face):
             assert t.zone.seat is not None
             t.exposed = True
-            cam = Card.parse(ident, self.deck) if ident else known
-            out.append(ExposedCard(t.zone.seat, known, True, t.conf.get(cam, 1.0), now))
+            out.append(ExposedCard(t.zone.seat, known, True, t.conf.get(Card.parse(ident, self.deck), 1.0), now))
         return out

@@ -223,6 +223,29 @@ def test_exposed_hole_card() -> None:
     assert exp.to_event() == Expose(seat=1, card=C("Ts"), source="camera")
 
 
+def test_a_face_up_look_the_camera_cannot_read_is_no_exposure_of_a_tagged_card() -> None:
+    """The arm64 proof's demo misdealt a hand (``early_card_exposed``): a slow camera's two looks
+    found one outline around seat 1's two face-down cards, its corners on their white borders, so
+    "face up", unnamed; the outline matched a tagged card's track.  A face the camera cannot read
+    as the tag's card is no exposure; one it reads as that card is (``test_exposed_hole_card``)."""
+    clock = Clock()
+    fb = CameraFallback([SEAT1], clock=clock, expect_face={SEAT1: "down"})
+    fb.observe({SEAT1: [det(None, face="down")]})
+    fb.tag_read(SEAT1, C("Ts"))
+    clock.advance(0.1)
+    fb.observe({SEAT1: [det(None, face="down")]})
+    out = []
+    for _ in range(4):  # up, unnamed, in every look
+        clock.advance(0.1)
+        out += fb.observe({SEAT1: [det(None, face="up")]}) + fb.poll()
+    assert not [o for o in out if isinstance(o, ExposedCard)], out
+    clock.advance(0.1)
+    fb.observe({SEAT1: [det("Ts")]})
+    clock.advance(0.1)
+    (exp,) = [o for o in fb.observe({SEAT1: [det("Ts")]}) if isinstance(o, ExposedCard)]
+    assert exp.dealt and exp.card == C("Ts")
+
+
 def test_card_arriving_face_up_with_a_dead_tag_is_a_face_up_deal() -> None:
     clock = Clock()
     fb = CameraFallback([SEAT1], clock=clock, expect_face={SEAT1: "down"})
