@@ -209,13 +209,19 @@ def test_one_misread_frame_is_not_an_identity() -> None:
     assert fb.tag_read(SEAT1, C("Ah")) == []  # 1 vote each: no identity, no mismatch
 
 
-def test_exposed_hole_card() -> None:
+def _tagged_face_down_ts() -> tuple[Clock, CameraFallback]:
+    """Seat 1 (hole cards face down) holding a face-down card the camera saw twice, tagged Ts."""
     clock = Clock()
     fb = CameraFallback([SEAT1], clock=clock, expect_face={SEAT1: "down"})
     fb.observe({SEAT1: [det(None, face="down")]})
     fb.tag_read(SEAT1, C("Ts"))
     clock.advance(0.1)
     fb.observe({SEAT1: [det(None, face="down")]})
+    return clock, fb
+
+
+def test_exposed_hole_card() -> None:
+    clock, fb = _tagged_face_down_ts()
     assert fb.observe({SEAT1: [det("Ts")]}) == []
     clock.advance(0.1)
     (exp,) = fb.observe({SEAT1: [det("Ts")]})
@@ -228,12 +234,7 @@ def test_a_face_up_look_the_camera_cannot_read_is_no_exposure_of_a_tagged_card()
     found one outline around seat 1's two face-down cards, its corners on their white borders, so
     "face up", unnamed; the outline matched a tagged card's track.  A face the camera cannot read
     as the tag's card is no exposure; one it reads as that card is (``test_exposed_hole_card``)."""
-    clock = Clock()
-    fb = CameraFallback([SEAT1], clock=clock, expect_face={SEAT1: "down"})
-    fb.observe({SEAT1: [det(None, face="down")]})
-    fb.tag_read(SEAT1, C("Ts"))
-    clock.advance(0.1)
-    fb.observe({SEAT1: [det(None, face="down")]})
+    clock, fb = _tagged_face_down_ts()
     out = []
     for _ in range(4):  # up, unnamed, in every look
         clock.advance(0.1)
