@@ -324,7 +324,8 @@ def run_real_bench(folder: str | Path, recognizer: Recognizer | None = None, uns
     t = time.perf_counter()
     base = {"dataset": str(folder), "unstretch": unstretch, "threshold": rec.threshold,
             "index_threshold": rec.index_threshold, "lone_threshold": rec.lone_threshold, "agree": rec.agree,
-            "two_readers": rec.two_readers, "centre_check": rec.centre_check, "centre_placed": rec.centre_placed}
+            "two_readers": rec.two_readers, "centre_check": rec.centre_check, "centre_placed": rec.centre_placed,
+            "shape_check": rec.shape_check}
     if (folder / "images").is_dir():
         from .yolo import score_folder
 
@@ -349,7 +350,7 @@ def run_real_bench(folder: str | Path, recognizer: Recognizer | None = None, uns
         cam = run_real_bench(folder, Recognizer.two_reader(), unstretch, progress, sides, folders)
         mode = {"two_readers_mode": {k: cam[k] for k in ("threshold", "index_threshold", "lone_threshold",
                                                           "two_readers", "centre_check", "centre_placed",
-                                                          "per_split")}}
+                                                          "shape_check", "per_split")}}
     return {**base, "split": "scene", **({"folders": list(folders)} if folders else {}), **per.get("dev", {}),
             "per_split": per, **mode,
             "scenes": [s.to_dict() for s in scene_split(folder)],
@@ -514,11 +515,38 @@ def calibrate_real(folder: str | Path, recognizer: Recognizer | None = None, max
     best = res["best"]
     return {"folder": str(folder), "side": "train", "photos": len(photos), "max_wrong": max_wrong,
             "agree": rec.agree, "corners_agree": rec.corners_agree, "two_readers": rec.two_readers,
-            "centre_check": rec.centre_check,
+            "centre_check": rec.centre_check, "shape_check": rec.shape_check,
             "rule": "most right among (whole, index, lone) threshold triples with wrong <= max_wrong on the "
                     "train scenes (if none, with the fewest wrong); ties to the higher thresholds",
             **{k: best.get(k) for k in ("threshold", "index_threshold", "lone_threshold", "right_rate", "wrong_rate")},
             "sweep": res["sweep"]}
+
+
+def shape_calibration(folder: str | Path, unstretch: float | None = REAL_UNSTRETCH,
+                      progress: Any = None) -> dict[str, Any]:
+    """The pip-shape veto's bounds (:func:`vision.suit_shape.veto_bound`'s rule) on the *train* side of
+    the scene split only: the two-reader camera reads every train photo with its thresholds at zero and
+    the veto off, and each read that names its card right says how strongly its pips named the other
+    suit of its colour (its own outline's pips, or the pips of the card its index places)."""
+    from .suit_shape import VETO_RULE, veto_bound
+    from .yolo import score_photo
+
+    rec = Recognizer.two_reader(shape_check=True)
+    rec.threshold = rec.index_threshold = rec.lone_threshold = 0.0
+    rec.shape_veto_own = rec.shape_veto_placed = float("inf")
+    odds: dict[str, list[float]] = {"own": [], "placed": []}
+    for _, ph in scene_photos(folder, rec, unstretch, sides=("train",), progress=progress):
+        for d in rec.recognize(ph.image):
+            ev = d.evidence
+            if d.card is None or ev is None or ev.shape is None:
+                continue
+            verdicts, _ = score_photo(ph.cards, [(d.card.face, d.box, d.index)])
+            if any(t == r for t, r in verdicts):  # the read belongs to a card it names right
+                odds["placed" if ev.shape_placed else "own"].append(ev.shape)
+    return {"folder": str(folder), "side": "train", "rule": VETO_RULE,
+            "right_reads": {k: len(v) for k, v in odds.items()},
+            "largest": {k: round(max(v), 3) if v else None for k, v in odds.items()},
+            "veto_own": veto_bound(odds["own"]), "veto_placed": veto_bound(odds["placed"])}
 
 
 def write_thresholds(res: dict[str, Any], path: Path | None = None) -> Path:
@@ -532,9 +560,10 @@ def write_thresholds(res: dict[str, Any], path: Path | None = None) -> Path:
         data = json.loads(path.read_text())
         data["two_readers_mode"] = {k: res[k] for k in ("threshold", "index_threshold", "lone_threshold", "two_readers",
                                                         "right_rate", "wrong_rate")} | {
-            "centre_check": bool(res.get("centre_check", False)),
+            "centre_check": bool(res.get("centre_check", False)), "shape_check": bool(res.get("shape_check", False)),
             "command": "python -m vision.bench calibrate DIR --two-readers" + (" --centre" if res.get("centre_check")
-                                                                              else "") + " --write"}
+                                                                              else "")
+            + (" --shape" if res.get("shape_check") else "") + " --write"}
         path.write_text(json.dumps(data, indent=1) + "\n")
         return path
     keep = ("threshold", "index_threshold", "lone_threshold", "agree", "corners_agree", "two_readers", "rule",
@@ -585,7 +614,8 @@ if __name__ == "__main__":  # pragma: no cover
         res = calibrate_real(sys.argv[2], Recognizer.stock(agree="--agree" in sys.argv[3:],
                                                            corners_agree="--corners-agree" in sys.argv[3:],
                                                            two_readers="--two-readers" in sys.argv[3:],
-                                                           centre_check="--centre" in sys.argv[3:]))
+                                                           centre_check="--centre" in sys.argv[3:],
+                                                           shape_check="--shape" in sys.argv[3:]))
         print(json.dumps(res, indent=2))
         if "--write" in sys.argv[3:] and res["threshold"] is not None:
             write_thresholds(res)
@@ -595,6 +625,8 @@ if __name__ == "__main__":  # pragma: no cover
     elif len(sys.argv) > 2 and sys.argv[1] == "diagnose":  # why cards are unknown (train scenes unless --dev)
         print(json.dumps(diagnose_unknowns(sys.argv[2], sides=("dev",) if "--dev" in sys.argv[3:] else ("train",)),
                          indent=2))
+    elif len(sys.argv) > 2 and sys.argv[1] == "shape":  # the pip-shape veto's bounds, by its rule on the train scenes
+        print(json.dumps(shape_calibration(sys.argv[2]), indent=2))
     elif len(sys.argv) > 2 and sys.argv[1] == "deck":
         print(json.dumps(deck_in_play(sys.argv[2]), indent=2))
     elif len(sys.argv) > 2 and sys.argv[1] == "real":

@@ -24,7 +24,7 @@ dev scenes, see :mod:`vision.scenes`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import cv2
 import numpy as np
@@ -136,6 +136,9 @@ class CentreRead:
     largest: float  # the biggest blob, fraction of the card's width squared
     red: float  # median redness of the pips, white-balanced on the paper (nan: no pip)
     solidity: float  # median solidity of the pips (area / convex hull's area; nan: no pip)
+    # each whole pip's mask (its bounding box, uint8 0/1; not those cut by the centre's edge), the pips
+    # nearest the centre line first: their shape names the suit (:mod:`vision.suit_shape`)
+    masks: tuple[np.ndarray, ...] = field(default=(), repr=False, compare=False)
 
 
 def _percentile_u8(img: np.ndarray, q: float) -> float:
@@ -169,6 +172,7 @@ def read_centre(card: np.ndarray) -> CentreRead:
     areas = stats[1:, cv2.CC_STAT_AREA] / float(w * w)
     pip_ids = [i + 1 for i, a in enumerate(areas) if PIP_AREA[0] <= a <= PIP_AREA[1]]
     red = solidity = float("nan")
+    masks: list[tuple[float, np.ndarray]] = []
     if pip_ids:
         px = card[y0:y1, x0:x1]
         paperish = region >= paper - 5
@@ -177,6 +181,8 @@ def read_centre(card: np.ndarray) -> CentreRead:
         for i in pip_ids:
             x, y, bw, bh = stats[i, :4]
             m = lab[y:y + bh, x:x + bw] == i  # the pip's box only: the same pixels as the whole label image
+            if x > 0 and y > 0 and x + bw < x1 - x0 and y + bh < y1 - y0:  # a pip cut by the edge has no suit's shape
+                masks.append((abs(x + bw / 2 - (x1 - x0) / 2), m.astype(np.uint8)))
             b, g, r = px[y:y + bh, x:x + bw][m].reshape(-1, 3).mean(axis=0) / white
             reds.append(float((r - max(b, g)) / max(r, 1e-3)))
             cs, _ = cv2.findContours(m.astype(np.uint8), cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
@@ -184,7 +190,7 @@ def read_centre(card: np.ndarray) -> CentreRead:
             sols.append(float(cv2.contourArea(c)) / max(float(cv2.contourArea(cv2.convexHull(c))), 1.0))
         red, solidity = float(np.median(reds)), float(np.median(sols))
     return CentreRead(len(pip_ids), int((areas > LARGE_AREA).sum()), float(areas.max()) if len(areas) else 0.0,
-                      red, solidity)
+                      red, solidity, tuple(m for _, m in sorted(masks, key=lambda dm: dm[0])))
 
 
 # the pips' colour, white-balanced on the card's paper: on the train scenes the pips of black cards

@@ -183,6 +183,7 @@ from .glyphs import (
     read_corner,
     read_pips,
 )
+from .suit_shape import SHAPE_FILE, SHAPE_RANKS, VETO_OWN, VETO_PLACED, SuitShape
 
 log = logging.getLogger(__name__)
 
@@ -429,6 +430,15 @@ def _shipped(model: type[_Model], path: Path, what: str, target: str) -> _Model:
         raise VisionModelError(f"{what} {path} unreadable ({exc}): run python -m vision.train {target}") from exc
 
 
+def suit_shape_model(path: Path | None = None) -> SuitShape:
+    """The shipped pip-shape suit classifier (``python -m vision.suit_shape`` rebuilds it)."""
+    try:
+        return SuitShape.load(path or SHAPE_FILE)
+    except (OSError, ValueError, KeyError) as exc:
+        raise VisionModelError(f"suit shape model {path or SHAPE_FILE} unreadable ({exc}): run python -m "
+                               "vision.suit_shape") from exc
+
+
 def stock_model(path: Path | None = None) -> CardModel:
     """The stock whole-card model: the shipped weights (``python -m vision.train stock`` rebuilds them)."""
     return _shipped(CardModel, path or STOCK_FILE, "card model", "stock")
@@ -505,6 +515,8 @@ class Evidence:
     readers: int = 1  # independent readers that name this rank and colour (whole card: glyphs, index model)
     pooled: bool = False  # the read pooled its corners already (a card read whole): their agreement is no support
     veto: str | None = None  # (centre_check) why the card's centre rules the card out
+    shape: float | None = None  # (shape_check) the pips' log-odds for the other suit of the colour read
+    shape_placed: bool = False  # (shape_check) those pips were of a card an index places, not of its own outline
 
     def verdict(self, face: str) -> tuple[bool, bool, str]:
         """``(allowed, supported, reason)``: nothing contradicts the card's rank or colour; a second
@@ -542,7 +554,7 @@ class Recognizer:
                  index_threshold: float = INDEX_THRESHOLD, index_params: IndexParams | None = None,
                  agree: bool = AGREE_GATE, lone_threshold: float = LONE_THRESHOLD,
                  corners_agree: bool = CORNERS_AGREE, two_readers: bool = TWO_READERS,
-                 centre_check: bool = False, centre_placed: bool = False) -> None:
+                 centre_check: bool = False, centre_placed: bool = False, shape_check: bool = False) -> None:
         self.model = model if model is not None else stock_model()
         self.threshold = threshold
         self.detect_params = detect or DetectParams()
@@ -561,6 +573,11 @@ class Recognizer:
         # (placed_contradicts): off, as the calibration rule decides on the train scenes (812 right and
         # none wrong there with it, 815 and none without, at the same thresholds)
         self.centre_placed = centre_placed
+        # (centre_check) the shape of a number card's pips can rule out its suit (vision.suit_shape): at
+        # these bounds, for pips of the card's own outline and of a card its index places
+        self.shape_check = shape_check
+        self.shape_veto_own, self.shape_veto_placed = VETO_OWN, VETO_PLACED
+        self.suit_shape: SuitShape | None = None  # loaded at the first card that needs it
 
     @classmethod
     def stock(cls, **kw: Any) -> Recognizer:
@@ -574,6 +591,7 @@ class Recognizer:
         args: dict[str, Any] = {k: float(mode[k]) for k in ("threshold", "index_threshold", "lone_threshold")
                                 if k in mode}
         args["centre_check"] = bool(mode.get("centre_check", False))
+        args["shape_check"] = bool(mode.get("shape_check", False))
         return cls.stock(**{**args, "two_readers": True, **kw})
 
     # -- single card
@@ -663,12 +681,31 @@ class Recognizer:
         named = False
         if card is not None:
             ev = _centre_evidence(ev, card.face, centre, own=True)
+            if ev.veto is None:
+                ev = self._shape_evidence(ev, card.face, [centre], placed=False)
             named = conf >= self.threshold and not ev.disputed and (ev.readers >= 2 or conf >= self.lone_threshold)
         if (not named and rival is not None and rival.confidence >= self.threshold
                 and centre_supports(rival.face, centre) and centre_contradicts(rival.face, centre) is None):
             return Reading(Card.parse(rival.face, self.deck), rival.confidence, "up", Card.parse(rival.face, self.deck),
                            Evidence(0, False, None, 2, pooled=True))
         return Reading(card if named else None, conf, "up", card, ev)
+
+    def _shape_evidence(self, ev: Evidence, face: str, centres: Sequence[Any], placed: bool) -> Evidence:
+        """``ev`` with what the shape of a number card's pips (:mod:`vision.suit_shape`) says of its suit
+        (``shape_check``): the log-odds for the other suit of the colour read, from each centre that
+        shows a readable pip (the least of them: a card is ruled out only when every place it may lie
+        says so), recorded in ``ev.shape``; at its bound or more (``shape_veto_placed`` for the centres
+        of cards an index places, else ``shape_veto_own``) the card is ruled out."""
+        if not self.shape_check or face[0] not in SHAPE_RANKS:
+            return ev
+        if self.suit_shape is None:
+            self.suit_shape = suit_shape_model()
+        odds = [o for c in centres if (o := self.suit_shape.mate_odds(face[1], c.masks)) is not None]
+        if not odds:
+            return ev
+        ev = replace(ev, shape=min(odds), shape_placed=placed)
+        bound = self.shape_veto_placed if placed else self.shape_veto_own
+        return replace(ev, disputed=True, veto="pips of the other suit's shape") if min(odds) >= bound else ev
 
     def _whole_evidence(self, card_img: np.ndarray, glyphs: Sequence[CornerGlyphs], card: Card | None,
                         centre: Centre) -> Evidence:
@@ -793,6 +830,13 @@ class Recognizer:
                     why = placed_contradicts(r.face, centre)
                     if why and placed_contradicts(r.face, read_centre(warp(img, self.index.other_side(r.quad)))):
                         ev = replace(ev, disputed=True, veto=why)
+                if ev.veto is None:
+                    # the pips' shape: of the card's own outline, or of the card this index places (with the
+                    # index at the card's left corner, and at its right one), where the index was read
+                    placed = [self.index.card_quad(r.origin, r.down)]
+                    placed.append(self.index.other_side(placed[0]))
+                    ev = self._shape_evidence(ev, r.face, [centre] if own else
+                                              [read_centre(warp(img, q)) for q in placed], placed=not own)
                 named = ev.veto is None
             if self.two_readers and named and r.corners < 2 and ev.readers < 2:
                 # one index read by one reader: the card's other corner, or the other reader on the card

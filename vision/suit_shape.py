@@ -1,0 +1,198 @@
+"""Which suit a card's pips are, by their shape: a third, independent reader of the suit.
+
+Both readers of the corner index name the suit from the index's small symbol; the colour check
+(:func:`vision.evidence.centre_contradicts`) only tells red from black.  A club and a spade, a
+heart and a diamond, differ in shape, and the centre of a number card shows the same symbol
+several times, larger than the index's: each pip's mask (:attr:`vision.evidence.CentreRead.masks`,
+cut by :func:`vision.evidence.read_centre`) is described like an index glyph
+(:func:`vision.glyphs.glyph_features`) and classified by a linear head (:class:`vision.glyphs.LinearHead`)
+trained on the pips of the real deck artwork of :data:`vision.decks.TRAIN_DECKS` (fifteen decks:
+Debian's GNOME and KDE sheets, an npm deck), rendered at the sizes and blurs a table camera sees
+and cut by the same :func:`~vision.evidence.read_centre` the camera runs, both ways up (a pip in a
+card's lower half is printed upside down).  No real photo is trained on.
+
+:meth:`SuitShape.mate_odds` says how strongly the pips name the other suit of the colour read: the
+log-odds of that suit against the named one, summed over the pips.  The recogniser
+(:meth:`vision.recognizer.Recognizer.two_reader`) rules a number card out when this reaches
+``VETO_OWN`` (the pips of the card's own outline) or ``VETO_PLACED`` (the pips of the card its
+corner index places, both ways round: see there), bounds chosen on the train scenes of real photos
+by the rule of :func:`veto_bound`.
+
+Weights: ``vision/data/suit_shape.npz`` (``python -m vision.suit_shape`` rebuilds them; about
+30 s).  The product never imports :mod:`vision.decks`: only :func:`train` does, when it runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from .glyphs import SUIT_CLASSES, SUIT_SIZE, LinearHead, glyph_features, log_softmax
+
+SHAPE_FILE = Path(__file__).with_name("data") / "suit_shape.npz"
+SHAPE_VERSION = "s1"
+MAX_PIPS = 4  # the pips nearest the card's centre line are read (the least likely to be cut or covered)
+MIN_SIDE = 6  # a pip mask narrower or lower than this (pixels of the 200 x 280 card) has no shape to read
+# the sizes a card is seen at, as a fraction of the 200 x 280 card it is read at (a card 70 to 200 px
+# high in a photo), and the blur of a phone's or a table camera's lens
+TRAIN_SCALES = (1.0, 0.6, 0.4, 0.28)
+TRAIN_SEED = 11
+MATE = {"c": "s", "s": "c", "d": "h", "h": "d"}  # the other suit of each suit's colour
+SHAPE_RANKS = "23456789T"  # number cards: an ace's lone pip is often ornate (the ace of spades'), a court has none
+
+
+def pip_features(mask: np.ndarray) -> np.ndarray:
+    """The shape features of one pip's mask (0/1, its bounding box)."""
+    g = np.ascontiguousarray(mask, np.float32)
+    return glyph_features(g, SUIT_SIZE, g.shape[1] / max(g.shape[0], 1))
+
+
+@dataclass
+class SuitShape:
+    """The pip-shape suit classifier (four suits)."""
+
+    head: LinearHead
+
+    def log_probs(self, masks: Sequence[np.ndarray]) -> np.ndarray:
+        """Log-probabilities of the four suits (``SUIT_CLASSES`` order), one row per readable pip."""
+        feats = [pip_features(m) for m in masks[:MAX_PIPS] if min(m.shape) >= MIN_SIDE]
+        if not feats:
+            return np.zeros((0, len(SUIT_CLASSES)), np.float32)
+        return log_softmax(self.head.logits(np.stack(feats)))
+
+    def mate_odds(self, suit: str, masks: Sequence[np.ndarray]) -> float | None:
+        """How strongly the pips name the other suit of ``suit``'s colour (a club for a spade, a heart
+        for a diamond): the log-odds of that suit against ``suit``, summed over the readable pips (each
+        pip is independent evidence of one symbol); None without a readable pip.  Colour is not asked
+        here: the pips' colour (:func:`vision.evidence.centre_contradicts`) tells red from black."""
+        lp = self.log_probs(masks)
+        if not len(lp):
+            return None
+        return float(np.sum(lp[:, SUIT_CLASSES.index(MATE[suit])] - lp[:, SUIT_CLASSES.index(suit)]))
+
+    def save(self, path: Path = SHAPE_FILE) -> None:
+        assert self.head.W is not None and self.head.b is not None
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(path.name + ".tmp.npz")
+        np.savez_compressed(tmp, version=np.array(SHAPE_VERSION), W=self.head.W.astype(np.float32),
+                            b=self.head.b.astype(np.float32))
+        tmp.replace(path)
+
+    @classmethod
+    def load(cls, path: Path = SHAPE_FILE) -> SuitShape:
+        with np.load(path) as z:
+            if str(z["version"]) != SHAPE_VERSION:
+                raise ValueError(f"suit shape model {path}: version {z['version']}, expected {SHAPE_VERSION}")
+            head = LinearHead(SUIT_CLASSES)
+            head.W, head.b = z["W"], z["b"]
+        return cls(head)
+
+
+# the veto's bounds, by the rule of :func:`veto_bound` on the train scenes of real photos
+# (``python -m vision.bench shape DIR``): the pips of a card's own outline (the largest of 121 right
+# reads there: -1.70, so the floor), of a card its index places (the largest of 518: 4.09)
+VETO_OWN = 1.0
+VETO_PLACED = 5.5
+VETO_MARGIN = 1.0  # log-odds beyond the strongest right read's (e: 2.7 times the odds)
+VETO_FLOOR = 1.0  # and never below this: the pips must name the other suit, not merely fail to back the read
+
+
+VETO_RULE = ("a bound rules out no card read right on the train scenes, with a margin: the largest mate_odds "
+             "of a right read there plus VETO_MARGIN, at least VETO_FLOOR, rounded up to a half")
+
+
+def veto_bound(right_odds: Iterable[float]) -> float:
+    """The rule (``VETO_RULE``): a veto bound rules out no card read right on the train scenes, with a
+    margin: the largest ``mate_odds`` of a right read there plus ``VETO_MARGIN``, at least
+    ``VETO_FLOOR``, rounded up to a half."""
+    top = max(right_odds, default=0.0)
+    return float(np.ceil(2 * max(VETO_FLOOR, top + VETO_MARGIN)) / 2)
+
+
+INDEX_PX = 40  # pixels per unit (the index's rank-to-suit distance) the index's suit is cut out at
+INDEX_HALF = 0.75  # half the side of the square cut out around the suit, in units
+
+
+def index_suit_mask(frame: np.ndarray, origin: np.ndarray, down: np.ndarray) -> np.ndarray | None:
+    """The mask of the suit symbol of a corner index read in ``frame`` (BGR), cut out upright from the
+    frame itself (the index's rank centre ``origin`` and its unit vector ``down`` towards the suit:
+    :class:`vision.corners.IndexRead`), not from a card warped from a quad the index places (a quad
+    that may be skewed or shifted, which distorts the pips' shape).  The ink is the darkest of the
+    min channel by Otsu's split inside the cut-out; the symbol is the ink component nearest its
+    centre.  None when nothing there has a shape to read."""
+    u = np.asarray(down, np.float32)
+    rt = np.array([u[1], -u[0]], np.float32)
+    c = np.asarray(origin, np.float32) + u
+    side = int(2 * INDEX_HALF * INDEX_PX)
+    src = np.array([c - INDEX_HALF * (rt + u), c + INDEX_HALF * (rt - u), c + INDEX_HALF * (rt + u)], np.float32)
+    dst = np.array([[0, 0], [side, 0], [side, side]], np.float32)
+    M = cv2.getAffineTransform(src, dst)
+    mn = frame.min(axis=2) if frame.ndim == 3 else frame
+    patch = cv2.warpAffine(mn, M, (side, side), flags=cv2.INTER_CUBIC, borderMode=cv2.BORDER_REPLICATE)
+    if int(patch.max()) - int(patch.min()) < 40:
+        return None
+    _, ink = cv2.threshold(patch, 0, 1, cv2.THRESH_BINARY_INV + cv2.THRESH_OTSU)
+    n, lab, stats, cents = cv2.connectedComponentsWithStats(ink, connectivity=8)
+    if n < 2:
+        return None
+    i = 1 + int(np.argmin(np.hypot(cents[1:, 0] - side / 2, cents[1:, 1] - side / 2)))
+    x, y, w, h, _ = stats[i]
+    if min(w, h) < MIN_SIDE or x <= 0 or y <= 0 or x + w >= side or y + h >= side:
+        return None  # too small, or running out of the cut-out: not one symbol
+    return (lab[y:y + h, x:x + w] == i).astype(np.uint8)
+
+
+def _seen(card: np.ndarray, scale: float, rng: np.random.Generator) -> np.ndarray:
+    """A rendered card (200 x 280) as a camera sees it: smaller (then brought back to 200 x 280,
+    as the recogniser warps it), blurred, slightly turned."""
+    img = card
+    if scale < 1.0:
+        small = cv2.resize(img, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA)
+        small = cv2.GaussianBlur(small, (0, 0), float(rng.uniform(0.3, 0.9)))
+        img = cv2.resize(small, (200, 280), interpolation=cv2.INTER_LINEAR)
+    angle = float(rng.uniform(-4, 4))
+    M = cv2.getRotationMatrix2D((100, 140), angle, 1.0)
+    return cv2.warpAffine(img, M, (200, 280), borderMode=cv2.BORDER_REPLICATE)
+
+
+def deck_pips(decks: Iterable[str], seed: int = TRAIN_SEED) -> tuple[np.ndarray, np.ndarray]:
+    """Features and suits of the pips of the number cards (two to ten) of ``decks``, rendered at
+    every ``TRAIN_SCALES`` and cut by :func:`vision.evidence.read_centre`, each pip both ways up."""
+    from .decks import deck_cards  # training and tests only: the product never renders decks
+    from .evidence import read_centre
+
+    rng = np.random.default_rng(seed)
+    X, y = [], []
+    for name in decks:
+        for face, img in sorted(deck_cards(name).items()):
+            if face[0] not in "23456789T":
+                continue
+            card = cv2.resize(img, (200, 280), interpolation=cv2.INTER_AREA)
+            for scale in TRAIN_SCALES:
+                for m in read_centre(_seen(card, scale, rng)).masks:
+                    if min(m.shape) < MIN_SIDE:
+                        continue
+                    for g in (m, m[::-1, ::-1], m[:, ::-1]):
+                        X.append(pip_features(g))
+                        y.append(SUIT_CLASSES.index(face[1]))
+    return np.array(X, np.float32), np.array(y, np.int32)
+
+
+def train(decks: Iterable[str] | None = None) -> SuitShape:
+    """The classifier, trained on the pips of ``decks`` (default: every training deck installed)."""
+    from .decks import TRAIN_DECKS, available
+
+    X, y = deck_pips(decks if decks is not None else available(TRAIN_DECKS))
+    head = LinearHead(SUIT_CLASSES, X, y, l2=1e-3)
+    head.fit(epochs=400)
+    return SuitShape(head)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    model = train()
+    model.save()
+    print(f"wrote {SHAPE_FILE}")
