@@ -525,24 +525,28 @@ def calibrate_real(folder: str | Path, recognizer: Recognizer | None = None, max
 def shape_calibration(folder: str | Path, unstretch: float | None = REAL_UNSTRETCH,
                       progress: Any = None) -> dict[str, Any]:
     """The pip-shape veto's bounds (:func:`vision.suit_shape.veto_bound`'s rule) on the *train* side of
-    the scene split only: the two-reader camera reads every train photo with its thresholds at zero and
-    the veto off, and each read that names its card right says how strongly its pips named the other
-    suit of its colour (its own outline's pips, or the pips of the card its index places)."""
+    the scene split only: the two-reader camera reads every train photo with the veto off, twice (at its
+    shipped thresholds, and with them at zero, as the threshold calibration reads: which cards are read
+    whole and which from an index differs between the two), and each read that names its card right
+    says how strongly its pips named the other suit of its colour (its own outline's pips, or the pips
+    of the card its index places)."""
     from .suit_shape import VETO_RULE, veto_bound
     from .yolo import score_photo
 
-    rec = Recognizer.two_reader(shape_check=True)
-    rec.threshold = rec.index_threshold = rec.lone_threshold = 0.0
-    rec.shape_veto_own = rec.shape_veto_placed = float("inf")
     odds: dict[str, list[float]] = {"own": [], "placed": []}
-    for _, ph in scene_photos(folder, rec, unstretch, sides=("train",), progress=progress):
-        for d in rec.recognize(ph.image):
-            ev = d.evidence
-            if d.card is None or ev is None or ev.shape is None:
-                continue
-            verdicts, _ = score_photo(ph.cards, [(d.card.face, d.box, d.index)])
-            if any(t == r for t, r in verdicts):  # the read belongs to a card it names right
-                odds["placed" if ev.shape_placed else "own"].append(ev.shape)
+    for zero in (False, True):
+        rec = Recognizer.two_reader(shape_check=True)
+        if zero:
+            rec.threshold = rec.index_threshold = rec.lone_threshold = 0.0
+        rec.shape_veto_own = rec.shape_veto_placed = float("inf")
+        for _, ph in scene_photos(folder, rec, unstretch, sides=("train",), progress=progress):
+            for d in rec.recognize(ph.image):
+                ev = d.evidence
+                if d.card is None or ev is None or ev.shape is None:
+                    continue
+                verdicts, _ = score_photo(ph.cards, [(d.card.face, d.box, d.index)])
+                if any(t == r for t, r in verdicts):  # the read belongs to a card it names right
+                    odds["placed" if ev.shape_placed else "own"].append(ev.shape)
     return {"folder": str(folder), "side": "train", "rule": VETO_RULE,
             "right_reads": {k: len(v) for k, v in odds.items()},
             "largest": {k: round(max(v), 3) if v else None for k, v in odds.items()},

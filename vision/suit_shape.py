@@ -93,16 +93,18 @@ class SuitShape:
 
 
 # the veto's bounds, by the rule of :func:`veto_bound` on the train scenes of real photos
-# (``python -m vision.bench shape DIR``): the pips of a card's own outline (the largest of 121 right
-# reads there: -1.70, so the floor), of a card its index places (the largest of 518: 4.09)
+# (``python -m vision.bench shape DIR``): the pips of a card's own outline (the largest of 240 right
+# reads there: -1.70, so the floor), of a card its index places (the largest of 1050: 8.44, a ten of
+# diamonds whose one placement with whole pips showed diamonds the classifier took for hearts)
 VETO_OWN = 1.0
-VETO_PLACED = 5.5
+VETO_PLACED = 9.5
 VETO_MARGIN = 1.0  # log-odds beyond the strongest right read's (e: 2.7 times the odds)
 VETO_FLOOR = 1.0  # and never below this: the pips must name the other suit, not merely fail to back the read
 
 
-VETO_RULE = ("a bound rules out no card read right on the train scenes, with a margin: the largest mate_odds "
-             "of a right read there plus VETO_MARGIN, at least VETO_FLOOR, rounded up to a half")
+VETO_RULE = ("a bound rules out no card read right on the train scenes (the two-reader camera at its thresholds "
+             "and with them at zero), with a margin: the largest mate_odds of a right read there plus VETO_MARGIN, "
+             "at least VETO_FLOOR, rounded up to a half")
 
 
 def veto_bound(right_odds: Iterable[float]) -> float:
@@ -111,39 +113,6 @@ def veto_bound(right_odds: Iterable[float]) -> float:
     ``VETO_FLOOR``, rounded up to a half."""
     top = max(right_odds, default=0.0)
     return float(np.ceil(2 * max(VETO_FLOOR, top + VETO_MARGIN)) / 2)
-
-
-INDEX_PX = 40  # pixels per unit (the index's rank-to-suit distance) the index's suit is cut out at
-INDEX_HALF = 0.75  # half the side of the square cut out around the suit, in units
-
-
-def index_suit_mask(frame: np.ndarray, origin: np.ndarray, down: np.ndarray) -> np.ndarray | None:
-    """The mask of the suit symbol of a corner index read in ``frame`` (BGR), cut out upright from the
-    frame itself (the index's rank centre ``origin`` and its unit vector ``down`` towards the suit:
-    :class:`vision.corners.IndexRead`), not from a card warped from a quad the index places (a quad
-    that may be skewed or shifted, which distorts the pips' shape).  The ink is the darkest of the
-    min channel by Otsu's split inside the cut-out; the symbol is the ink component nearest its
-    centre.  None when nothing there has a shape to read."""
-    u = np.asarray(down, np.float32)
-    rt = np.array([u[1], -u[0]], np.float32)
-    c = np.asarray(origin, np.float32) + u
-    side = int(2 * INDEX_HALF * INDEX_PX)
-    src = np.array([c - INDEX_HALF * (rt + u), c + INDEX_HALF * (rt - u), c + INDEX_HALF * (rt + u)], np.float32)
-    dst = np.array([[0, 0], [side, 0], [side, side]], np.float32)
-    M = cv2.getAffineTransform(src, dst)
-    mn = frame.min(axis=2) if frame.ndim == 3 else frame
-    patch = cv2.warpAffine(mn, M, (side, side), flags=cv2.INTER_CUBIC, borderMode=cv2.BORDER_REPLICATE)
-    if int(patch.max()) - int(patch.min()) < 40:
-        return None
-    _, ink = cv2.threshold(patch, 0, 1, cv2.THRESH_BINARY_INV + cv2.THRESH_OTSU)
-    n, lab, stats, cents = cv2.connectedComponentsWithStats(ink, connectivity=8)
-    if n < 2:
-        return None
-    i = 1 + int(np.argmin(np.hypot(cents[1:, 0] - side / 2, cents[1:, 1] - side / 2)))
-    x, y, w, h, _ = stats[i]
-    if min(w, h) < MIN_SIDE or x <= 0 or y <= 0 or x + w >= side or y + h >= side:
-        return None  # too small, or running out of the cut-out: not one symbol
-    return (lab[y:y + h, x:x + w] == i).astype(np.uint8)
 
 
 def _seen(card: np.ndarray, scale: float, rng: np.random.Generator) -> np.ndarray:
