@@ -12,8 +12,9 @@ and cut by the same :func:`~vision.evidence.read_centre` the camera runs, both w
 card's lower half is printed upside down).  No real photo is trained on.
 
 :meth:`SuitShape.mate_odds` says how strongly the pips name the other suit of the colour read: the
-log-odds of that suit against the named one, summed over the pips.  The recogniser
-(:meth:`vision.recognizer.Recognizer.two_reader`) rules a number card out when this reaches
+log-odds of that suit against the named one, summed over the pips.  The two-reader camera with the
+check on (``Recognizer.two_reader(shape_check=True)``: opt-in, :mod:`vision.recognizer` says why)
+rules a number card out when this reaches
 ``VETO_OWN`` (the pips of the card's own outline) or ``VETO_PLACED`` (the pips of the card its
 corner index places, both ways round: see there), bounds chosen on the train scenes of real photos
 by the rule of :func:`veto_bound`.
@@ -37,7 +38,7 @@ SHAPE_FILE = Path(__file__).with_name("data") / "suit_shape.npz"
 SHAPE_VERSION = "s1"
 MAX_PIPS = 4  # the pips nearest the card's centre line are read (the least likely to be cut or covered)
 MIN_SIDE = 6  # a pip mask narrower or lower than this (pixels of the 200 x 280 card) has no shape to read
-# the sizes a card is seen at, as a fraction of the 200 x 280 card it is read at (a card 70 to 200 px
+# the sizes a card is seen at, as a fraction of the 200 x 280 card it is read at (a card 280 to 80 px
 # high in a photo), and the blur of a phone's or a table camera's lens
 TRAIN_SCALES = (1.0, 0.6, 0.4, 0.28)
 TRAIN_SEED = 11

@@ -26,8 +26,10 @@ WRONG_AT_MOST = 0.018  # measured 0.0157 (15 of 954); the target, 0.003, is not 
 # four-index card's corners told apart, one read named per card, as thresholds.json's two_readers_mode
 # holds it, 0.5 / 0.25 / 0.5); before the four-index handling and the one-of-each rule (0.5 / 0.55 /
 # 0.8) 0.8375 and 4 wrong
+# 0.8878 and 4 wrong again with the pip-shape suit reader beside it (opt-in: vision.suit_shape), two of
+# the 4 labelling errors of the photo set (test_two_dev_labels_name_a_card_the_photo_does_not_show)
 MODE_RIGHT_AT_LEAST = 0.875  # measured 0.8878 (847 of 954); the target, 0.90, is not reached
-MODE_WRONG_AT_MOST = 0.0075  # measured 0.0042 (4 of 954): at most 7; the target, 0.003, is not reached
+MODE_WRONG_AT_MOST = 0.0055  # measured 0.0042 (4 of 954): at most 5; the target, 0.003, is not reached
 # CI has the photos beside the clone: there a missing folder fails the tests, it does not skip them
 needs_photos = pytest.mark.skipif(not (DATASET / "valid" / "images").is_dir() and not os.environ.get("CI"),
                                   reason="real photos not beside the repo")
@@ -116,6 +118,43 @@ def test_real_photos_dev_scenes_read_as_measured(dev_bench: dict) -> None:
     assert dev["cards"] == res["cards"], dev
     assert dev["wrong_rate"] <= MODE_WRONG_AT_MOST, dev
     assert dev["right_rate"] >= MODE_RIGHT_AT_LEAST, dev
+
+
+@needs_photos
+@pytest.mark.parametrize("photo, label, card", [
+    ("IMG_20220316_161439_jpg.rf.5ca058407769f36f16760be8b47e6816", "5c", "Jh"),
+    ("IMG_20220316_161523_jpg.rf.05cbc80a45aa39a3372c5a238e2c6f19", "Td", "Th")])
+def test_two_dev_labels_name_a_card_the_photo_does_not_show(photo: str, label: str, card: str) -> None:
+    """Two of the two-reader camera's 4 wrong cards on the dev scenes are the labels': in two photos of
+    all-hearts hands (9h to Kh) the box labelled the five of clubs holds the jack of hearts, the box
+    labelled the ten of diamonds the ten of hearts (look at them).  The camera reads them so, and the
+    card's centre agrees: the jack's a picture, not rows of pips; the ten's pips red, and by their shape
+    (vision.suit_shape) hearts, not diamonds.  The bench counts them wrong, as labelled; nothing
+    corrects the labels."""
+    from vision.bench import REAL_UNSTRETCH
+    from vision.detect import warp
+    from vision.evidence import read_centre
+    from vision.recognizer import Recognizer
+    from vision.scenes import recorded_mirrors
+    from vision.suit_shape import VETO_OWN, SuitShape
+    from vision.yolo import _iou, find_names, load_photo
+
+    path = next(DATASET.glob(f"*/images/{photo}.jpg"))
+    ph = load_photo(path, [parse_class_name(n) for n in find_names(path.parent.parent)], REAL_UNSTRETCH,
+                    mirrored=recorded_mirrors(DATASET).get(path.name, False))
+    assert ph is not None
+    box = next(c.box for c in ph.cards if c.face == label)
+    assert {c.face for c in ph.cards} - {label} <= {"9h", "Th", "Jh", "Qh", "Kh"}, ph.cards
+    reads = [d for d in Recognizer.two_reader().recognize(ph.image, keep_crops=True) if d.card is not None
+             and (_iou(d.box, box) > 0.5 or (d.index is not None and box[0] <= d.index[0] <= box[0] + box[2]
+                                             and box[1] <= d.index[1] <= box[1] + box[3]))]
+    assert [d.card.face for d in reads if d.card is not None] == [card], reads
+    c = read_centre(warp(ph.image, reads[0].quad))
+    if card[0] == "J":
+        assert c.large >= 1 and c.pips < 5, c  # a picture (a few pip-sized marks in it), not rows of pips
+    else:
+        odds = SuitShape.load().mate_odds("d", c.masks)
+        assert c.red > 0.4 and odds is not None and odds >= VETO_OWN, (c, odds)
 
 
 @needs_photos
