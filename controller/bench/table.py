@@ -36,6 +36,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -311,6 +312,23 @@ def seat_players(d: Any, rfid: Any, within: float, what: str) -> None:
     d.submit(SetButton(SEATS))
 
 
+def start_table(running: ExitStack, broker: Broker, config: Any, deck: Deck, link_path: str,
+                device: Any) -> tuple[Any, Any, EventSubscriber]:
+    """The bench's table behind ``device`` (what serves ``link_path``: the firmware, the emulator,
+    the chip): the daemon with ``deck``, started, its RFID source, and a subscriber to its events.
+    ``running`` stops them all when it closes (the subscriber, the daemon, then the device), also
+    when one of them fails to start: a daemon that cannot start still lets the device's process go."""
+    from controller.app.daemon import Daemon
+
+    running.callback(device.stop)
+    d = Daemon(config, registry=DeckRegistry([deck]), backends={"serial": link_path})
+    running.callback(d.stop)
+    d.start()
+    sub = EventSubscriber(broker.host, broker.port, config.topic)
+    running.callback(sub.stop)
+    return d, rfid_source(d), sub
+
+
 def wrong_hand(n: int, every: int) -> bool:
     """Hand ``n`` (from 0) is one with a card pitched to the wrong seat: every ``every``-th (0: none)."""
     return every > 0 and n % every == every - 1
@@ -318,18 +336,13 @@ def wrong_hand(n: int, every: int) -> bool:
 
 def session_latency(broker: Broker, hands: int, fw_dir: str | Path, seed: int = 3, wrong_every: int = 4,
                     slow_tags: float = 0.1) -> dict[str, Any]:
-    from controller.app.daemon import Daemon
-
     rng = random.Random(seed)
     deck, uids, tmp, config = bench_table(broker, "tablectl-bench-table-")
     link_path = str(tmp / "ttyRP2040")
-    fw = FirmwareProcess(link_path, str(fw_dir))
-    d = Daemon(config, registry=DeckRegistry([deck]), backends={"serial": link_path})
-    d.start()
-    rfid = rfid_source(d)
-    gone = time_removals(rfid)
-    sub = EventSubscriber(broker.host, broker.port, config.topic)
-    try:
+    with ExitStack() as running:
+        fw = FirmwareProcess(link_path, str(fw_dir))
+        d, rfid, sub = start_table(running, broker, config, deck, link_path, fw)
+        gone = time_removals(rfid)
         assert d.link is not None and rfid.bridge is not None
         d.link.connected_event.wait(10)
         seat_players(d, rfid, 20, "the firmware")
@@ -342,10 +355,6 @@ def session_latency(broker: Broker, hands: int, fw_dir: str | Path, seed: int = 
         times, lag = fw.times()
         msgs = sub.messages()
         health = rfid.bridge.health().to_dict()
-    finally:
-        sub.stop()
-        d.stop()
-        fw.stop()
     return _score(s, times, msgs, gone, lag, elapsed, health)
 
 

@@ -25,23 +25,23 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Callable
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
-from controller.bench.latency import _summary, rfid_source
+from controller.bench.latency import _summary
 from controller.bench.table import (
-    EventSubscriber,
     _score,
     _Session,
     bench_table,
     seat_players,
+    start_table,
     time_removals,
     wrong_hand,
 )
 from controller.bench.table_host import _Probe
 from controller.bench.table_host import _score as host_stages
 from controller.mqtt.broker import Broker
-from controller.rules.decks import DeckRegistry
 from firmware_bridge.firmware import bridge_proto as fw
 
 SLOWEST = 0.02  # chip seconds per wall second, below the slowest the emulator has run (0.027)
@@ -147,7 +147,6 @@ def chip_session(broker: Broker, hands: int, files: dict[str, bytes], board: str
     end in time still ends with its score: lost and phantom cards, flops, alerts, leaves).
     ``own_session``: the emulator in a scheduling group of its own (``ChipProcess``), so the host's
     part is not timed behind it; without, it runs faster on a shared machine."""
-    from controller.app.daemon import Daemon
     from firmware_bridge.chip.realtime import ChipProcess
 
     say = progress or (lambda _m: None)
@@ -161,20 +160,17 @@ def chip_session(broker: Broker, hands: int, files: dict[str, bytes], board: str
     link_path = str(tmp / "ttyACM0")
     files = dict(files)
     files["boot.py"] = files.get("boot.py", b"") + PROBE
-    chip = ChipProcess(link_path, own_session=own_session, readers=28, mux=True, files=files, config_extra=board)
-    d = Daemon(config, registry=DeckRegistry([deck]), backends={"serial": link_path})
-    sub = probe = None
     heap_per_hand: list[dict[str, Any]] = []
-    try:
-        d.start()
-        rfid = rfid_source(d)
+    with ExitStack() as running:
+        chip = ChipProcess(link_path, own_session=own_session, readers=28, mux=True, files=files, config_extra=board)
+        d, rfid, sub = start_table(running, broker, config, deck, link_path, chip)
         assert rfid.bridge is not None
         probe = _Probe(d)  # the host's part stage by stage, as ``tablectl bench table --host`` has it
+        running.callback(probe.restore)
         gone = time_removals(rfid)
         # The host's board window (1 s between two board cards' arrivals) on the chip's clock too:
         # at 0.1x a flop's cards, 80 ms apart on the felt, reach the host ~1 s apart.
         rfid.pipeline.fusion.board_window /= SLOWEST
-        sub = EventSubscriber(broker.host, broker.port, config.topic)
         seat_players(d, rfid, 240, "the chip")
         s = _Session(d, rfid.pipeline, chip, rng, uids, slow_tags, pause=chip.sleep, settle=0.6, scoop=0.02)
         t0 = time.monotonic()
@@ -196,14 +192,6 @@ def chip_session(broker: Broker, hands: int, files: dict[str, bytes], board: str
         moves, writes, now, wall, scratch = chip.times()
         msgs = sub.messages()
         health = rfid.bridge.health().to_dict()
-    finally:
-        if probe is not None:
-            probe.restore()
-        if sub is not None:
-            sub.stop()
-        d.stop()
-        chip.stop()
-    assert probe is not None
     stages = host_stages(s, probe, _written(writes), msgs, elapsed)
     times, chip_ms = _two_part_times(s, moves, writes)
     total: dict[int, float] = {}
