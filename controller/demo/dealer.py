@@ -17,8 +17,10 @@ buttons, and before each move he waits for what that move acts on, never for a f
 
 ``pace`` is what a person watching needs on top (seconds before each move; the pause between hands
 and the time to read an alert scale with it); at ``pace=0`` the dealer is as fast as the table
-acknowledges him, which is what the tests run.  A wait that outlasts :data:`PATIENCE` (a board
-that never comes back) is given up with a line saying so, and the hand goes on.
+acknowledges him, which is what the tests run.  Once the hand is over (a misdeal too) or an alert is
+up (the table asks him something this dealer does not answer), he waits for no more cards.  A wait
+that outlasts :data:`PATIENCE` (a board that never comes back) is given up with a line saying so,
+and the hand goes on.
 """
 
 from __future__ import annotations
@@ -91,6 +93,7 @@ class TableDealer:
     _got: set[Key] = field(default_factory=set)
     _cond: threading.Condition = field(default_factory=threading.Condition)
     _last_placed: list[tuple[bytes, int]] = field(default_factory=list)
+    _alerts_at_start: int = 0
 
     def __post_init__(self) -> None:
         self.daemon.applied.append(self._applied)
@@ -103,21 +106,25 @@ class TableDealer:
             self._got |= keys
             self._cond.notify_all()
 
-    def _hand_over(self) -> bool:
+    def _nothing_to_wait_for(self) -> bool:
+        """The hand is over (a misdeal too), or an alert is up: the table asks the dealer something
+        (the order of cards a rebooted board found, say) that this dealer does not answer."""
         service = self.daemon.service
-        return service is None or service.engine is None or service.engine.over
+        if service is None or service.engine is None or service.engine.over:
+            return True
+        return len(service.alerts) > self._alerts_at_start
 
     def wait_applied(self, keys: set[Key], what: str) -> None:
-        """Wait until the engine has every card in ``keys`` (or the hand is over: a misdeal)."""
+        """Wait until the engine has every card in ``keys`` (or nothing is to be waited for)."""
         deadline = time.monotonic() + self.patience
         with self._cond:
-            while not keys <= self._got and not self._hand_over():
+            while not keys <= self._got and not self._nothing_to_wait_for():
                 left = deadline - time.monotonic()
                 if left <= 0:
                     missing = ", ".join(sorted(f"{k} {c.label()}" for k, c in keys - self._got))
                     self._say(f"waited {self.patience:.0f} s for {what} ({missing}); dealing on")
                     return
-                self._cond.wait(min(left, 0.25))  # (each applied event wakes it; the hand's end too)
+                self._cond.wait(min(left, 0.25))  # (each applied event wakes it: an alert, the hand's end)
 
     def _dead_keys(self) -> set[Key]:
         return {("board", card) for card in self.dead.values()}
@@ -146,6 +153,8 @@ class TableDealer:
         with self._cond:
             self._got.clear()
         self._last_placed.clear()
+        service = self.daemon.service
+        self._alerts_at_start = len(service.alerts) if service is not None else 0
 
     def play(self, plan: HandPlan, submit: Callable[[Event], Any]) -> None:
         """Play ``plan``'s actions; ``submit`` presses a console button (a refusal, :class:`Rejected`,
