@@ -46,7 +46,7 @@ CONSOLE_KINDS = frozenset({"act", "discard", "report", "expose"})
 UNGATED = frozenset({"muck"})
 #: Seconds the dealer waits for the table before he gives up and deals on (saying so).  Generous:
 #: under emulation on a loaded host the camera took 52 s to fill in a dead tag
-#: (tests/rules/test_missing_board_daemon.py); a dealer who stops waiting is a false alarm.
+#: (tests/rules/test_missing_board_daemon.py); a dealer who stops waiting too soon makes a false alarm.
 PATIENCE = 60.0
 
 Key = tuple[str, Card]  # (the event's kind, the card): "deal", "burn", "board" or "stub"
@@ -88,7 +88,7 @@ class TableDealer:
     pace: float = 0.0
     patience: float = PATIENCE
     console: RichConsole | None = None
-    dead_tags: int = 0  # dead tags dealt so far (the camera filled each in)
+    dead_tags: int = 0  # cards dealt with a dead tag so far (only the camera can name them)
     events: int = 0  # moves and console presses so far
     _got: set[Key] = field(default_factory=set)
     _cond: threading.Condition = field(default_factory=threading.Condition)
@@ -122,7 +122,7 @@ class TableDealer:
                 left = deadline - time.monotonic()
                 if left <= 0:
                     missing = ", ".join(sorted(f"{k} {c.label()}" for k, c in keys - self._got))
-                    self._say(f"waited {self.patience:.0f} s for {what} ({missing}); dealing on")
+                    self._say(f"waited {self.patience:g} s for {what} ({missing}); dealing on")
                     return
                 self._cond.wait(min(left, 0.25))  # (each applied event wakes it: an alert, the hand's end)
 
@@ -138,7 +138,7 @@ class TableDealer:
         deadline = time.monotonic() + self.patience
         while self.where(key) != zone:
             if time.monotonic() > deadline:
-                self._say(f"waited {self.patience:.0f} s for the antennas to read {self.card_of[uid].label()}; "
+                self._say(f"waited {self.patience:g} s for the antennas to read {self.card_of[uid].label()}; "
                           "dealing on")
                 return
             time.sleep(0.005)
