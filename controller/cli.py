@@ -606,7 +606,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--hands", type=int, default=0, help="hands to deal (0: until Ctrl-C)")
     p.add_argument("--seed", type=int, default=None, help="random seed (default: a new one each run)")
     p.add_argument("--mistakes", type=float, default=0.25, help="share of hands with a dealer mistake")
-    p.add_argument("--pace", type=float, default=0.4, help="seconds between the dealer's moves")
+    p.add_argument("--pace", type=float, default=0.4,
+                   help="seconds before each of the dealer's moves, on top of waiting for the table to take the "
+                   "last (the pause between hands and the time to read an alert scale with it)")
     p.add_argument("--ws-port", type=int, default=9001, help="the broker's websockets port for the pages (0: any)")
     p.add_argument("--http-port", type=int, default=8080,
                    help="the display page's port; the overlay's is the next one (0: any)")
