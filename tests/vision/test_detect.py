@@ -9,7 +9,7 @@ import numpy as np
 from controller.rules.cards import Card
 from vision.bench import _no_read_cause
 from vision.corners import read_indices
-from vision.detect import blank_cards, find_quads
+from vision.detect import DetectParams, blank_cards, find_quads
 from vision.recognizer import Detection, index_model
 from vision.synth import SyntheticCamera
 from vision.yolo import LabelledCard
@@ -62,3 +62,24 @@ def test_no_read_causes() -> None:
     # an index read's card is not the outline's
     assert _no_read_cause(card, [_det(own, index=(110.0, 110.0))], []) == "no outline"
 
+
+
+def test_a_card_seen_from_the_side_is_found_and_two_overlapping_cards_are_not_one() -> None:
+    frame = np.full((480, 640, 3), 40, np.uint8)
+    # one card foreshortened to half its height (seen 55 degrees off overhead): aspect 2.2, not 1.4
+    oblique = np.array([[40, 200], [260, 190], [262, 290], [42, 300]], np.int32)
+    cv2.fillConvexPoly(frame, oblique, (235, 235, 235))
+    # two cards, each of aspect 1.4, overlapping into a blob about as wide as high: notched, no card
+    cv2.rectangle(frame, (360, 60), (460, 200), (235, 235, 235), -1)
+    cv2.rectangle(frame, (430, 100), (530, 240), (235, 235, 235), -1)
+    why: list = []
+    quads = find_quads(frame, why=why)
+    found = sorted(tuple(int(v) for v in box) for box, verdict in why if verdict == "card")
+    assert len(found) == 1 and abs(found[0][0] - 40) <= 3 and abs(found[0][2] - 223) <= 4, why
+    assert [v for box, v in why if box[0] > 300] == ["aspect"]  # the two cards' blob: no card
+    area = cv2.contourArea(oblique.astype(np.float32))
+    assert len(quads) == 1 and abs(cv2.contourArea(quads[0]) - area) < 0.1 * area
+    # the same card with the oblique rule off: rejected for its aspect, as before
+    why_off: list = []
+    assert find_quads(frame, DetectParams(oblique_aspect_hi=None), why_off) == []
+    assert sorted(v for _, v in why_off) == ["aspect", "aspect"]
