@@ -10,8 +10,8 @@ from controller.rules.cards import Card
 from vision.bench import _no_read_cause
 from vision.corners import read_indices
 from vision.detect import DetectParams, blank_cards, find_quads
-from vision.recognizer import Detection, index_model
-from vision.synth import SyntheticCamera
+from vision.recognizer import Detection, Recognizer, _quad_iou, index_model
+from vision.synth import CAMERA_CARD_H, SyntheticCamera, card_quad, place, render_back, render_card
 from vision.yolo import LabelledCard
 
 
@@ -83,3 +83,29 @@ def test_a_card_seen_from_the_side_is_found_and_two_overlapping_cards_are_not_on
     why_off: list = []
     assert find_quads(frame, DetectParams(oblique_aspect_hi=None), why_off) == []
     assert sorted(v for _, v in why_off) == ["aspect", "aspect"]
+
+
+def test_a_seats_two_touching_hole_cards_are_two_cards_not_one_outline() -> None:
+    # the arm64 demo's false alarms: one outline around a seat's two face-down cards (126 x 88 of
+    # card for two 63 x 88 cards side by side: a card's aspect); the board's cards give the card size
+    cam = SyntheticCamera(seed=1, effects=0.0)
+    rng = np.random.default_rng(0)
+    frame = cam._felt.copy()
+    h = CAMERA_CARD_H
+    w = h * 63 / 88
+    backs = [card_quad((cx, 520), h, 0.02, 0.0, rng) for cx in (300, 300 + w - 2)]  # overlapping by 2 px
+    for q in backs:
+        place(frame, render_back(cam.style), q)
+    for i, face in enumerate(("Ah", "7c", "Kd")):
+        place(frame, render_card(Card.parse(face), cam.style, rng), card_quad((400 + 150 * i, 200), h, 0, 0.0, rng))
+    assert len(find_quads(frame, DetectParams(pair_area=None))) == 4  # the two backs: one outline
+    why: list = []
+    quads = find_quads(frame, why=why)
+    assert len(quads) == 5 and sorted(v for _, v in why) == ["card"] * 3 + ["split"]
+    for back in backs:
+        assert max(_quad_iou(back, q) for q in quads) > 0.85
+    # the camera sees two face-down cards there, each where one lies (the fallback tracks each)
+    down = [d for d in Recognizer.stock().recognize(frame) if d.face == "down"]
+    assert len(down) == 2
+    for back in backs:
+        assert min(float(np.linalg.norm(np.array(d.center) - back.mean(0))) for d in down) < 10
