@@ -196,8 +196,14 @@ class _Session:
 
     def __init__(self, daemon: Any, pipeline: Any, fw: Any, rng: random.Random, uids: list[str],
                  slow: float, pause: Callable[[float], object] = time.sleep, settle: float = 1.5,
-                 scoop: float = 0.05) -> None:
+                 scoop: float = 0.05, host_wait: float = 20.0) -> None:
         self.d = daemon
+        # The dealer's own acts (the bets, EndHand) reach the daemon directly, the cards through the
+        # board and the host: before each, the dealer waits (wall seconds, at most this) until the
+        # table shows the cards the board has, as a dealer watching the display does.  Otherwise a
+        # host stalled longer than the pause (a loaded machine) gets the flop after the EndHand and
+        # rejects it: a flop lost to the bench's own race, not to the table (the chip's long run).
+        self.host_wait = host_wait
         self.fw = fw  # FirmwareProcess, or the chip's ChipProcess: place / remove
         self.pause = pause  # the dealer's clock: the wall's, or (on the chip) the chip's
         self.settle = settle  # after the flop and after the scoop
@@ -218,6 +224,20 @@ class _Session:
         self.pile = {s.zone.kind: a for a, s in zone_map.antennas.items() if s.zone.kind in ("burn", "muck")}
         self.powerup = {uid: _powerup(rng, slow) for uid in uids}
         self.labels = {uid: card.label() for uid, card in zip(uids, standard_deck(), strict=True)}
+        self.cards = dict(zip(uids, standard_deck(), strict=True))
+
+    def _shown(self, uids: list[str]) -> None:
+        """Wait until the engine has these cards (``host_wait`` at most: a card the board never
+        reported is the score's lost card, not a stuck bench)."""
+        want = {self.cards[u] for u in uids}
+        end = time.monotonic() + self.host_wait
+        while time.monotonic() < end:
+            with self.d.owner_lock:
+                engine = self.d.service.engine
+                placed = engine.placements() if engine is not None else {}
+            if want <= placed.keys():
+                return
+            time.sleep(0.005)
 
     def _place(self, antenna: int, uid: str, hand: int) -> int:
         self.key += 1
@@ -276,6 +296,7 @@ class _Session:
                     on_table.append((antenna, uid))
                     self.pause(PITCH * self.rng.uniform(0.8, 1.2))
             self.pause(0.6)
+            self._shown([uid for _a, uid in on_table])
             self._bet()
             burn = deck.pop()
             self._place(self.pile["burn"], burn, hand_id)
@@ -291,6 +312,7 @@ class _Session:
             self.flops.append((hand_id, tuple(self.labels[u] for u in flop), keys[-1]))
             self.flop_keys[keys[-1]] = keys
             self.pause(self.settle)
+            self._shown([uid for _a, uid in on_table])
         try:
             d.submit(EndHand())
         except Exception:  # noqa: BLE001 - a dead hand is over already
