@@ -150,7 +150,7 @@ def _bench_table(args: argparse.Namespace) -> dict:
         return run_chip_bench(hands=3 if args.hands is None else args.hands, fw_dir=args.firmware,
                               compiled=args.mpy, board=args.board_config or "", seed=args.seed,
                               minutes=args.minutes, session_only=args.session_only,
-                              own_session=not args.emulator_beside_host,
+                              own_session=not args.emulator_beside_host, pace=args.dealer_pace,
                               progress=lambda msg: err.print(f"[dim]bench table: {msg}[/dim]"))
     if args.host:  # the host's part alone, stage by stage (the protocol emulator as the board)
         from controller.bench.table_host import run_bench as run_host_bench
@@ -559,6 +559,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--emulator-beside-host", action="store_true",
                    help="table --chip: the emulator in the bench's scheduling group (faster where Linux groups by "
                         "session; the host's part then waits behind it)")
+    p.add_argument("--dealer-pace", type=float, default=1.0,
+                   help="table --chip: the dealer's pauses times this in chip time (0.5: twice as quick; the "
+                        "settles that let the flop and the leaves be read stay), for a long run's hands")
     p.set_defaults(func=cmd_bench)
 
     p = sub.add_parser("recognize", help="read the cards in image files (camera fallback)")
@@ -606,7 +609,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--hands", type=int, default=0, help="hands to deal (0: until Ctrl-C)")
     p.add_argument("--seed", type=int, default=None, help="random seed (default: a new one each run)")
     p.add_argument("--mistakes", type=float, default=0.25, help="share of hands with a dealer mistake")
-    p.add_argument("--pace", type=float, default=0.4, help="seconds between the dealer's moves")
+    p.add_argument("--pace", type=float, default=0.4,
+                   help="seconds before each of the dealer's moves, on top of waiting for the table to take the "
+                   "last (the pause between hands and the time to read an alert scale with it)")
     p.add_argument("--ws-port", type=int, default=9001, help="the broker's websockets port for the pages (0: any)")
     p.add_argument("--http-port", type=int, default=8080,
                    help="the display page's port; the overlay's is the next one (0: any)")

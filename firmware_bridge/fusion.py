@@ -61,9 +61,6 @@ class UnknownTag:
     uid: str
     t: float = 0.0
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "zone": self.zone.name, "uid": self.uid}
-
 
 @dataclass(frozen=True, slots=True)
 class OrderUnknown:
@@ -74,9 +71,6 @@ class OrderUnknown:
     kind: ClassVar[str] = "order_unknown"
     cards: tuple[tuple[Zone, Card], ...]
     t: float = 0.0
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "cards": [{"zone": z.name, "card": c.label()} for z, c in self.cards]}
 
 
 FusionOutput = Event | UnknownTag | OrderUnknown

@@ -155,9 +155,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     items.sort(key=tier)
 
 
-#: The slow tier's longest files, longest first: the 60-hand dead-tag demo (~4 min on a quiet 2-core
-#: machine, nearly all of it the dealer's pauses and the camera's waits) and the real-photo
-#: benchmarks (149 s of CPU here, on one core).
+#: The slow tier's longest files, longest first: the 60-hand dead-tag demo (~1.5 min alone on the
+#: loaded 2-core machine: its dealer waits for the antennas' reads and the camera's fill-ins, no
+#: person's pace; ~4 min before) and the real-photo benchmarks (149 s of CPU here, on one core).
 LONGEST_FIRST = ("tests/rules/test_missing_board_daemon.py", "tests/vision/test_real_cards.py")
 
 

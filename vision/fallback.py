@@ -86,10 +86,6 @@ class CameraCard:
     confidence: float
     t: float = 0.0
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "zone": self.zone.name, "card": self.card.label(),
-                "confidence": round(self.confidence, 4), "source": "camera"}
-
 
 @dataclass(frozen=True)
 class CameraMismatch:
@@ -101,11 +97,6 @@ class CameraMismatch:
     camera: Card
     confidence: float
     t: float = 0.0
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "zone": self.zone.name, "rfid": self.rfid.label(),
-                "camera": self.camera.face, "confidence": round(self.confidence, 4),
-                "hint": "mis-enrolled tag, or a card from another deck"}
 
 
 @dataclass(frozen=True)
@@ -126,10 +117,6 @@ class ExposedCard:
             return Expose(seat=self.seat, card=self.card, source="camera")
         return Deal(seat=self.seat, card=self.card, face="up", source="camera")
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "seat": self.seat, "card": self.card.label(), "dealt": self.dealt,
-                "confidence": round(self.confidence, 4)}
-
 
 @dataclass(frozen=True)
 class UnreadCard:
@@ -139,9 +126,6 @@ class UnreadCard:
     zone: Zone
     face: str
     t: float = 0.0
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "zone": self.zone.name, "face": self.face}
 
 
 FallbackOutput = CameraCard | CameraMismatch | ExposedCard | UnreadCard

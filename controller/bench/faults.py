@@ -754,11 +754,12 @@ def _header(start: dict) -> dict:
     return header
 
 
-def _quiet(count: Callable[[], int], still: float, limit: float) -> None:
-    """Wait until ``count()`` has not changed for ``still`` seconds (at most ``limit``)."""
+def _quiet(count: Callable[[], int], still: float, limit: float, reach: int | None = None) -> None:
+    """Wait until ``count()`` has not changed for ``still`` seconds (at most ``limit``), or has reached
+    ``reach`` (all there is to come is in: nothing to wait still for)."""
     end = time.monotonic() + limit
     last, since = count(), time.monotonic()
-    while time.monotonic() < end:
+    while time.monotonic() < end and (reach is None or last < reach):
         time.sleep(0.02)
         now = count()
         if now != last:
@@ -784,6 +785,7 @@ class Pitched:
 
     start_seq: int
     cards: list[tuple[str, str]] = field(default_factory=list)  # (zone: seat:N, burn, board; card)
+    placed: int = 0  # cards he pitched to a seat, the burn or the board this hand (folded ones too)
     answered: int = 0
     asked: int = 0
     alerts_seen: int = 0
@@ -929,8 +931,9 @@ def deal_hand(rig: Rig, n: int, fault: str, progress: Callable[[str], None]) -> 
         else:
             if action.removes and (pitched_since or rig.card_count() != settled):
                 # A dealer lifts cards (a fold, the scoop) once the ones pitched have settled: once after
-                # he last pitched (and again if a card came in since), not before every card he lifts.
-                _quiet(rig.card_count, 0.4, 4.0)
+                # he last pitched (and again if a card came in since), not before every card he lifts;
+                # settled is the display showing every card he pitched, or else no new one for 0.4 s.
+                _quiet(rig.card_count, 0.4, 4.0, reach=cards_before + pitched.placed)
                 pitched_since, settled = False, rig.card_count()
             for antenna, uid in action.removes:
                 rig.emulator.remove(antenna, uid)
@@ -946,6 +949,7 @@ def deal_hand(rig: Rig, n: int, fault: str, progress: Callable[[str], None]) -> 
                 where = _where(rig, antenna)
                 if card is not None and (where in ("burn", "board") or where.startswith("seat:")):
                     pitched.cards.append((where, card.label()))  # dealt cards (not a fold into the muck)
+                    pitched.placed += 1
                     pitched_since = True
             time.sleep(rig.pace)
             answer_confirm(rig, pitched, log)

@@ -36,6 +36,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -195,8 +196,14 @@ class _Session:
 
     def __init__(self, daemon: Any, pipeline: Any, fw: Any, rng: random.Random, uids: list[str],
                  slow: float, pause: Callable[[float], object] = time.sleep, settle: float = 1.5,
-                 scoop: float = 0.05) -> None:
+                 scoop: float = 0.05, host_wait: float = 20.0) -> None:
         self.d = daemon
+        # The dealer's own acts (the bets, EndHand) reach the daemon directly, the cards through the
+        # board and the host: before each, the dealer waits (wall seconds, at most this) until the
+        # table shows the cards the board has, as a dealer watching the display does.  Otherwise a
+        # host stalled longer than the pause (a loaded machine) gets the flop after the EndHand and
+        # rejects it: a flop lost to the bench's own race, not to the table (the chip's long run).
+        self.host_wait = host_wait
         self.fw = fw  # FirmwareProcess, or the chip's ChipProcess: place / remove
         self.pause = pause  # the dealer's clock: the wall's, or (on the chip) the chip's
         self.settle = settle  # after the flop and after the scoop
@@ -217,6 +224,20 @@ class _Session:
         self.pile = {s.zone.kind: a for a, s in zone_map.antennas.items() if s.zone.kind in ("burn", "muck")}
         self.powerup = {uid: _powerup(rng, slow) for uid in uids}
         self.labels = {uid: card.label() for uid, card in zip(uids, standard_deck(), strict=True)}
+        self.cards = dict(zip(uids, standard_deck(), strict=True))
+
+    def _shown(self, uids: list[str]) -> None:
+        """Wait until the engine has these cards (``host_wait`` at most: a card the board never
+        reported is the score's lost card, not a stuck bench)."""
+        want = {self.cards[u] for u in uids}
+        end = time.monotonic() + self.host_wait
+        while time.monotonic() < end:
+            with self.d.owner_lock:
+                engine = self.d.service.engine
+                placed = engine.placements() if engine is not None else {}
+            if want <= placed.keys():
+                return
+            time.sleep(0.005)
 
     def _place(self, antenna: int, uid: str, hand: int) -> int:
         self.key += 1
@@ -275,6 +296,7 @@ class _Session:
                     on_table.append((antenna, uid))
                     self.pause(PITCH * self.rng.uniform(0.8, 1.2))
             self.pause(0.6)
+            self._shown([uid for _a, uid in on_table])
             self._bet()
             burn = deck.pop()
             self._place(self.pile["burn"], burn, hand_id)
@@ -290,6 +312,7 @@ class _Session:
             self.flops.append((hand_id, tuple(self.labels[u] for u in flop), keys[-1]))
             self.flop_keys[keys[-1]] = keys
             self.pause(self.settle)
+            self._shown([uid for _a, uid in on_table])
         try:
             d.submit(EndHand())
         except Exception:  # noqa: BLE001 - a dead hand is over already
@@ -311,6 +334,23 @@ def seat_players(d: Any, rfid: Any, within: float, what: str) -> None:
     d.submit(SetButton(SEATS))
 
 
+def start_table(running: ExitStack, broker: Broker, config: Any, deck: Deck, link_path: str,
+                device: Any) -> tuple[Any, Any, EventSubscriber]:
+    """The bench's table behind ``device`` (what serves ``link_path``: the firmware, the emulator,
+    the chip): the daemon with ``deck``, started, its RFID source, and a subscriber to its events.
+    ``running`` stops them all when it closes (the subscriber, the daemon, then the device), also
+    when one of them fails to start: a daemon that cannot start still lets the device's process go."""
+    from controller.app.daemon import Daemon
+
+    running.callback(device.stop)
+    d = Daemon(config, registry=DeckRegistry([deck]), backends={"serial": link_path})
+    running.callback(d.stop)
+    d.start()
+    sub = EventSubscriber(broker.host, broker.port, config.topic)
+    running.callback(sub.stop)
+    return d, rfid_source(d), sub
+
+
 def wrong_hand(n: int, every: int) -> bool:
     """Hand ``n`` (from 0) is one with a card pitched to the wrong seat: every ``every``-th (0: none)."""
     return every > 0 and n % every == every - 1
@@ -318,18 +358,13 @@ def wrong_hand(n: int, every: int) -> bool:
 
 def session_latency(broker: Broker, hands: int, fw_dir: str | Path, seed: int = 3, wrong_every: int = 4,
                     slow_tags: float = 0.1) -> dict[str, Any]:
-    from controller.app.daemon import Daemon
-
     rng = random.Random(seed)
     deck, uids, tmp, config = bench_table(broker, "tablectl-bench-table-")
     link_path = str(tmp / "ttyRP2040")
-    fw = FirmwareProcess(link_path, str(fw_dir))
-    d = Daemon(config, registry=DeckRegistry([deck]), backends={"serial": link_path})
-    d.start()
-    rfid = rfid_source(d)
-    gone = time_removals(rfid)
-    sub = EventSubscriber(broker.host, broker.port, config.topic)
-    try:
+    with ExitStack() as running:
+        fw = FirmwareProcess(link_path, str(fw_dir))
+        d, rfid, sub = start_table(running, broker, config, deck, link_path, fw)
+        gone = time_removals(rfid)
         assert d.link is not None and rfid.bridge is not None
         d.link.connected_event.wait(10)
         seat_players(d, rfid, 20, "the firmware")
@@ -342,10 +377,6 @@ def session_latency(broker: Broker, hands: int, fw_dir: str | Path, seed: int = 
         times, lag = fw.times()
         msgs = sub.messages()
         health = rfid.bridge.health().to_dict()
-    finally:
-        sub.stop()
-        d.stop()
-        fw.stop()
     return _score(s, times, msgs, gone, lag, elapsed, health)
 
 

@@ -25,26 +25,32 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Callable
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
-from controller.bench.latency import _summary, rfid_source
+from controller.bench.latency import _summary
 from controller.bench.table import (
-    EventSubscriber,
     _score,
     _Session,
+    arrivals,
     bench_table,
     seat_players,
+    start_table,
     time_removals,
     wrong_hand,
 )
 from controller.bench.table_host import _Probe
 from controller.bench.table_host import _score as host_stages
 from controller.mqtt.broker import Broker
-from controller.rules.decks import DeckRegistry
 from firmware_bridge.firmware import bridge_proto as fw
 
 SLOWEST = 0.02  # chip seconds per wall second, below the slowest the emulator has run (0.027)
+SETTLE = 0.6  # chip seconds after the flop and after the scoop (the flop and the leaves are read)
+#: The link's counters in the score: faults and resyncs, and the stall windows and arrivals of
+#: unknown order (the pipeline asks the dealer about those, and the bench never answers).
+LINK_COUNTERS = ("faults", "gaps", "inventories", "corrupt_frames", "device_resets", "stall_windows",
+                 "unordered_arrivals", "scan_stalls", "redundant_reports")
 
 # -- the session's probe, appended to boot.py (not part of the firmware) ---------------------
 # Watchdog SCRATCH4..7: lowest free heap right after a collection; the longest collection (us);
@@ -140,14 +146,72 @@ def _two_part_times(s: _Session, moves: dict[int, float], writes: list[tuple[flo
     return times, chip_ms
 
 
+def _record_fusion(fusion: Any) -> list[tuple[float, str, str, bool, bool, list[str]]]:
+    """Every zone change the fusion was fed and every timer poll that put something out, as
+    (host time, zone, uid, entered, ordered, the outputs' kinds): where a card went once it left
+    the board (a missing flop's cards: dealt, held as of unknown order, or grouped short)."""
+    seen: list[tuple[float, str, str, bool, bool, list[str]]] = []
+    feed, poll = fusion.feed, fusion.poll
+
+    def fed(change: Any) -> Any:
+        out = feed(change)
+        seen.append((time.monotonic(), change.zone.name, change.uid, change.entered, change.ordered,
+                     [type(o).__name__ for o in out]))
+        return out
+
+    def polled(*a: Any, **kw: Any) -> Any:
+        out = poll(*a, **kw)
+        if out:
+            seen.append((time.monotonic(), "(poll)", "", False, True, [type(o).__name__ for o in out]))
+        return out
+
+    fusion.feed, fusion.poll = fed, polled
+    return seen
+
+
+def _missing_flops(s: _Session, score: dict[str, Any], times: dict[int, float], msgs: list[tuple[str, Any, float]],
+                   fused: list[tuple[float, str, str, bool, bool, list[str]]],
+                   frames: dict[tuple[int, int, bytes], list[tuple[float, float]]],
+                   moves: dict[int, float]) -> list[dict[str, Any]]:
+    """Each flop the score counts missing, traced: did each card's TAG_ARRIVE leave the board, what
+    the fusion was fed for it (ordered or not) and put out, the board events and alerts that
+    named its cards or its hand."""
+    if not score.get("flops_missing"):
+        return []
+    _cards, boards, alerts = arrivals(msgs)
+    out = []
+    for hand, labels, last in s.flops:
+        if any(set(labels) <= cs and last in times and t >= times[last] - 1 for cs, t in boards):
+            continue
+        cards = []
+        for key in s.flop_keys[last]:
+            _what, antenna, uid, _hand = s.moves[key]
+            sent = [t for t, _w in frames.get((fw.T_TAG_ARRIVE, antenna, bytes.fromhex(uid)), [])
+                    if key in moves and t >= moves[key]]
+            cards.append({"antenna": antenna, "uid": uid, "timed": key in times,
+                          "tag_arrive_left_chip_us": sent[:1],
+                          "fusion": [[z, e, o, k] for _t, z, u, e, o, k in fused if u.upper() == uid.upper()][-3:]})
+        out.append({"hand": hand, "labels": list(labels), "cards": cards,
+                    "board_events_naming_its_cards": [sorted(cs) for cs, _t in boards if cs & set(labels)],
+                    "alerts_of_its_hand": [code for h, _t, code in alerts if h == hand]})
+    return out
+
+
 def chip_session(broker: Broker, hands: int, files: dict[str, bytes], board: str = "", seed: int = 3,
                  wrong_every: int = 3, slow_tags: float = 0.1, minutes: float | None = None,
-                 own_session: bool = True, progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+                 own_session: bool = True, pace: float = 1.0,
+                 progress: Callable[[str], None] | None = None) -> dict[str, Any]:
     """``minutes``: deal no new hand once this many wall minutes have passed (a long run that must
     end in time still ends with its score: lost and phantom cards, flops, alerts, leaves).
     ``own_session``: the emulator in a scheduling group of its own (``ChipProcess``), so the host's
-    part is not timed behind it; without, it runs faster on a shared machine."""
-    from controller.app.daemon import Daemon
+    part is not timed behind it; without, it runs faster on a shared machine.
+    ``pace``: the dealer's pauses between cards and before the burn, the flop and the
+    acknowledgement, times this, in chip time (0.5: a dealer twice as quick); the settles that let
+    the flop and the scoop's leaves be read (0.6 chip s) stay.  Every hand still deals and scoops
+    the same cards, so the board does the same work per hand (a faster dealer: more of it per
+    chip second, and the collector probe, once per chip second, samples fewer times per hand)."""
+    if not 0 < pace <= 1:
+        raise ValueError(f"bench: the dealer's pace must be in (0, 1], not {pace}")
     from firmware_bridge.chip.realtime import ChipProcess
 
     say = progress or (lambda _m: None)
@@ -161,22 +225,21 @@ def chip_session(broker: Broker, hands: int, files: dict[str, bytes], board: str
     link_path = str(tmp / "ttyACM0")
     files = dict(files)
     files["boot.py"] = files.get("boot.py", b"") + PROBE
-    chip = ChipProcess(link_path, own_session=own_session, readers=28, mux=True, files=files, config_extra=board)
-    d = Daemon(config, registry=DeckRegistry([deck]), backends={"serial": link_path})
-    sub = probe = None
     heap_per_hand: list[dict[str, Any]] = []
-    try:
-        d.start()
-        rfid = rfid_source(d)
+    with ExitStack() as running:
+        chip = ChipProcess(link_path, own_session=own_session, readers=28, mux=True, files=files, config_extra=board)
+        d, rfid, sub = start_table(running, broker, config, deck, link_path, chip)
         assert rfid.bridge is not None
         probe = _Probe(d)  # the host's part stage by stage, as ``tablectl bench table --host`` has it
+        running.callback(probe.restore)
         gone = time_removals(rfid)
         # The host's board window (1 s between two board cards' arrivals) on the chip's clock too:
         # at 0.1x a flop's cards, 80 ms apart on the felt, reach the host ~1 s apart.
         rfid.pipeline.fusion.board_window /= SLOWEST
-        sub = EventSubscriber(broker.host, broker.port, config.topic)
         seat_players(d, rfid, 240, "the chip")
-        s = _Session(d, rfid.pipeline, chip, rng, uids, slow_tags, pause=chip.sleep, settle=0.6, scoop=0.02)
+        fused = _record_fusion(rfid.pipeline.fusion)
+        s = _Session(d, rfid.pipeline, chip, rng, uids, slow_tags, pause=lambda t: chip.sleep(t * pace),
+                     settle=SETTLE / pace, scoop=0.02)
         t0 = time.monotonic()
         start_chip = chip.sleep(0.0)
         for n in range(hands):
@@ -196,14 +259,6 @@ def chip_session(broker: Broker, hands: int, files: dict[str, bytes], board: str
         moves, writes, now, wall, scratch = chip.times()
         msgs = sub.messages()
         health = rfid.bridge.health().to_dict()
-    finally:
-        if probe is not None:
-            probe.restore()
-        if sub is not None:
-            sub.stop()
-        d.stop()
-        chip.stop()
-    assert probe is not None
     stages = host_stages(s, probe, _written(writes), msgs, elapsed)
     times, chip_ms = _two_part_times(s, moves, writes)
     total: dict[int, float] = {}
@@ -226,6 +281,15 @@ def chip_session(broker: Broker, hands: int, files: dict[str, bytes], board: str
     out["host_part_stages_ms"] = {name: {"n": stages[name]["end_to_end_ms"]["n"], **stages[name]["stages_ms"],
                                          "while_an_equity_ran": stages[name]["while_an_equity_ran_ms"]}
                                   for name in ("hole", "flop", "wrong_seat_alert")}
+    out["link_counters"] = {k: v for k, v in health.get("counters", {}).items() if k in LINK_COUNTERS}
+    out["flops_missing_why"] = _missing_flops(s, out, times, msgs, fused, frames=_frames(writes), moves=moves)
+    out["dealer_pace"] = pace
+    if pace != 1:
+        out["dealer_pace_note"] = (
+            f"the dealer's pauses x{pace} in chip time (pitch, before the burn and the flop, the flop's "
+            f"spread, the acknowledgement, the scoop); the {SETTLE} chip s settles stay: the same cards "
+            "per hand, more per chip second (latencies under a quicker dealer; the collector probe "
+            "samples once per chip second, so fewer times per hand)")
     out["heap"] = _heap(scratch)
     out["heap_after_each_hand"] = heap_per_hand
     out["hands_dealt"] = len(heap_per_hand)
@@ -237,7 +301,7 @@ def chip_session(broker: Broker, hands: int, files: dict[str, bytes], board: str
 
 def run_bench(hands: int = 3, files: dict[str, bytes] | None = None, fw_dir: str | Path | None = None,
               compiled: bool = False, board: str = "", seed: int = 3, minutes: float | None = None,
-              session_only: bool = False, own_session: bool = True,
+              session_only: bool = False, own_session: bool = True, pace: float = 1.0,
               progress: Callable[[str], None] | None = None) -> dict[str, Any]:
     """The chip's micro-measures (``firmware_bridge.chip.bench``: boot, scan cycle, no-hint arrivals,
     collector; not with ``session_only``) and then the dealt session through the daemon (``minutes``:
@@ -258,6 +322,6 @@ def run_bench(hands: int = 3, files: dict[str, bytes] | None = None, fw_dir: str
     with Broker.start() as broker:
         say(f"session: {hands} hands through the daemon on 28 readers behind the decoders (chip-paced)")
         out["session"] = chip_session(broker, hands, files, board=board, seed=seed, minutes=minutes,
-                                      own_session=own_session, progress=progress)
+                                      own_session=own_session, pace=pace, progress=progress)
         out["session"]["emulator_in_a_scheduling_group_of_its_own"] = own_session
     return out

@@ -40,13 +40,13 @@ import random
 import threading
 import time
 from collections.abc import Callable
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
 from controller.bench.latency import EmulatorProcess, _summary, rfid_source
-from controller.bench.table import EventSubscriber, _Session, arrivals, bench_table, seat_players, wrong_hand
+from controller.bench.table import _Session, arrivals, bench_table, seat_players, start_table, wrong_hand
 from controller.mqtt.broker import Broker
-from controller.rules.decks import DeckRegistry
 
 STAGES = ("pty_to_link", "held_by_link", "link_to_engine", "journal_wait", "journal", "engine_to_publish",
           "publish_to_subscriber")
@@ -186,21 +186,16 @@ def _stages(probe: _Probe, written: dict[int, list[float]], index: int, topic: s
 def host_session(broker: Broker, hands: int, seed: int = 3, wrong_every: int = 4, pace: float = 1.0,
                  progress: Callable[[str], None] | None = None) -> dict[str, Any]:
     """``pace``: the dealer's pauses times this (below 1: a faster dealer, for a quick test)."""
-    from controller.app.daemon import Daemon
-
     say = progress or (lambda _m: None)
     rng = random.Random(seed)
     deck, uids, tmp, config = bench_table(broker, "tablectl-bench-host-")
     link_path = str(tmp / "ttyEMU")
-    emu = EmulatorProcess(link_path, antennas=READERS, settings=BOARD)
-    d = Daemon(config, registry=DeckRegistry([deck]), backends={"serial": link_path})
-    sub = probe = None
-    try:
-        d.start()
-        rfid = rfid_source(d)
+    with ExitStack() as running:
+        emu = EmulatorProcess(link_path, antennas=READERS, settings=BOARD)
+        d, rfid, sub = start_table(running, broker, config, deck, link_path, emu)
         assert d.link is not None and rfid.bridge is not None
         probe = _Probe(d)
-        sub = EventSubscriber(broker.host, broker.port, config.topic)
+        running.callback(probe.restore)
         seat_players(d, rfid, 20, "the emulator")
         s = _Session(d, rfid.pipeline, _Board(emu), rng, uids, slow=0.0, pause=lambda t: time.sleep(t * pace))
         t0 = time.monotonic()
@@ -214,13 +209,6 @@ def host_session(broker: Broker, hands: int, seed: int = 3, wrong_every: int = 4
             written.setdefault(seq, []).append(t)
         msgs = sub.messages()
         counters = rfid.bridge.health().to_dict().get("counters", {})
-    finally:
-        if probe is not None:
-            probe.restore()
-        if sub is not None:
-            sub.stop()
-        d.stop()
-        emu.stop()
     out = _score(s, probe, written, msgs, elapsed)
     # A stall window holds a card until the next heartbeat (its order may be in doubt): on a loaded
     # machine the host's own pauses open some (the silence is timed on the host's clock).

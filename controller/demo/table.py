@@ -26,7 +26,7 @@ from controller.rules.events import StartHand
 from controller.rules.games import GAMES
 from controller.rules.scenario import Scenario
 from controller.rules.table import Table
-from controller.service import OutputKind, TableService
+from controller.service import TableService
 from controller.service.results import AlertRaised, HandEnded
 from controller.sim import dealer as dealer_sim
 
@@ -135,10 +135,9 @@ def run_console_demo(hands: int = 0, seed: int | None = None, delay: float = 0.1
 
 
 # ---------------------------------------------------------------------- the whole table
-CONSOLE_KINDS = frozenset({"act", "discard", "report", "expose"})
-# Cards the dealer does not wait for before the next move: a card pushed into the muck under the
-# next one a moment later is never read (the antenna reads the top card), and that is no fault.
-UNGATED = frozenset({"muck"})
+# Seconds a card lies with no tag read before the camera fills it in (a card it cannot read is an
+# alert after twice this).
+CAMERA_TAG_TIMEOUT = 1.2
 RFID_MISTAKES = (
     "first_card_wrong_seat", "card_to_empty_seat", "seat_dealt_out", "extra_card", "two_extra_cards",
     "premature_flop", "premature_river", "four_card_flop",  # a premature turn is set aside: no antenna
@@ -182,14 +181,13 @@ def _run_table_demo(hands: int, seed: int | None, pace: float, mistake_rate: flo
     from controller.app.daemon import Daemon
     from controller.app.webserver import HOST, PageServers
     from controller.demo import lifecycle
+    from controller.demo.dealer import TableDealer
     from controller.mqtt.broker import Broker
     from controller.rules.decks import DeckRegistry
-    from controller.rules.events import Acknowledge, Act, ChangeGame, EndHand, SeatPlayer, UnseatPlayer
-    from controller.service import Rejected
+    from controller.rules.events import Acknowledge, ChangeGame, EndHand, SeatPlayer, UnseatPlayer
     from firmware_bridge.emulator import Emulator
     from firmware_bridge.source import RfidSource
-    from firmware_bridge.table_sim import Console as ConsoleStep
-    from firmware_bridge.table_sim import Movement, TableLayout, TableSim, enroll_deck
+    from firmware_bridge.table_sim import TableLayout, TableSim, enroll_deck
 
     rng = random.Random(seed)
     repo = Path(__file__).resolve().parents[2]
@@ -206,7 +204,7 @@ def _run_table_demo(hands: int, seed: int | None, pace: float, mistake_rate: flo
     with Broker.start(users=passwords, acl_text=acl, websockets_port=ws_port or 0, config_template=conf) as broker:
         lifecycle.record(broker.pid)
         settings = {
-            "camera": {"enabled": True, "fps": 6, "tag_timeout": 1.2},
+            "camera": {"enabled": True, "fps": 6, "tag_timeout": CAMERA_TAG_TIMEOUT},
             "table": {"id": "demo", "size": 10, "game": "holdem"},
             "stakes": {"small_blind": 1, "big_blind": 2, "ante": 0},
             "mqtt": {"url": f"mqtt://127.0.0.1:{broker.port}"},
@@ -276,71 +274,14 @@ def _run_table_demo(hands: int, seed: int | None, pace: float, mistake_rate: flo
             console.print(f"camera      synthetic, over the board and seats 1-2; {dead_tags:.0%} of board tags dead")
             console.print("Ctrl-C stops.")
             sim = TableSim(layout, deck)
-            rfid: Counter[str] = Counter()
-
-            def count_rfid(event, source: str) -> None:
-                if source == "rfid" and event.kind not in UNGATED:
-                    rfid["posted"] += 1
-
-            daemon.applied.append(count_rfid)  # every event the antennas got into the engine
-
-            def settle(cards: int, timeout: float = 5.0) -> None:
-                """Wait until the antennas' reports of ``cards`` cards reached the engine."""
-                deadline = time.monotonic() + timeout
-                while time.monotonic() < deadline:
-                    if rfid["posted"] - rfid["hand_start"] >= cards and daemon.inbox.empty():
-                        return
-                    time.sleep(0.02)
-
-            def board_on_hold(timeout: float) -> None:
-                """Wait while the display says a board card is missing (issue 15: the street holds)."""
-                deadline = time.monotonic() + timeout
-                while time.monotonic() < deadline:
-                    with daemon.owner_lock:  # the hand copied whole, between two events
-                        engine = daemon.service.engine if daemon.service else None
-                        hand = engine.view() if engine is not None else None
-                    if hand is None or hand.over or hand.missing_board is None:
-                        return
-                    time.sleep(0.05)
-
-            kind_of = {a: s.zone.kind for a, s in layout.zone_map.antennas.items()}
             serial = daemon.sources["serial"]
             assert isinstance(serial, RfidSource)
             zones = serial.pipeline.zones  # where the antennas put each tag
-
-            last_placed: list[tuple[bytes, int]] = []  # the last card placed on a live tag
-
-            def antennas_read(timeout: float = 3.0) -> None:
-                """Before the next card, wait until the antennas reported the last one placed (to
-                its zone): a dealer's hand is never faster than the board's scan.  The emulated
-                board shares this machine's CPU: starved for a scan gap (50 ms), it stalls, as a
-                microcontroller under the table never does for the Pi's load, and two cards
-                placed within one stall reach the table in an unknown order (the dealer is asked,
-                correctly).
-                A board rebooting longer than ``timeout`` is not waited for."""
-                if not last_placed:
-                    return
-                uid, antenna = last_placed.pop()
-                key, zone = uid.hex().upper(), layout.zone_map.antennas[antenna].zone
-                deadline = time.monotonic() + timeout
-                while zones.where(key) != zone and time.monotonic() < deadline:
-                    time.sleep(0.01)
-
-            def camera_caught_up(timeout: float) -> None:
-                """Before the next street's burn: wait until the board cards whose tags are dead
-                reached the engine through the camera (in a run-out with no betting between
-                streets, the dealer still waits while the display says a board card is missing)."""
-                deadline = time.monotonic() + timeout
-                while time.monotonic() < deadline:
-                    with daemon.owner_lock:  # the hand copied whole, between two events
-                        engine = daemon.service.engine if daemon.service else None
-                        hand = engine.view() if engine is not None else None
-                    if hand is None or hand.over:
-                        return
-                    have = {c.face for c in hand.board_dealt}
-                    if all(card.face in have for card in dead.values()):
-                        return
-                    time.sleep(0.05)
+            dealer = TableDealer(
+                daemon, emulator, where=zones.where, zone_of=lambda a: layout.zone_map.antennas[a].zone,
+                kind_of={a: s.zone.kind for a, s in layout.zone_map.antennas.items()}, card_of=card_of,
+                dead_slot=lambda a: a in slot_of and slot_of[a].startswith("board"),
+                roll=lambda: rng.random() < dead_tags, dead=dead, pace=pace, console=console)
 
             n = 0
             seated: set[int] = set()
@@ -369,50 +310,23 @@ def _run_table_demo(hands: int, seed: int | None, pace: float, mistake_rate: flo
                 seated = set(setup.seats)
                 daemon.submit(ChangeGame(setup.game, setup.rules, setup.structure, setup.event))
                 daemon.submit(StartHand(setup), source="demo")
+                dealer.new_hand()
                 n += 1
                 stats.hands += 1
                 stats.mistakes += mistake
                 console.rule(f"hand {n}: {GAMES[setup.game].title}, {setup.rules} {setup.event}, "
                              f"seats {list(setup.seats)}" + (f", button {setup.button}" if setup.button else ""))
                 before = len(daemon.service.alerts) if daemon.service else 0
-                raised = 0
-                rfid["hand_start"] = rfid["posted"]
-                last_placed.clear()
-                for action in plan.actions:
-                    time.sleep(pace)
-                    if isinstance(action, Movement):
-                        if any(kind_of.get(a) == "burn" for a, _ in action.places):
-                            camera_caught_up(timeout=5.0)
-                        for antenna, uid in action.removes:
-                            if last_placed and last_placed[0][0] == uid:
-                                antennas_read()  # read before it is lifted (or covered, on a pile)
-                            emulator.remove(antenna, uid)
-                            dead.pop(antenna, None)
-                        for antenna, uid in action.places:
-                            if antenna in slot_of and slot_of[antenna].startswith("board") and rng.random() < dead_tags:
-                                dead[antenna] = card_of[uid]  # a dead tag: only the camera sees this card
-                                stats.dead_tags += 1
-                            else:
-                                antennas_read()  # the card placed before this one
-                                emulator.place(antenna, uid)
-                                last_placed[:] = [(uid, antenna)]
-                        stats.events += 1
-                    elif isinstance(action, ConsoleStep):
-                        # The dealer acts on what the table shows: the cards already pitched count,
-                        # and a street whose board card the camera has not read yet is on hold.
-                        settle(sum(1 for e in plan.expected[: action.index] if e.kind not in CONSOLE_KINDS | UNGATED))
-                        if isinstance(action.event, Act):
-                            board_on_hold(timeout=10.0)
-                        try:
-                            outputs = daemon.submit(action.event, source="console")
-                        except Rejected:
-                            continue
-                        stats.events += 1
-                        raised += sum(1 for o in outputs if o.kind == OutputKind.ALERT)
-                time.sleep(max(pace, 0.5))
+                dealer.play(plan, lambda event: daemon.submit(event, source="console"))
+                stats.events, stats.dead_tags = dealer.events, dealer.dead_tags
+                time.sleep(1.25 * pace)  # (0.5 s at the demo's pace: a person sees the hand end)
                 svc = daemon.service
                 if svc is not None and svc.engine is not None and not svc.engine.over:
                     daemon.submit(EndHand(), source="console")  # the dealer pushes the pot
+                if hands and n == hands:
+                    # The camera's verdicts come on its own time-outs (a card with no tag read: twice
+                    # the tag time-out); the last hand's are waited for, or the verdict could miss one.
+                    time.sleep(2 * CAMERA_TAG_TIMEOUT + 0.5)
                 if svc is not None:
                     for alert in list(svc.alerts)[before:]:
                         a = alert.payload()
@@ -428,7 +342,7 @@ def _run_table_demo(hands: int, seed: int | None, pace: float, mistake_rate: flo
                     elif not mistake and len(svc.alerts) > before:
                         stats.false_alarms += 1
                     if svc.alerts:
-                        time.sleep(2.0)  # the dealer reads the alert, then acknowledges it
+                        time.sleep(5 * pace)  # he reads the alert (2 s at the demo's pace), then acknowledges it
                     while svc.alerts:
                         daemon.submit(Acknowledge())
         except KeyboardInterrupt:

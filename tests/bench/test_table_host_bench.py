@@ -30,3 +30,38 @@ def test_a_dealt_hand_is_timed_card_by_card_at_every_stage() -> None:
         for stage in STAGES:  # each a part of the whole, none negative
             assert 0 <= stages[stage]["p50"] <= stages[stage]["max"] <= total["max"] + 0.01
         assert 0 < stages[CPU]["p50"]
+
+
+def test_the_dealer_waits_for_the_table_before_ending_the_hand(monkeypatch) -> None:
+    """The host stalls on the flop's third card longer than the dealer's settle (a loaded machine:
+    the long chip run's one flop of 74 that never reached the subscriber).  The dealer ends the
+    hand once the table shows the flop, as a dealer watching the display does: the flop is shown,
+    late, and its lateness is in its latency, not a flop lost to an EndHand that overtook it."""
+    import time
+
+    import controller.bench.table_host as table_host
+    from controller.bench.latency import rfid_source
+
+    require_mosquitto()
+    stall = 1.5  # the session's settle after the flop is 1.5 s x pace 0.25
+
+    class StalledOnTheFlop(table_host._Probe):
+        def __init__(self, daemon) -> None:
+            super().__init__(daemon)
+            pipeline = rfid_source(daemon).pipeline
+            third = sorted(a for a, s in pipeline.zones.zone_map.antennas.items() if s.zone.kind == "board")[2]
+            feed = pipeline.feed
+
+            def stalled(change) -> None:
+                if change.arrived and change.antenna == third:
+                    time.sleep(stall)
+                feed(change)
+
+            pipeline.feed = stalled
+
+    monkeypatch.setattr(table_host, "_Probe", StalledOnTheFlop)
+    with Broker.start() as broker:
+        r = host_session(broker, hands=1, pace=0.25)
+    assert r["flop"]["missing"] == 0 and r["flop"]["end_to_end_ms"]["n"] == 1
+    assert r["flop"]["end_to_end_ms"]["max"] >= stall * 1000
+    assert r["hole"]["missing"] == 0

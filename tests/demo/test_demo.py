@@ -27,7 +27,7 @@ def test_console_demo_catches_every_mistake() -> None:
 @pytest.mark.skipif(not mosquitto_available() and not os.environ.get("CI"), reason="needs mosquitto")
 def test_table_demo_deals_through_the_daemon_and_catches_mistakes(capfd) -> None:
     out = Console(record=True, width=200, file=open(os.devnull, "w"))
-    stats = run_table_demo(hands=2, seed=11, pace=0.3, mistake_rate=1.0, ws_port=0, http_port=0, dead_tags=0.5,
+    stats = run_table_demo(hands=2, seed=11, pace=0, mistake_rate=1.0, ws_port=0, http_port=0, dead_tags=0.5,
                            console=out, games=["holdem", "stud"], rules="robert")
     text = out.export_text()
     # Issue 27: each ruling printed once (the daemon's log goes to demo.log), each hand's result printed,

@@ -9,9 +9,9 @@ import numpy as np
 from controller.rules.cards import Card
 from vision.bench import _no_read_cause
 from vision.corners import read_indices
-from vision.detect import blank_cards, find_quads
-from vision.recognizer import Detection, index_model
-from vision.synth import SyntheticCamera
+from vision.detect import DetectParams, blank_cards, find_quads
+from vision.recognizer import Detection, Recognizer, _quad_iou, index_model
+from vision.synth import CAMERA_CARD_H, SyntheticCamera, card_quad, place, render_back, render_card
 from vision.yolo import LabelledCard
 
 
@@ -62,3 +62,50 @@ def test_no_read_causes() -> None:
     # an index read's card is not the outline's
     assert _no_read_cause(card, [_det(own, index=(110.0, 110.0))], []) == "no outline"
 
+
+
+def test_a_card_seen_from_the_side_is_found_and_two_overlapping_cards_are_not_one() -> None:
+    frame = np.full((480, 640, 3), 40, np.uint8)
+    # one card foreshortened to half its height (seen 55 degrees off overhead): aspect 2.2, not 1.4
+    oblique = np.array([[40, 200], [260, 190], [262, 290], [42, 300]], np.int32)
+    cv2.fillConvexPoly(frame, oblique, (235, 235, 235))
+    # two cards, each of aspect 1.4, overlapping into a blob about as wide as high: notched, no card
+    cv2.rectangle(frame, (360, 60), (460, 200), (235, 235, 235), -1)
+    cv2.rectangle(frame, (430, 100), (530, 240), (235, 235, 235), -1)
+    why: list = []
+    quads = find_quads(frame, why=why)
+    found = sorted(tuple(int(v) for v in box) for box, verdict in why if verdict == "card")
+    assert len(found) == 1 and abs(found[0][0] - 40) <= 3 and abs(found[0][2] - 223) <= 4, why
+    assert [v for box, v in why if box[0] > 300] == ["aspect"]  # the two cards' blob: no card
+    area = cv2.contourArea(oblique.astype(np.float32))
+    assert len(quads) == 1 and abs(cv2.contourArea(quads[0]) - area) < 0.1 * area
+    # the same card with the oblique rule off: rejected for its aspect, as before
+    why_off: list = []
+    assert find_quads(frame, DetectParams(oblique_aspect_hi=None), why_off) == []
+    assert sorted(v for _, v in why_off) == ["aspect", "aspect"]
+
+
+def test_a_seats_two_touching_hole_cards_are_two_cards_not_one_outline() -> None:
+    # the arm64 demo's false alarms: one outline around a seat's two face-down cards (126 x 88 of
+    # card for two 63 x 88 cards side by side: a card's aspect); the board's cards give the card size
+    cam = SyntheticCamera(seed=1, effects=0.0)
+    rng = np.random.default_rng(0)
+    frame = cam._felt.copy()
+    h = CAMERA_CARD_H
+    w = h * 63 / 88
+    backs = [card_quad((cx, 520), h, 0.02, 0.0, rng) for cx in (300, 300 + w - 2)]  # overlapping by 2 px
+    for q in backs:
+        place(frame, render_back(cam.style), q)
+    for i, face in enumerate(("Ah", "7c", "Kd")):
+        place(frame, render_card(Card.parse(face), cam.style, rng), card_quad((400 + 150 * i, 200), h, 0, 0.0, rng))
+    assert len(find_quads(frame, DetectParams(pair_area=None))) == 4  # the two backs: one outline
+    why: list = []
+    quads = find_quads(frame, why=why)
+    assert len(quads) == 5 and sorted(v for _, v in why) == ["card"] * 3 + ["split"]
+    for back in backs:
+        assert max(_quad_iou(back, q) for q in quads) > 0.85
+    # the camera sees two face-down cards there, each where one lies (the fallback tracks each)
+    down = [d for d in Recognizer.stock().recognize(frame) if d.face == "down"]
+    assert len(down) == 2
+    for back in backs:
+        assert min(float(np.linalg.norm(np.array(d.center) - back.mean(0))) for d in down) < 10
