@@ -25,7 +25,7 @@ import numpy as np
 from controller.errors import PokerTableError
 from controller.rules.cards import RANKS, Card
 
-from .recognizer import cache_dir
+from .cache import cache_dir
 
 DECK_DIR = Path("/usr/share/aisleriot/cards")  # Debian's gnome-cards-data: 13-column sheets
 KDE_DIR = Path("/usr/share/carddecks")  # Debian's kdegames-card-data-kf5: one SVG element per card

@@ -26,8 +26,9 @@ import numpy as np
 
 from controller.rules.cards import Card, CardError, standard_deck
 
+from .cache import cache_dir
 from .detect import WARP_H, WARP_W, find_quads, warp
-from .recognizer import Recognizer, cache_dir
+from .recognizer import Recognizer
 
 log = logging.getLogger(__name__)
 

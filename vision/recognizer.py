@@ -222,15 +222,6 @@ PIP_COUNT_LOGIT = 2.0  # log-odds a pip count adds to the number rank it matches
 SUIT_MASS = 0.05  # below this probability mass on the colour's two suits, confidence fades
 
 
-def cache_dir() -> Path:
-    """``$TABLECTL_VISION_CACHE``, else ``$XDG_CACHE_HOME/poker-table-controller/vision``."""
-    env = os.environ.get("TABLECTL_VISION_CACHE")
-    if env:
-        return Path(env)
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "poker-table-controller" / "vision"
-
-
 @dataclass(frozen=True)
 class Detection:
     """One card seen in a frame.  ``card`` is None when unknown (or face down)."""
@@ -455,7 +446,7 @@ def _shipped(model: type[_Model], path: Path, what: str, target: str) -> _Model:
 
 
 def suit_shape_model(path: Path | None = None) -> SuitShape:
-    """The shipped pip-shape suit classifier (``python -m vision.suit_shape`` rebuilds it)."""
+    """The shipped pip-shape suit classifier (``python -m vision.suit_shape_train`` rebuilds it)."""
     try:
         return SuitShape.load(path or SHAPE_FILE)
     except (OSError, ValueError, KeyError) as exc:

@@ -19,8 +19,9 @@ rules a number card out when this reaches
 corner index places, both ways round: see there), bounds chosen on the train scenes of real photos
 by the rule of :func:`veto_bound`.
 
-Weights: ``vision/data/suit_shape.npz`` (``python -m vision.suit_shape`` rebuilds them; about
-30 s).  The product never imports :mod:`vision.decks`: only :func:`train` does, when it runs.
+Weights: ``vision/data/suit_shape.npz`` (``python -m vision.suit_shape_train`` rebuilds them; about
+30 s).  The training lives in :mod:`vision.suit_shape_train`: the product never imports
+:mod:`vision.decks` (which renders decks through the recogniser's layout: a cycle from here).
 """
 
 from __future__ import annotations
@@ -29,7 +30,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import cv2
 import numpy as np
 
 from .glyphs import SUIT_CLASSES, SUIT_SIZE, LinearHead, glyph_features, log_softmax
@@ -38,10 +38,6 @@ SHAPE_FILE = Path(__file__).with_name("data") / "suit_shape.npz"
 SHAPE_VERSION = "s1"
 MAX_PIPS = 4  # the pips nearest the card's centre line are read (the least likely to be cut or covered)
 MIN_SIDE = 6  # a pip mask narrower or lower than this (pixels of the 200 x 280 card) has no shape to read
-# the sizes a card is seen at, as a fraction of the 200 x 280 card it is read at (a card 280 to 80 px
-# high in a photo), and the blur of a phone's or a table camera's lens
-TRAIN_SCALES = (1.0, 0.6, 0.4, 0.28)
-TRAIN_SEED = 11
 MATE = {"c": "s", "s": "c", "d": "h", "h": "d"}  # the other suit of each suit's colour
 SHAPE_RANKS = "23456789T"  # number cards: an ace's lone pip is often ornate (the ace of spades'), a court has none
 
@@ -114,55 +110,3 @@ def veto_bound(right_odds: Iterable[float]) -> float:
     ``VETO_FLOOR``, rounded up to a half."""
     top = max(right_odds, default=0.0)
     return float(np.ceil(2 * max(VETO_FLOOR, top + VETO_MARGIN)) / 2)
-
-
-def _seen(card: np.ndarray, scale: float, rng: np.random.Generator) -> np.ndarray:
-    """A rendered card (200 x 280) as a camera sees it: smaller (then brought back to 200 x 280,
-    as the recogniser warps it), blurred, slightly turned."""
-    img = card
-    if scale < 1.0:
-        small = cv2.resize(img, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA)
-        small = cv2.GaussianBlur(small, (0, 0), float(rng.uniform(0.3, 0.9)))
-        img = cv2.resize(small, (200, 280), interpolation=cv2.INTER_LINEAR)
-    angle = float(rng.uniform(-4, 4))
-    M = cv2.getRotationMatrix2D((100, 140), angle, 1.0)
-    return cv2.warpAffine(img, M, (200, 280), borderMode=cv2.BORDER_REPLICATE)
-
-
-def deck_pips(decks: Iterable[str], seed: int = TRAIN_SEED) -> tuple[np.ndarray, np.ndarray]:
-    """Features and suits of the pips of the number cards (two to ten) of ``decks``, rendered at
-    every ``TRAIN_SCALES`` and cut by :func:`vision.evidence.read_centre`, each pip both ways up."""
-    from .decks import deck_cards  # training and tests only: the product never renders decks
-    from .evidence import read_centre
-
-    rng = np.random.default_rng(seed)
-    X, y = [], []
-    for name in decks:
-        for face, img in sorted(deck_cards(name).items()):
-            if face[0] not in "23456789T":
-                continue
-            card = cv2.resize(img, (200, 280), interpolation=cv2.INTER_AREA)
-            for scale in TRAIN_SCALES:
-                for m in read_centre(_seen(card, scale, rng)).masks:
-                    if min(m.shape) < MIN_SIDE:
-                        continue
-                    for g in (m, m[::-1, ::-1], m[:, ::-1]):
-                        X.append(pip_features(g))
-                        y.append(SUIT_CLASSES.index(face[1]))
-    return np.array(X, np.float32), np.array(y, np.int32)
-
-
-def train(decks: Iterable[str] | None = None) -> SuitShape:
-    """The classifier, trained on the pips of ``decks`` (default: every training deck installed)."""
-    from .decks import TRAIN_DECKS, available
-
-    X, y = deck_pips(decks if decks is not None else available(TRAIN_DECKS))
-    head = LinearHead(SUIT_CLASSES, X, y, l2=1e-3)
-    head.fit(epochs=400)
-    return SuitShape(head)
-
-
-if __name__ == "__main__":  # pragma: no cover
-    model = train()
-    model.save()
-    print(f"wrote {SHAPE_FILE}")

@@ -45,7 +45,7 @@ def test_held_back_decks_pips_name_their_suit_and_the_veto_spares_them() -> None
 
     from vision.decks import HELD_BACK_DECKS, available, deck_cards
     from vision.evidence import read_centre
-    from vision.suit_shape import TRAIN_SCALES, _seen
+    from vision.suit_shape_train import TRAIN_SCALES, _seen
 
     decks = available(HELD_BACK_DECKS)
     if not decks and not os.environ.get("CI"):
