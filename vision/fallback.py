@@ -329,8 +329,9 @@ class CameraFallback:
                 out.append(UnreadCard(t.zone, face or "up", now))
         for zone in list(self._pending):
             waiting = []
+            young = self._unsettled(zone)
             for card, at in self._pending[zone]:
-                if not self._in_vain((card, at), now):
+                if not self._in_vain((card, at), now) or young:
                     waiting.append((card, at))
                     continue
                 # (not a card the camera named and reported already: a dead tag's card, filled
@@ -353,6 +354,18 @@ class CameraFallback:
         self._held_at = self._clock() if now is None else now
         for t in self._tracks:
             t.frames = 0
+
+    def _unsettled(self, zone: Zone) -> bool:
+        """Whether the zone holds an untagged card the camera cannot name that may yet take a
+        waiting tag: seen in fewer than ``min_votes`` looks, or missing from the last look (the
+        tag goes only to a card seen in ``min_votes`` looks, :meth:`_settle`).  A tag does not wait
+        in vain while such a card is there: on a slow camera a new hole card seen once, then missed
+        by one look, had its tag dropped as unplaced and was called unread seconds later (the arm64
+        proof's draw hand).  The wait ends: the card is seen again and takes the tag, or it is
+        forgotten (``lost_after`` and ``lost_frames``) and the tag waits in vain as before."""
+        return any(t.zone == zone and t.tag is None and t.sent is None and not t.resolved
+                   and (t.looks < self.min_votes or t.missed) and self._identity(t) is None
+                   for t in self._tracks)
 
     def _has_tag(self, zone: Zone, card: Card) -> bool:
         return (any(t.tag == card for t in self._tracks if t.zone == zone)

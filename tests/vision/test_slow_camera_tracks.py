@@ -99,3 +99,21 @@ def test_a_stray_outline_in_the_frame_a_card_arrives_does_not_take_its_tag() -> 
     out = _frames(fb, clock, {SEAT1: [stray, *HOLE_CARDS[SEAT1]]}, 1)  # the camera's first sight of it
     out += _frames(fb, clock, HOLE_CARDS, 8)
     assert out == []
+
+
+def test_a_new_hole_card_seen_once_then_missed_once_still_takes_its_waiting_tag() -> None:
+    """The arm64 proof's draw hand, traced on a recogniser slowed by 1 s a frame: seat 2's second
+    card's tag was read; the next frame saw the card once; the frame after missed it; by then the
+    tag had waited ``tag_timeout`` and two frames captured after it, so it was dropped as
+    unplaced, and the card, seen again, was called unread.  The tag waits for a card that may
+    still take it."""
+    clock = ManualClock()
+    fb = _dealt(clock)  # 4c and Qh at seat 1, tagged
+    third = _down((240, 520), (420, 520), (600, 520))
+    assert fb.tag_read(SEAT1, Card.parse("7d")) == []  # its card lands now: the next capture shows it
+    out = _frames(fb, clock, third, 1)  # seen once
+    out += _frames(fb, clock, HOLE_CARDS, 1)  # missed once (not gone: only one look)
+    out += _frames(fb, clock, third, 8)
+    assert out == []
+    (track,) = [t for t in fb._tracks if t.center[0] > 500]
+    assert track.tag == Card.parse("7d")
