@@ -22,7 +22,7 @@ import platform
 import statistics
 import time
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -307,6 +307,30 @@ def record_mirrors(folder: str | Path, recognizer: Recognizer | None = None, wri
     return out
 
 
+# Labels of poker-cards-4 that name a card the photo does not show, by source photo and the label's
+# card (each photo has one box so labelled).  Looked at, not guessed: both photos hold hearts from
+# the nine to the king, and the box labelled 5c holds the jack of hearts (a picture, a red J), the
+# box labelled Td the ten of hearts (ten red heart pips); tests/vision/test_real_cards.py checks each
+# card's centre says so.  The bench reports both: as labelled (the top-level and ``per_split``
+# figures) and with these corrections (``label_corrected``).
+LABEL_CORRECTIONS: dict[tuple[str, str], str] = {
+    ("IMG_20220316_161439", "5c"): "Jh",
+    ("IMG_20220316_161523", "Td"): "Th",
+}
+
+
+def _corrected(name: str, cards: Sequence[Any]) -> tuple[tuple[Any, ...], int]:
+    """``cards`` with :data:`LABEL_CORRECTIONS` applied to the source photo ``name``, and how many."""
+    from dataclasses import replace
+
+    out, n = [], 0
+    for c in cards:
+        fix = LABEL_CORRECTIONS.get((name, c.face))
+        out.append(c if fix is None else replace(c, face=fix))
+        n += fix is not None
+    return tuple(out), n
+
+
 def run_real_bench(folder: str | Path, recognizer: Recognizer | None = None, unstretch: float | None = REAL_UNSTRETCH,
                    progress: Any = None, sides: tuple[str, ...] = ("train", "dev"),
                    folders: tuple[str, ...] | None = None) -> dict[str, Any]:
@@ -332,27 +356,36 @@ def run_real_bench(folder: str | Path, recognizer: Recognizer | None = None, uns
         part = score_folder(folder, _reader(rec), unstretch, progress)
         return {**base, "split": "as given", **{k: v for k, v in part.items() if k != "folder"},
                 "seconds": round(time.perf_counter() - t, 1)}
-    from .scenes import scene_split
+    from .scenes import scene_split, source_name
     from .yolo import score_photo
 
     read = _reader(rec)
     verdicts: dict[str, list[tuple[str, str | None]]] = {side: [] for side in sides}
+    fixed_verdicts: dict[str, list[tuple[str, str | None]]] = {side: [] for side in sides}
     photos: Counter[str] = Counter()
     stray: Counter[str] = Counter()
+    fixes = 0
     for scene, ph in scene_photos(folder, rec, unstretch, sides, progress=progress, folders=folders):
-        v, s = score_photo(ph.cards, read(ph.image))
+        found = read(ph.image)
+        v, s = score_photo(ph.cards, found)
         verdicts[scene.side] += v
+        cards, n = _corrected(source_name(ph.path), ph.cards)
+        fixed_verdicts[scene.side] += score_photo(cards, found)[0] if n else v
+        fixes += n
         photos[scene.side] += 1
         stray[scene.side] += s
     per = {side: _score_reads(v, photos[side], stray[side]) for side, v in verdicts.items()}
+    fixed = {"labels_corrected": fixes, "corrections": [f"{k[0]}: labelled {k[1]}, shows {v}"
+                                                        for k, v in LABEL_CORRECTIONS.items()],
+             "per_split": {side: _score_reads(v, photos[side], stray[side]) for side, v in fixed_verdicts.items()}}
     mode: dict[str, Any] = {}
     if recognizer is None:  # the daemon's camera on a real table (two readers and the centre), same photos
         cam = run_real_bench(folder, Recognizer.two_reader(), unstretch, progress, sides, folders)
         mode = {"two_readers_mode": {k: cam[k] for k in ("threshold", "index_threshold", "lone_threshold",
                                                           "two_readers", "centre_check", "centre_placed",
-                                                          "shape_check", "per_split")}}
+                                                          "shape_check", "per_split", "label_corrected")}}
     return {**base, "split": "scene", **({"folders": list(folders)} if folders else {}), **per.get("dev", {}),
-            "per_split": per, **mode,
+            "per_split": per, "label_corrected": fixed, **mode,
             "scenes": [s.to_dict() for s in scene_split(folder)],
             "seconds": round(time.perf_counter() - t, 1),
             "note": "scenes (the same cards in sequence) alternate in time order between train and dev, so "
