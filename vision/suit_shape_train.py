@@ -7,7 +7,7 @@ rebuilds ``vision/data/suit_shape.npz`` (about 30 s)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 import cv2
 import numpy as np
@@ -36,23 +36,29 @@ def _seen(card: np.ndarray, scale: float, rng: np.random.Generator) -> np.ndarra
     return cv2.warpAffine(img, M, (200, 280), borderMode=cv2.BORDER_REPLICATE)
 
 
-def deck_pips(decks: Iterable[str], seed: int = TRAIN_SEED) -> tuple[np.ndarray, np.ndarray]:
-    """Features and suits of the pips of the number cards (two to ten) of ``decks``, rendered at
-    every ``TRAIN_SCALES`` and cut by :func:`vision.evidence.read_centre`, each pip both ways up."""
-    rng = np.random.default_rng(seed)
-    X, y = [], []
+def seen_pips(decks: Iterable[str], rng: np.random.Generator) -> Iterator[tuple[str, str, list[np.ndarray]]]:
+    """``(deck, card, pip masks)`` for the number cards (two to ten) of ``decks``, each seen at every
+    ``TRAIN_SCALES`` (:func:`_seen`) and cut by :func:`vision.evidence.read_centre` as the camera
+    cuts them: what the model trains on, and what the held-back decks' test measures it on."""
     for name in decks:
         for face, img in sorted(deck_cards(name).items()):
             if face[0] not in "23456789T":
                 continue
             card = cv2.resize(img, (200, 280), interpolation=cv2.INTER_AREA)
             for scale in TRAIN_SCALES:
-                for m in read_centre(_seen(card, scale, rng)).masks:
-                    if min(m.shape) < MIN_SIDE:
-                        continue
-                    for g in (m, m[::-1, ::-1], m[:, ::-1]):
-                        X.append(pip_features(g))
-                        y.append(SUIT_CLASSES.index(face[1]))
+                yield name, face, read_centre(_seen(card, scale, rng)).masks
+
+
+def deck_pips(decks: Iterable[str], seed: int = TRAIN_SEED) -> tuple[np.ndarray, np.ndarray]:
+    """Features and suits of the pips of :func:`seen_pips`, each pip both ways up."""
+    X, y = [], []
+    for _, face, masks in seen_pips(decks, np.random.default_rng(seed)):
+        for m in masks:
+            if min(m.shape) < MIN_SIDE:
+                continue
+            for g in (m, m[::-1, ::-1], m[:, ::-1]):
+                X.append(pip_features(g))
+                y.append(SUIT_CLASSES.index(face[1]))
     return np.array(X, np.float32), np.array(y, np.int32)
 
 

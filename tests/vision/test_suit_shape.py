@@ -41,33 +41,23 @@ def test_held_back_decks_pips_name_their_suit_and_the_veto_spares_them() -> None
     at most one time in twenty there, and never at the bound for cards an index places.  Measured:
     424 cards, 92 % and 60 % of the swapped suits ruled out at the two bounds, 13 true cards (3.1 %:
     the 'plastic' deck's small clubs) at the own bound, none at the placed one."""
-    import cv2
-
-    from vision.decks import HELD_BACK_DECKS, available, deck_cards
-    from vision.evidence import read_centre
-    from vision.suit_shape_train import TRAIN_SCALES, _seen
+    from vision.decks import HELD_BACK_DECKS, available
+    from vision.suit_shape_train import seen_pips
 
     decks = available(HELD_BACK_DECKS)
     if not decks and not os.environ.get("CI"):
         pytest.skip("gnome-cards-data not installed")
     model = SuitShape.load()
-    rng = np.random.default_rng(5)
     true_odds: list[float] = []
     swapped: list[float] = []
     per_deck: dict[str, int] = defaultdict(int)
-    for name in decks:
-        for face, img in sorted(deck_cards(name).items()):
-            if face[0] not in "23456789T":
-                continue
-            card = cv2.resize(img, (200, 280), interpolation=cv2.INTER_AREA)
-            for scale in TRAIN_SCALES:
-                masks = read_centre(_seen(card, scale, rng)).masks
-                o = model.mate_odds(face[1], masks)
-                if o is None:
-                    continue
-                true_odds.append(o)
-                swapped.append(model.mate_odds(MATE[face[1]], masks) or 0.0)
-                per_deck[name] += 1
+    for name, face, masks in seen_pips(decks, np.random.default_rng(5)):
+        o = model.mate_odds(face[1], masks)
+        if o is None:
+            continue
+        true_odds.append(o)
+        swapped.append(model.mate_odds(MATE[face[1]], masks) or 0.0)
+        per_deck[name] += 1
     assert len(true_odds) >= 300 and all(n >= 100 for n in per_deck.values()), per_deck
     t, s = np.array(true_odds), np.array(swapped)
     assert (s >= VETO_OWN).mean() >= 0.9, (s >= VETO_OWN).mean()
