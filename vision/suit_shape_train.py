@@ -36,7 +36,7 @@ def _seen(card: np.ndarray, scale: float, rng: np.random.Generator) -> np.ndarra
     return cv2.warpAffine(img, M, (200, 280), borderMode=cv2.BORDER_REPLICATE)
 
 
-def seen_pips(decks: Iterable[str], rng: np.random.Generator) -> Iterator[tuple[str, str, list[np.ndarray]]]:
+def seen_pips(decks: Iterable[str], rng: np.random.Generator) -> Iterator[tuple[str, str, tuple[np.ndarray, ...]]]:
     """``(deck, card, pip masks)`` for the number cards (two to ten) of ``decks``, each seen at every
     ``TRAIN_SCALES`` (:func:`_seen`) and cut by :func:`vision.evidence.read_centre` as the camera
     cuts them: what the model trains on, and what the held-back decks' test measures it on."""
