@@ -181,11 +181,12 @@ def read_centre(card: np.ndarray) -> CentreRead:
         for i in pip_ids:
             x, y, bw, bh = stats[i, :4]
             m = lab[y:y + bh, x:x + bw] == i  # the pip's box only: the same pixels as the whole label image
+            m8 = m.astype(np.uint8)
             if x > 0 and y > 0 and x + bw < x1 - x0 and y + bh < y1 - y0:  # a pip cut by the edge has no suit's shape
-                masks.append((abs(x + bw / 2 - (x1 - x0) / 2), m.astype(np.uint8)))
+                masks.append((abs(x + bw / 2 - (x1 - x0) / 2), m8))
             b, g, r = px[y:y + bh, x:x + bw][m].reshape(-1, 3).mean(axis=0) / white
             reds.append(float((r - max(b, g)) / max(r, 1e-3)))
-            cs, _ = cv2.findContours(m.astype(np.uint8), cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+            cs, _ = cv2.findContours(m8, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
             c = max(cs, key=cv2.contourArea)
             sols.append(float(cv2.contourArea(c)) / max(float(cv2.contourArea(cv2.convexHull(c))), 1.0))
         red, solidity = float(np.median(reds)), float(np.median(sols))

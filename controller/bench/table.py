@@ -223,8 +223,8 @@ class _Session:
         self.board_antenna = [a for a, s in sorted(zone_map.antennas.items()) if s.zone.kind == "board"]
         self.pile = {s.zone.kind: a for a, s in zone_map.antennas.items() if s.zone.kind in ("burn", "muck")}
         self.powerup = {uid: _powerup(rng, slow) for uid in uids}
-        self.labels = {uid: card.label() for uid, card in zip(uids, standard_deck(), strict=True)}
         self.cards = dict(zip(uids, standard_deck(), strict=True))
+        self.labels = {uid: card.label() for uid, card in self.cards.items()}
 
     def _shown(self, uids: list[str]) -> None:
         """Wait until the engine has these cards (``host_wait`` at most: a card the board never
