@@ -170,6 +170,7 @@ from controller.errors import PokerTableError
 from controller.geometry import Zone
 from controller.rules.cards import Card
 
+from . import overlap
 from .corners import (
     INDEX_FILE,
     DeckExamples,
@@ -809,6 +810,9 @@ class Recognizer:
                                  evidence=rd.evidence, best=rd.best))
         if self.index is not None:
             out += self._index_detections(img, out, off)
+        if self.two_readers and overlap.HIDDEN_CARDS:  # cards inside one outline around several
+            out += [Detection(rd.card, rd.confidence, q + off, "up", evidence=rd.evidence, best=rd.best)
+                    for rd, q in overlap.hidden_cards(self.read, self.detect_params, img, out, off)]
         return _one_of_each(out) if self.two_readers else out
 
     def _index_detections(self, img: np.ndarray, found: list[Detection], off: np.ndarray) -> list[Detection]:
