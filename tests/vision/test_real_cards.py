@@ -28,7 +28,8 @@ WRONG_AT_MOST = 0.018  # measured 0.0157 (15 of 954); the target, 0.003, is not 
 # 0.8) 0.8375 and 4 wrong
 # 0.8878 and 4 wrong again with the pip-shape suit reader beside it (opt-in: vision.suit_shape), two of
 # the 4 labelling errors of the photo set (test_two_dev_labels_name_a_card_the_photo_does_not_show)
-MODE_RIGHT_AT_LEAST = 0.875  # measured 0.8878 (847 of 954); the target, 0.90, is not reached
+# 0.8931 (852 of 954) with the cards inside outlines around several read from their corners (vision.overlap)
+MODE_RIGHT_AT_LEAST = 0.88  # measured 0.8931 (852 of 954); the target, 0.90, is not reached
 MODE_WRONG_AT_MOST = 0.0055  # measured 0.0042 (4 of 954): at most 5; the target, 0.003, is not reached
 MODE_FIXED_WRONG_AT_MOST = 0.003  # the two labels corrected: measured 0.0021 (2 of 954): the target met, at most 2
 # CI has the photos beside the clone: there a missing folder fails the tests, it does not skip them
