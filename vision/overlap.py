@@ -126,7 +126,7 @@ class Outline:
         either side the long one.  A rectangle is kept when it lies inside the outline."""
         x0, y0, bw, bh = cv2.boundingRect(self.poly.astype(np.int32))
         filled = np.zeros((bh + 1, bw + 1), np.uint8)
-        cv2.fillPoly(filled, [(self.poly - np.float32([x0, y0])).astype(np.int32)], 255)
+        cv2.fillPoly(filled, [(self.poly - np.array([x0, y0], np.float32)).astype(np.int32)], 255)
         out = []
         for i in range(len(self.poly)):
             if not self.corner[i]:
@@ -149,7 +149,7 @@ class Outline:
                 if la > 1.15 * along_a or lb > 1.15 * along_b:
                     continue  # a side of the outline is longer than that side of the card
                 q = np.array([p, p + along_a * ua, p + along_a * ua + along_b * vb, p + along_b * vb], np.float32)
-                if _inside(filled, q - np.float32([x0, y0])) >= MIN_INSIDE:
+                if _inside(filled, q - np.array([x0, y0], np.float32)) >= MIN_INSIDE:
                     out.append((i, q))
         return out
 

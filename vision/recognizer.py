@@ -794,7 +794,9 @@ class Recognizer:
 
         Cards found by their outline are read whole (both corners, pips); then the corner
         indices found anywhere in the frame (:mod:`vision.corners`) read the cards whose
-        outline is lost: overlapping, partly covered, on a light table.
+        outline is lost: overlapping, partly covered, on a light table; then (two readers) the
+        cards inside one outline around several are read whole from the rectangles its corners
+        imply (:mod:`vision.overlap`).
         """
         ox = oy = 0
         img = frame
