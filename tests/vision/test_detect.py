@@ -140,3 +140,18 @@ def test_grow_moves_each_side_outward() -> None:
     want = np.array([[8, 8], [112, 8], [112, 152], [8, 152]], np.float32)
     assert np.allclose(_grow(q, 2.0), want, atol=1e-4)
     assert np.allclose(_grow(q[::-1].copy(), 2.0), want[::-1], atol=1e-4)  # either orientation
+
+
+def test_a_court_card_whose_white_is_only_a_broken_frame_is_still_a_card() -> None:
+    # white only in a thin frame around a dark picture, the frame broken where the picture meets the
+    # card's edge: the outline fills under min_fill of its hull, but its hull is a card's quadrilateral
+    frame = np.full((480, 640, 3), 40, np.uint8)
+    cv2.rectangle(frame, (100, 80), (240, 276), (235, 235, 235), -1)  # 141 x 197: aspect 1.4
+    cv2.rectangle(frame, (114, 94), (226, 262), (60, 40, 120), -1)  # the picture
+    cv2.rectangle(frame, (100, 150), (114, 200), (60, 40, 120), -1)  # reaching the left edge: frame broken
+    why: list = []
+    quads = find_quads(frame, why=why)
+    assert [v for _, v in why] == ["card"] and len(quads) == 1
+    assert _quad_iou(quads[0], np.array([[100, 80], [241, 80], [241, 277], [100, 277]], np.float32)) > 0.9
+    why_off: list = []
+    assert find_quads(frame, DetectParams(card_hull=False), why_off) == [] and [v for _, v in why_off] == ["fill"]
