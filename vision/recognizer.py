@@ -180,7 +180,18 @@ from .corners import (
     labelled_examples,
     read_indices,
 )
-from .detect import WARP_H, WARP_W, DetectParams, blank_cards, box_of, find_quads, max_channel, min_channel, warp
+from .detect import (
+    WARP_H,
+    WARP_W,
+    DetectParams,
+    blank_cards,
+    box_of,
+    find_edge_quads,
+    find_quads,
+    max_channel,
+    min_channel,
+    warp,
+)
 from .evidence import (
     ACE_PIP_WIDTH,
     COURT_MAX_PIPS,
@@ -809,6 +820,15 @@ class Recognizer:
                                  evidence=rd.evidence, best=rd.best))
         if self.index is not None:
             out += self._index_detections(img, out, off)
+        # where no card was named (nor seen face down): cards outlined by their edges (off unless
+        # ``detect.edge_canny``), kept when both readers name the card read whole (find_edge_quads says why)
+        for quad in find_edge_quads(img, [d.quad - off for d in out if d.card is not None or d.face == "down"],
+                                    self.detect_params):
+            crop = warp(img, quad)
+            rd = self.read(crop)
+            if rd.card is not None and rd.evidence is not None and rd.evidence.readers >= 2:
+                out.append(Detection(rd.card, rd.confidence, quad + off, rd.face, crop if keep_crops else None,
+                                     evidence=rd.evidence, best=rd.best))
         return _one_of_each(out) if self.two_readers else out
 
     def _index_detections(self, img: np.ndarray, found: list[Detection], off: np.ndarray) -> list[Detection]:
