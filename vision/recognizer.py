@@ -508,14 +508,40 @@ def _one_of_each(dets: list[Detection]) -> list[Detection]:
     clubs as the four, a king of clubs as the ten), each a second, single-index read (confirmed by
     the glyph reader) of a card whose two corner indices had named it, surer, elsewhere in the frame
     (found by looking at the dev confusions: the dev figures after it are not a blind measure of it).
-    The two-reader camera only."""
+    Where the read named and one left unknown are of one card (:func:`_one_card`), the card named lies
+    where both reads place it.  The two-reader camera only."""
     surest: dict[Card, int] = {}
     for i, d in enumerate(dets):
         if d.card is not None and d.card.rank is not None and (d.card not in surest
                                                               or d.confidence > dets[surest[d.card]].confidence):
             surest[d.card] = i
-    return [d if d.card is None or surest.get(d.card, i) == i else replace(d, card=None, best=d.card)
-            for i, d in enumerate(dets)]
+    out = [d if d.card is None or surest.get(d.card, i) == i else replace(d, card=None, best=d.card)
+           for i, d in enumerate(dets)]
+    for i, d in enumerate(dets):
+        s = surest.get(d.card) if d.card is not None else None
+        if s is not None and s != i:
+            out[s] = _one_card(out[s], d)
+    return out
+
+
+def _holds(quad: np.ndarray, p: tuple[float, float]) -> bool:
+    return cv2.pointPolygonTest(quad.astype(np.float32), (float(p[0]), float(p[1])), False) >= 0
+
+
+def _one_card(surest: Detection, other: Detection) -> Detection:
+    """``surest`` and ``other`` name the same card: where ``other``'s card holds where both were read
+    (their index, or the outline's centre) and ``surest``'s does not, they are one card read at two
+    of its corners (or whole and at an index), and ``surest``'s card lies where ``other`` places it.
+    An index places its card from its own orientation, which a card seen at a slant or under a
+    neighbour's edge can turn (the card then reaches onto its neighbours); two reads of the card
+    bound where it is.  The name is unchanged: only where the card lies, and its two corners read alike."""
+    at = surest.index or surest.center
+    other_at = other.index or other.center
+    if _holds(other.quad, at) and _holds(other.quad, other_at) and not _holds(surest.quad, other_at):
+        ev = surest.evidence
+        return replace(surest, quad=other.quad,
+                       evidence=replace(ev, corners=max(ev.corners, 2)) if ev is not None and surest.index else ev)
+    return surest
 
 
 # ----------------------------------------------------------------------------- recogniser
