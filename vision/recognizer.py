@@ -565,18 +565,20 @@ def _holds(quad: np.ndarray, p: tuple[float, float]) -> bool:
 
 
 def _one_card(surest: Detection, other: Detection) -> Detection:
-    """``surest`` and ``other`` name the same card: where ``other``'s card holds where both were read
+    """``surest`` (an index read) and ``other`` name the same card: where ``other``'s card holds where both were read
     (their index, or the outline's centre) and ``surest``'s does not, they are one card read at two
     of its corners (or whole and at an index), and ``surest``'s card lies where ``other`` places it.
     An index places its card from its own orientation, which a card seen at a slant or under a
     neighbour's edge can turn (the card then reaches onto its neighbours); two reads of the card
-    bound where it is.  The name is unchanged: only where the card lies, and its two corners read alike."""
-    at = surest.index or surest.center
+    bound where it is.  The name is unchanged: only where the card lies, and its two corners read alike.
+    A card read whole stays where its outline is (an outline is seen, not placed)."""
+    if surest.index is None:
+        return surest
     other_at = other.index or other.center
-    if _holds(other.quad, at) and _holds(other.quad, other_at) and not _holds(surest.quad, other_at):
+    if _holds(other.quad, surest.index) and _holds(other.quad, other_at) and not _holds(surest.quad, other_at):
         ev = surest.evidence
         return replace(surest, quad=other.quad,
-                       evidence=replace(ev, corners=max(ev.corners, 2)) if ev is not None and surest.index else ev)
+                       evidence=None if ev is None else replace(ev, corners=max(ev.corners, 2)))
     return surest
 
 

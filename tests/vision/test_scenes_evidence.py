@@ -316,3 +316,16 @@ def test_two_reads_of_one_card_place_it_where_the_less_sure_read_holds_both_indi
     # the surer read's card already holds the other index: it stays where it is
     near = [Detection(five, 0.95, card + 2, index=(55.0, 85.0), evidence=ev), dets[1]]
     assert np.array_equal(_one_of_each(near)[0].quad, card + 2)
+
+
+def test_a_card_read_whole_stays_where_its_outline_is() -> None:
+    """Only an index places its card: a card read whole (its outline seen) is not moved by another read."""
+    from controller.rules.cards import Card
+    from vision.recognizer import Detection, _one_of_each
+
+    card = np.array([[0, 0], [60, 0], [60, 90], [0, 90]], np.float32)
+    five = Card.parse("5c", "A")
+    outline = np.array([[20, 40], [80, 40], [80, 130], [20, 130]], np.float32)
+    dets = [Detection(five, 0.99, outline), Detection(five, 0.9, card, index=(5.0, 5.0))]
+    out = _one_of_each(dets)
+    assert np.array_equal(out[0].quad, outline) and out[1].card is None
