@@ -304,20 +304,12 @@ class Expect(Message):
 
 
 @dataclass(frozen=True, slots=True)
-class Replay(Message):
+class Replay(_Packed):
     """Ask the device to send again its frames from ``first`` on (ACK OK; NOT_READY if gone)."""
 
     TYPE: ClassVar[MessageType] = MessageType.REPLAY
     first: int = 0
-
-    def body(self) -> bytes:
-        return struct.pack(">H", self.first & 0xFFFF)
-
-    @classmethod
-    def parse(cls, body: bytes, seq: int, version: int) -> Replay:
-        if len(body) != 2:
-            raise ProtocolError("bad REPLAY length")
-        return cls(struct.unpack(">H", body)[0], seq=seq)
+    _FMT: ClassVar[struct.Struct] = struct.Struct(">H")
 
 
 MESSAGE_CLASSES: dict[int, type[Message]] = {

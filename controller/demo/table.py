@@ -50,6 +50,14 @@ class DemoStats:
         """Every mistake caught, and nothing raised where there was none."""
         return self.caught == self.mistakes and self.false_alarms == 0
 
+    def judge(self, mistake: bool, raised: bool) -> None:
+        """One hand's verdict, the same for both demos: an alert on a hand dealt with a mistake
+        caught it; one on a hand dealt with none is a false alarm."""
+        if raised and mistake:
+            self.caught += 1
+        elif raised:
+            self.false_alarms += 1
+
 
 def _hand_dict(rng: random.Random, game: str, mistake_rate: float, rules: str | None = None) -> tuple[dict, bool]:
     hand = dealer_sim.legal_hand(rng, game=game, rules=rules, chips=True)
@@ -84,7 +92,7 @@ def run_console_demo(hands: int = 0, seed: int | None = None, delay: float = 0.1
     """Deal ``hands`` hands (0: until interrupted); returns what happened."""
     console = console or Console(highlight=False)
     rng = random.Random(seed)
-    stats = DemoStats(rulings=Counter())
+    stats = DemoStats()
     games = games or list(DEMO_GAMES)
     n = 0
     while hands == 0 or n < hands:
@@ -121,10 +129,7 @@ def run_console_demo(hands: int = 0, seed: int | None = None, delay: float = 0.1
             if delay:
                 console.print(f"  [dim]{event.kind:<7}[/] {_seats_line(svc)}")
                 time.sleep(delay)
-        if mistake and raised:
-            stats.caught += 1
-        elif not mistake and raised:
-            stats.false_alarms += 1
+        stats.judge(mistake, raised > 0)
         end = svc.engine.showdown() if svc.engine is not None else None
         if end is not None:
             console.print(f"  [green]{end.describe()}[/]")
@@ -200,7 +205,7 @@ def _run_table_demo(hands: int, seed: int | None, pace: float, mistake_rate: flo
     ended: list[dict] = []  # hand_end payloads, as the daemon published them
     registry = DeckRegistry([deck])
     layout = TableLayout.for_games(GAMES, seats=10)
-    stats = DemoStats(rulings=Counter())
+    stats = DemoStats()
     with Broker.start(users=passwords, acl_text=acl, websockets_port=ws_port or 0, config_template=conf) as broker:
         lifecycle.record(broker.pid)
         settings = {
@@ -337,10 +342,7 @@ def _run_table_demo(hands: int, seed: int | None, pace: float, mistake_rate: flo
                     for result in ended:
                         console.print(f"  [green]result: {result_words(result)}[/]")
                     ended.clear()
-                    if mistake and len(svc.alerts) > before:
-                        stats.caught += 1
-                    elif not mistake and len(svc.alerts) > before:
-                        stats.false_alarms += 1
+                    stats.judge(mistake, len(svc.alerts) > before)
                     if svc.alerts:
                         time.sleep(5 * pace)  # he reads the alert (2 s at the demo's pace), then acknowledges it
                     while svc.alerts:

@@ -204,3 +204,31 @@ def test_the_histogram_percentile_is_numpys() -> None:
         x = rng.integers(0, 256, (int(rng.integers(1, 400)),), dtype=np.uint8)
         q = float(rng.uniform(0, 100))
         assert abs(_percentile_u8(x, q) - float(np.percentile(x, q))) < 1e-9
+
+
+def test_a_card_whose_outline_reads_a_quarter_turn_off_is_warped_the_way_its_index_reads() -> None:
+    """A card seen at a slant can look wider than high: the outline's warp then turns it a quarter turn
+    (its long side taken for the short one).  The centre read for an index's card is warped the way the
+    index reads (its down vector), so the index corner is at the warp's top-left or, upside down, its
+    bottom-right."""
+    from vision.detect import warp
+    from vision.recognizer import _warp_down
+
+    frame = np.full((300, 400, 3), 60, np.uint8)
+    quad = np.array([[40, 100], [340, 100], [340, 260], [40, 260]], np.float32)  # the card upright, foreshortened
+    cv2.fillConvexPoly(frame, quad.astype(np.int32), (235, 235, 235))
+    cv2.rectangle(frame, (50, 108), (80, 140), (0, 0, 0), -1)  # its index, at its top-left corner
+
+    def index_corner(card: np.ndarray) -> str:
+        h, w = card.shape[:2]
+        dark = {name: float(card[ys, xs].mean()) for name, ys, xs in (
+            ("top-left", slice(0, h // 4), slice(0, w // 4)), ("top-right", slice(0, h // 4), slice(3 * w // 4, w)),
+            ("bottom-left", slice(3 * h // 4, h), slice(0, w // 4)),
+            ("bottom-right", slice(3 * h // 4, h), slice(3 * w // 4, w)))}
+        return min(dark, key=lambda k: dark[k])
+
+    assert index_corner(warp(frame, quad)) in ("top-right", "bottom-left")  # the outline's warp: a quarter off
+    assert index_corner(_warp_down(frame, quad, np.array([0.0, 12.0]))) in ("top-left", "bottom-right")
+    # an outline that reads the right way round is warped as the outline says
+    tall = np.array([[150, 20], [250, 20], [250, 160], [150, 160]], np.float32)
+    assert np.array_equal(_warp_down(frame, tall, np.array([0.0, 9.0])), warp(frame, tall))

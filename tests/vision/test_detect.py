@@ -9,7 +9,7 @@ import numpy as np
 from controller.rules.cards import Card
 from vision.bench import _no_read_cause
 from vision.corners import read_indices
-from vision.detect import DetectParams, blank_cards, find_quads
+from vision.detect import DetectParams, _grow, blank_cards, find_edge_quads, find_quads
 from vision.recognizer import Detection, Recognizer, _quad_iou, index_model
 from vision.synth import CAMERA_CARD_H, SyntheticCamera, card_quad, place, render_back, render_card
 from vision.yolo import LabelledCard
@@ -109,3 +109,49 @@ def test_a_seats_two_touching_hole_cards_are_two_cards_not_one_outline() -> None
     assert len(down) == 2
     for back in backs:
         assert min(float(np.linalg.norm(np.array(d.center) - back.mean(0))) for d in down) < 10
+
+
+def test_a_white_card_on_a_light_table_is_outlined_by_its_edges_and_nothing_else_is() -> None:
+    # a white card on a light grey table (215): both above the whiteness threshold's upper bound, the
+    # mask is one blob the size of the frame (no outline of a card's shape); the card's edge is still there
+    cam = SyntheticCamera(seed=1, effects=0.0)
+    rng = np.random.default_rng(0)
+    frame = np.full((720, 1280, 3), 215, np.uint8)
+    card = card_quad((400, 360), CAMERA_CARD_H, 0.2, 0.0, rng)
+    place(frame, render_card(Card.parse("7c"), cam.style, rng), card)
+    # two patches of card shape on the table: one white (a card's blank back, say), one coloured: not paper
+    blank = card_quad((800, 360), CAMERA_CARD_H, 0.0, 0.0, rng)
+    cv2.fillConvexPoly(frame, blank.astype(np.int32), (240, 240, 240))
+    cv2.fillConvexPoly(frame, card_quad((1100, 360), CAMERA_CARD_H, 0.0, 0.0, rng).astype(np.int32), (150, 200, 245))
+    why: list = []
+    assert find_quads(frame, why=why) == [] and [v for _, v in why] == ["big"]
+    on = DetectParams(edge_canny=(8, 20))
+    quads = find_edge_quads(frame, [], on)
+    assert len(quads) == 2, quads
+    assert sorted(max(_quad_iou(q, k) for k in quads) for q in (card, blank))[0] > 0.95
+    assert find_edge_quads(frame, [], DetectParams()) == []  # shipped off
+    assert len(find_edge_quads(frame, [card], on)) == 1  # a card found otherwise is not outlined again
+    # the camera: the seven read at its index (its outline not read again), the blank read whole, not named
+    assert [str(d.card) for d in Recognizer.two_reader(detect=on).recognize(frame)] == ["7c"]
+
+
+def test_grow_moves_each_side_outward() -> None:
+    q = np.array([[10, 10], [110, 10], [110, 150], [10, 150]], np.float32)
+    want = np.array([[8, 8], [112, 8], [112, 152], [8, 152]], np.float32)
+    assert np.allclose(_grow(q, 2.0), want, atol=1e-4)
+    assert np.allclose(_grow(q[::-1].copy(), 2.0), want[::-1], atol=1e-4)  # either orientation
+
+
+def test_a_court_card_whose_white_is_only_a_broken_frame_is_still_a_card() -> None:
+    # white only in a thin frame around a dark picture, the frame broken where the picture meets the
+    # card's edge: the outline fills under min_fill of its hull, but its hull is a card's quadrilateral
+    frame = np.full((480, 640, 3), 40, np.uint8)
+    cv2.rectangle(frame, (100, 80), (240, 276), (235, 235, 235), -1)  # 141 x 197: aspect 1.4
+    cv2.rectangle(frame, (114, 94), (226, 262), (60, 40, 120), -1)  # the picture
+    cv2.rectangle(frame, (100, 150), (114, 200), (60, 40, 120), -1)  # reaching the left edge: frame broken
+    why: list = []
+    quads = find_quads(frame, why=why)
+    assert [v for _, v in why] == ["card"] and len(quads) == 1
+    assert _quad_iou(quads[0], np.array([[100, 80], [241, 80], [241, 277], [100, 277]], np.float32)) > 0.9
+    why_off: list = []
+    assert find_quads(frame, DetectParams(card_hull=False), why_off) == [] and [v for _, v in why_off] == ["fill"]

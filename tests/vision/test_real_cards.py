@@ -29,9 +29,11 @@ WRONG_AT_MOST = 0.018  # measured 0.0157 (15 of 954); the target, 0.003, is not 
 # 0.8878 and 4 wrong again with the pip-shape suit reader beside it (opt-in: vision.suit_shape), two of
 # the 4 labelling errors of the photo set (test_two_dev_labels_name_a_card_the_photo_does_not_show)
 # 0.8931 (852 of 954) with the cards inside outlines around several read from their corners (vision.overlap)
-MODE_RIGHT_AT_LEAST = 0.88  # measured 0.8931 (852 of 954); the target, 0.90, is not reached
-MODE_WRONG_AT_MOST = 0.0055  # measured 0.0042 (4 of 954): at most 5; the target, 0.003, is not reached
-MODE_FIXED_WRONG_AT_MOST = 0.003  # the two labels corrected: measured 0.0021 (2 of 954): the target met, at most 2
+# 0.8899 and 3 wrong with two reads of one card placed where both are (the Kh read as 4c from a weak index
+# is still named: the king's own read now lies on it, and a card with a right read scores right)
+MODE_RIGHT_AT_LEAST = 0.88  # measured 0.8899 (849 of 954); the target, 0.90, is not reached
+MODE_WRONG_AT_MOST = 0.0042  # measured 0.0031 (3 of 954): at most 4; the target, 0.003, is not reached
+MODE_FIXED_WRONG_AT_MOST = 0.0021  # the two labels corrected: measured 0.0010 (1 of 954): the target met, at most 2
 # CI has the photos beside the clone: there a missing folder fails the tests, it does not skip them
 needs_photos = pytest.mark.skipif(not (DATASET / "valid" / "images").is_dir() and not os.environ.get("CI"),
                                   reason="real photos not beside the repo")

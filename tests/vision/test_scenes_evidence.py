@@ -290,3 +290,42 @@ def test_one_deck_holds_one_of_each_card_so_the_camera_names_only_the_surest_rea
     out = _one_of_each(dets)
     assert [d.card for d in out] == [None, six, seven, None]
     assert out[0].best == six and out[0].index == (110.0, 110.0)  # the guess is kept, unnamed
+
+
+def test_two_reads_of_one_card_place_it_where_the_less_sure_read_holds_both_indices() -> None:
+    """A card read at two of its corner indices: the surer index placed the card turned, onto its
+    neighbour (its card does not hold the other index); the other read's card holds both indices, so
+    the named card lies there, read at both corners.  The name never changes."""
+    from controller.rules.cards import Card
+    from vision.recognizer import Detection, Evidence, _one_of_each
+
+    card = np.array([[0, 0], [60, 0], [60, 90], [0, 90]], np.float32)
+    five = Card.parse("5c", "A")
+    turned = np.array([[50, 80], [140, 20], [190, 95], [100, 155]], np.float32)  # holds (55, 85) only
+    ev = Evidence(1, False, None)
+    dets = [Detection(five, 0.95, turned, index=(55.0, 85.0), evidence=ev),  # the bottom-right index
+            Detection(five, 0.92, card, index=(5.0, 5.0), evidence=ev)]  # the top-left one: its card holds both
+    out = _one_of_each(dets)
+    assert [d.card for d in out] == [five, None] and out[1].best == five
+    assert np.array_equal(out[0].quad, card) and out[0].index == (55.0, 85.0) and out[0].confidence == 0.95
+    assert out[0].evidence is not None and out[0].evidence.corners == 2
+    # two reads far apart (neither card holds the other's index): two cards named alike, placed as read
+    far = [Detection(five, 0.95, card + 300, index=(305.0, 305.0), evidence=ev), dets[1]]
+    out = _one_of_each(far)
+    assert np.array_equal(out[0].quad, card + 300) and out[0].evidence.corners == 1 and out[1].card is None
+    # the surer read's card already holds the other index: it stays where it is
+    near = [Detection(five, 0.95, card + 2, index=(55.0, 85.0), evidence=ev), dets[1]]
+    assert np.array_equal(_one_of_each(near)[0].quad, card + 2)
+
+
+def test_a_card_read_whole_stays_where_its_outline_is() -> None:
+    """Only an index places its card: a card read whole (its outline seen) is not moved by another read."""
+    from controller.rules.cards import Card
+    from vision.recognizer import Detection, _one_of_each
+
+    card = np.array([[0, 0], [60, 0], [60, 90], [0, 90]], np.float32)
+    five = Card.parse("5c", "A")
+    outline = np.array([[20, 40], [80, 40], [80, 130], [20, 130]], np.float32)
+    dets = [Detection(five, 0.99, outline), Detection(five, 0.9, card, index=(5.0, 5.0))]
+    out = _one_of_each(dets)
+    assert np.array_equal(out[0].quad, outline) and out[1].card is None
