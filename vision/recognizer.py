@@ -92,6 +92,9 @@ outline, 8 in an outline rejected for its aspect, 1 for its fill, 5 found with n
 Where two reads name one card and only the surer index's card lies wrong (:func:`_one_card`), the
 card named lies where both reads put it: train 942 -> 943 right, dev 847 -> 849 right and 4 -> 3
 wrong (the king of hearts' own read now lies on it; its weak four-of-clubs read is still named).
+Where neither read's card holds the other's index, two reads whose places fit two corners of one
+card at the frame's card size place it by those corners (:func:`_pair_quad`): train 949 -> 950 right
+(a six of clubs read at its opposite corners), dev 854 -> 855 right, the same 3 wrong.
 
 **The pips' shape** (``shape_check``, opt-in: ``Recognizer.two_reader(shape_check=True)``;
 ``two_readers_mode`` of ``thresholds.json`` says whether the daemon's camera uses it): a number card
@@ -542,7 +545,7 @@ def _quad_iou(a: np.ndarray, b: np.ndarray) -> float:
     return float(inter / union) if union > 0 else 0.0
 
 
-def _one_of_each(dets: list[Detection]) -> list[Detection]:
+def _one_of_each(dets: list[Detection], card: tuple[float, float, float, float] | None = None) -> list[Detection]:
     """One deck holds one of each card: where reads of one frame name the same card, only the surest
     is named; the others are left unknown (their guess kept as ``best``).  On the dev scenes the
     two-reader camera named three cards wrong this way (a seven of spades as the six, an ace of
@@ -552,6 +555,9 @@ def _one_of_each(dets: list[Detection]) -> list[Detection]:
     Where the read named and one left unknown are of one card (:func:`_one_card`), the card named lies
     where both reads place it.  The two-reader camera only."""
     surest: dict[Card, int] = {}
+    units = [float(np.linalg.norm(d.quad[3] - d.quad[0])) / card[3] for d in dets
+             if card is not None and d.index is not None]  # index reads: their placed card's height over its units
+    unit = float(np.median(units)) if units else 0.0
     for i, d in enumerate(dets):
         if d.card is not None and d.card.rank is not None and (d.card not in surest
                                                               or d.confidence > dets[surest[d.card]].confidence):
@@ -561,7 +567,7 @@ def _one_of_each(dets: list[Detection]) -> list[Detection]:
     for i, d in enumerate(dets):
         s = surest.get(d.card) if d.card is not None else None
         if s is not None and s != i:
-            out[s] = _one_card(out[s], d)
+            out[s] = _one_card(out[s], d, card, unit)
     return out
 
 
@@ -569,14 +575,61 @@ def _holds(quad: np.ndarray, p: tuple[float, float]) -> bool:
     return cv2.pointPolygonTest(quad.astype(np.float32), (float(p[0]), float(p[1])), False) >= 0
 
 
-def _one_card(surest: Detection, other: Detection) -> Detection:
+# two corners' reads fit one card: their distance within this share of the frame's card size (train: the six of
+# clubs of IMG_20220316_171946, its opposite corners, 12 % over; the six of hearts of IMG_20220316_144541, the
+# two top corners of a four-index card, 1 % under) ...
+PAIR_SCALE = 0.2
+# ... and each read's own down within this many radians of the card's as the pair places it (train: at most
+# 0.37, 21 degrees; the nearest wrong pairing of those reads, 0.82, 47 degrees)
+PAIR_TURN = 0.5
+
+
+def _pair_quad(a: tuple[float, float], b: tuple[float, float], da: np.ndarray, db: np.ndarray,
+               card: tuple[float, float, float, float], unit: float) -> np.ndarray | None:
+    """The card whose corner indices (of a four-index deck, or a two-index deck's opposite corners) are
+    read at ``a`` and ``b`` (rank centres; ``da``, ``db``: each read's down), placed by those two corners:
+    the fit of the pair to two of the card's four index places (``card``: the card's outline in index
+    units, :attr:`vision.corners.IndexModel.card`) whose size matches the frame's cards (``unit``: the
+    median index unit in pixels of the frame's reads; ``PAIR_SCALE``) and that turns both reads' down the
+    card's way (``PAIR_TURN``; the least turned where two fit), or None.  A read's own unit is not used:
+    an index read at a slant or half covered places a card too small (train: the six of hearts of
+    IMG_20220316_144541 read at 0.79 and 0.77 of its frame's median unit, the six of clubs of
+    IMG_20220316_171946 at 0.61 and 1.03)."""
+    x0, y0, w, h = card
+    e, ln = w + 2 * x0, h + 2 * y0  # the index places: top left at 0, top right, bottom right, bottom left
+    places = np.array([[0, 0], [e, 0], [e, ln], [0, ln]], np.float32)
+    ups = (1, 1, -1, -1)  # the bottom corners' indices read upside down
+    outline = np.array([[x0, y0], [x0 + w, y0], [x0 + w, y0 + h], [x0, y0 + h]], np.float32)
+    pa, pb = np.asarray(a, np.float32), np.asarray(b, np.float32)
+    fits: list[tuple[float, np.ndarray]] = []
+    for i in range(2):  # ``a`` at a top corner: at a bottom one it is the same card turned half round
+        for j in range(4):
+            v = places[j] - places[i]
+            if i == j or unit <= 0 or abs(float(np.linalg.norm(pb - pa) / np.linalg.norm(v)) / unit - 1) > PAIR_SCALE:
+                continue
+            t = np.arctan2(*(pb - pa)[::-1]) - np.arctan2(*v[::-1])
+            rot = np.array([[np.cos(t), -np.sin(t)], [np.sin(t), np.cos(t)]], np.float32)
+            down = rot @ np.array([0, 1], np.float32)
+            turn = max(float(np.arccos(np.clip(ups[k] * (down @ d) / max(float(np.linalg.norm(d)), 1e-6), -1, 1)))
+                       for k, d in ((i, da), (j, db)))
+            if turn <= PAIR_TURN:
+                k = float(np.linalg.norm(pb - pa)) / float(np.linalg.norm(v))
+                fits.append((turn, (pa + k * (outline - places[i]) @ rot.T).astype(np.float32)))
+    return min(fits, key=lambda f: f[0])[1] if fits else None
+
+
+def _one_card(surest: Detection, other: Detection,
+              card: tuple[float, float, float, float] | None = None, unit: float = 0.0) -> Detection:
     """``surest`` (an index read) and ``other`` name the same card: where ``other``'s card holds where both were read
     (their index, or the outline's centre) and ``surest``'s does not, they are one card read at two
     of its corners (or whole and at an index), and ``surest``'s card lies where ``other`` places it.
     An index places its card from its own orientation, which a card seen at a slant or under a
     neighbour's edge can turn (the card then reaches onto its neighbours); two reads of the card
     bound where it is.  The name is unchanged: only where the card lies, and its two corners read alike.
-    A card read whole stays where its outline is (an outline is seen, not placed)."""
+    A card read whole stays where its outline is (an outline is seen, not placed).  Where neither card holds
+    the other read's index, two index reads whose places fit two corners of one card at the frame's card
+    size (:func:`_pair_quad`; ``card``: the index model's card outline, ``unit``: the frame's index unit)
+    place it by those two corners."""
     if surest.index is None:
         return surest
     other_at = other.index or other.center
@@ -584,6 +637,15 @@ def _one_card(surest: Detection, other: Detection) -> Detection:
         ev = surest.evidence
         return replace(surest, quad=other.quad,
                        evidence=None if ev is None else replace(ev, corners=max(ev.corners, 2)))
+    if (card is not None and other.index is not None and not _holds(surest.quad, other.index)
+            and not _holds(other.quad, surest.index)):
+        # neither placement holds both reads: the card placed by its two corners, where they fit one card
+        h = card[3]
+        quad = _pair_quad(surest.index, other.index, (surest.quad[3] - surest.quad[0]) / h,
+                          (other.quad[3] - other.quad[0]) / h, card, unit)
+        if quad is not None:
+            ev = surest.evidence
+            return replace(surest, quad=quad, evidence=None if ev is None else replace(ev, corners=max(ev.corners, 2)))
     return surest
 
 
@@ -892,7 +954,7 @@ class Recognizer:
             if rd.card is not None and rd.evidence is not None and rd.evidence.readers >= 2:
                 out.append(Detection(rd.card, rd.confidence, quad + off, rd.face, crop if keep_crops else None,
                                      evidence=rd.evidence, best=rd.best))
-        return _one_of_each(out) if self.two_readers else out
+        return _one_of_each(out, None if self.index is None else self.index.card) if self.two_readers else out
 
     def _index_detections(self, img: np.ndarray, found: list[Detection], off: np.ndarray) -> list[Detection]:
         """Cards read from a corner index, merged with the cards read whole (``found``, updated)."""

@@ -32,7 +32,8 @@ WRONG_AT_MOST = 0.018  # measured 0.0157 (15 of 954); the target, 0.003, is not 
 # 0.8899 and 3 wrong with two reads of one card placed where both are (the Kh read as 4c from a weak index
 # is still named: the king's own read now lies on it, and a card with a right read scores right)
 # 0.8952 (854 of 954) and 3 wrong with both (merged), 0.8973 and 1 wrong with the two labels corrected
-MODE_RIGHT_AT_LEAST = 0.89  # measured 0.8952 (854 of 954); the target, 0.90, is not reached
+# 0.8962 (855 of 954) and the same 3 wrong with a card placed by two of its corners (train 949 -> 950)
+MODE_RIGHT_AT_LEAST = 0.89  # measured 0.8962 (855 of 954); the target, 0.90, is not reached
 MODE_WRONG_AT_MOST = 0.0042  # measured 0.0031 (3 of 954): at most 4; the target, 0.003, is not reached
 MODE_FIXED_WRONG_AT_MOST = 0.0021  # the two labels corrected: measured 0.0010 (1 of 954): the target met, at most 2
 # CI has the photos beside the clone: there a missing folder fails the tests, it does not skip them

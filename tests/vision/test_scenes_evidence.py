@@ -7,6 +7,7 @@ from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 
+import cv2
 import numpy as np
 import pytest
 
@@ -329,3 +330,43 @@ def test_a_card_read_whole_stays_where_its_outline_is() -> None:
     dets = [Detection(five, 0.99, outline), Detection(five, 0.9, card, index=(5.0, 5.0))]
     out = _one_of_each(dets)
     assert np.array_equal(out[0].quad, outline) and out[1].card is None
+
+
+def test_two_reads_at_opposite_corners_place_the_card_by_those_corners() -> None:
+    """Two index reads of one card at its opposite corners, each placing the card turned and too small
+    (neither card holds the other's index): the card lies where the pair puts it at the frame's card
+    size (the median index unit of the frame's reads); a pair too far apart for one card stays as read."""
+    from controller.rules.cards import Card
+    from vision.recognizer import Detection, Evidence, _one_of_each
+
+    geom = (-0.7, -1.1, 6.4, 9.5)  # a card's outline in index units (IndexModel.card)
+    x0, y0, w, h = geom
+    outline = np.array([[x0, y0], [x0 + w, y0], [x0 + w, y0 + h], [x0, y0 + h]], np.float32)
+
+    def placed(origin: tuple[float, float], down: tuple[float, float]) -> np.ndarray:  # as IndexModel.card_quad
+        d = np.asarray(down, np.float32)
+        rt = np.array([d[1], -d[0]], np.float32)
+        return (np.asarray(origin, np.float32) + outline[:, :1] * rt + outline[:, 1:] * d).astype(np.float32)
+
+    def turned(v: tuple[float, float], deg: float) -> tuple[float, float]:
+        c, s = np.cos(np.radians(deg)), np.sin(np.radians(deg))
+        return (c * v[0] - s * v[1], s * v[0] + c * v[1])
+
+    unit, a = 20.0, (100.0, 100.0)
+    b = (a[0] + (w + 2 * x0) * unit, a[1] + (h + 2 * y0) * unit)  # the bottom-right index, read upside down
+    six, ev = Card.parse("6c", "A"), Evidence(1, False, None)
+    others = [Detection(Card.parse(f, "A"), 0.9, placed((500.0 + 150 * k, 100.0), (0.0, unit)),
+                        index=(500.0 + 150 * k, 100.0), evidence=ev) for k, f in enumerate(("2c", "3c", "4c"))]
+
+    def pair(at: tuple[float, float]) -> list[Detection]:
+        return [Detection(six, 0.9, placed(a, turned((0.0, 0.7 * unit), 20)), index=a, evidence=ev),
+                Detection(six, 0.6, placed(at, turned((0.0, -0.7 * unit), -15)), index=at, evidence=ev), *others]
+
+    dets = pair(b)
+    assert cv2.pointPolygonTest(dets[0].quad, b, False) < 0 and cv2.pointPolygonTest(dets[1].quad, a, False) < 0
+    out = _one_of_each(dets, geom)
+    assert [d.card for d in out[:2]] == [six, None] and out[0].index == a
+    assert np.allclose(out[0].quad, placed(a, (0.0, unit)), atol=1.0)
+    assert out[0].evidence is not None and out[0].evidence.corners == 2
+    far = pair((a[0] + 1.4 * (b[0] - a[0]), a[1] + 1.4 * (b[1] - a[1])))  # 40 % longer than a card's diagonal
+    assert np.array_equal(_one_of_each(far, geom)[0].quad, far[0].quad)
