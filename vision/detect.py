@@ -420,6 +420,27 @@ def _split_touching(c: np.ndarray, mask: np.ndarray, white: np.ndarray, params: 
     return []
 
 
+def whiteness_mask(small: np.ndarray, white: np.ndarray, params: DetectParams) -> np.ndarray:
+    """The card finder's mask of card stock in ``small`` (the frame at work size; ``white`` its
+    min(B, G, R)): brighter than Otsu's threshold (clipped to ``thresh_lo`` .. ``thresh_hi``),
+    unsaturated, opened by a pixel.  :func:`find_quads` and :mod:`vision.overlap` outline it."""
+    t, _ = cv2.threshold(white, 0, 255, cv2.THRESH_BINARY | cv2.THRESH_OTSU)
+    t = float(np.clip(t, params.thresh_lo, params.thresh_hi))
+    # OpenCV compares with a scalar; its type stubs only know arrays.
+    mask: np.ndarray = cv2.compare(white, t, cv2.CMP_GT)  # type: ignore[call-overload]
+    if small.ndim == 3:  # white stock is unsaturated: skin, chips and glare on felt are not
+        chroma = cv2.absdiff(max_channel(small), white)
+        mask &= cv2.compare(chroma, params.max_chroma, cv2.CMP_LT)  # type: ignore[call-overload]
+    return cv2.morphologyEx(mask, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
+
+
+def quad_iou(a: np.ndarray, b: np.ndarray) -> float:
+    """Intersection over union of two convex quadrilaterals (any orientation)."""
+    inter, _ = cv2.intersectConvexConvex(a.astype(np.float32), b.astype(np.float32))
+    union = abs(cv2.contourArea(a.astype(np.float32))) + abs(cv2.contourArea(b.astype(np.float32))) - inter
+    return float(inter / union) if union > 0 else 0.0
+
+
 def find_quads(frame: np.ndarray, params: DetectParams = DetectParams(),
                why: list[tuple[tuple[int, int, int, int], str]] | None = None) -> list[np.ndarray]:
     """Card corners (4x2 float32, full-frame pixels, ordered by :func:`order_quad`) in a BGR frame.
@@ -431,14 +452,7 @@ def find_quads(frame: np.ndarray, params: DetectParams = DetectParams(),
     scale = min(1.0, params.work_width / max(w, 1))
     small = cv2.resize(frame, (int(w * scale), int(h * scale)), interpolation=cv2.INTER_AREA) if scale < 1 else frame
     white = min_channel(small)
-    t, _ = cv2.threshold(white, 0, 255, cv2.THRESH_BINARY | cv2.THRESH_OTSU)
-    t = float(np.clip(t, params.thresh_lo, params.thresh_hi))
-    # OpenCV compares with a scalar; its type stubs only know arrays.
-    mask: np.ndarray = cv2.compare(white, t, cv2.CMP_GT)  # type: ignore[call-overload]
-    if small.ndim == 3:  # white stock is unsaturated: skin, chips and glare on felt are not
-        chroma = cv2.absdiff(max_channel(small), white)
-        mask &= cv2.compare(chroma, params.max_chroma, cv2.CMP_LT)  # type: ignore[call-overload]
-    mask = cv2.morphologyEx(mask, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
+    mask = whiteness_mask(small, white, params)
     contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
     min_side = params.min_card_px * scale
     max_side = params.max_card_frac * max(small.shape[:2])

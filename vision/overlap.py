@@ -34,7 +34,7 @@ from typing import Any
 import cv2
 import numpy as np
 
-from .detect import ASPECT, DetectParams, max_channel, min_channel, warp
+from .detect import ASPECT, DetectParams, min_channel, quad_iou, warp, whiteness_mask
 
 MIN_BLOB = 1.0  # outlines of at least this many times a card's area are looked at (swept on train: 0.7, 1.0, 1.25, 1.5)
 RIGHT_ANGLE = 0.34  # |cos| of a corner's angle at most this: 70 to 110 degrees
@@ -50,12 +50,6 @@ HIDDEN_CARDS = True  # the two-reader camera reads them (:meth:`vision.recognize
 SEEN = 0.5  # an implied card overlapping a card named already (or re-read already) by IoU this much is that card
 
 
-def _quad_iou(a: np.ndarray, b: np.ndarray) -> float:
-    inter, _ = cv2.intersectConvexConvex(a.astype(np.float32), b.astype(np.float32))
-    union = abs(cv2.contourArea(a.astype(np.float32))) + abs(cv2.contourArea(b.astype(np.float32))) - inter
-    return float(inter / union) if union > 0 else 0.0
-
-
 def card_size(dets: Sequence[Any], whole: bool = True) -> tuple[float, float] | None:
     """(short, long) side of a card in this frame: the median area of the cards named in it (``whole``:
     read whole, from their outline; else placed from their corner index), at a card's aspect; None
@@ -69,19 +63,12 @@ def card_size(dets: Sequence[Any], whole: bool = True) -> tuple[float, float] | 
 
 
 def blobs(img: np.ndarray, params: DetectParams, min_area: float) -> list[np.ndarray]:
-    """Outer outlines of the whiteness mask (as :func:`vision.detect.find_quads` makes it) of at least
+    """Outer outlines of the card finder's whiteness mask (:func:`vision.detect.whiteness_mask`) of at least
     ``min_area`` pixels, in ``img``'s pixels."""
     h, w = img.shape[:2]
     scale = min(1.0, params.work_width / max(w, 1))
     small = cv2.resize(img, (int(w * scale), int(h * scale)), interpolation=cv2.INTER_AREA) if scale < 1 else img
-    white = min_channel(small)
-    t, _ = cv2.threshold(white, 0, 255, cv2.THRESH_BINARY | cv2.THRESH_OTSU)
-    mask: np.ndarray = cv2.compare(white, float(np.clip(t, params.thresh_lo, params.thresh_hi)),  # type: ignore[call-overload]
-                                   cv2.CMP_GT)
-    if small.ndim == 3:
-        mask &= cv2.compare(cv2.absdiff(max_channel(small), white), params.max_chroma,  # type: ignore[call-overload]
-                            cv2.CMP_LT)
-    mask = cv2.morphologyEx(mask, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
+    mask = whiteness_mask(small, min_channel(small), params)
     contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
     return [c.reshape(-1, 2).astype(np.float32) / scale for c in contours
             if cv2.contourArea(c) >= min_area * scale * scale]
@@ -194,11 +181,11 @@ def hidden_cards(read: Callable[[np.ndarray], Any], params: DetectParams, img: n
     for outline in outlines:
         by_corner: dict[int, list[Any]] = {}
         for i, q in outline.cards(size):
-            if any(_quad_iou(q, k) >= SEEN for k in named) or reads >= MAX_READS:
+            if any(quad_iou(q, k) >= SEEN for k in named) or reads >= MAX_READS:
                 continue
-            if any(_quad_iou(q, k) >= SEEN for k in reread):
+            if any(quad_iou(q, k) >= SEEN for k in reread):
                 continue
-            reread += [k for k in unnamed if _quad_iou(q, k) >= SEEN]
+            reread += [k for k in unnamed if quad_iou(q, k) >= SEEN]
             reads += 1
             rd = read(warp(img, q))
             if rd.card is not None and rd.evidence is not None and rd.evidence.readers >= MIN_READERS:
@@ -207,7 +194,7 @@ def hidden_cards(read: Callable[[np.ndarray], Any], params: DetectParams, img: n
             if len({rd.card for rd, _ in cands}) != 1:
                 continue  # the two rectangles of one corner read as different cards
             rd, q = max(cands, key=lambda c: c[0].confidence)
-            if any(_quad_iou(q, k) >= SEEN for k in named):
+            if any(quad_iou(q, k) >= SEEN for k in named):
                 continue  # another corner of a card named already
             found.append((rd, q))
             named.append(q)

@@ -202,6 +202,7 @@ from .detect import (
     max_channel,
     min_channel,
     order_quad,
+    quad_iou,
     warp,
 )
 from .evidence import (
@@ -537,12 +538,6 @@ def _warp_down(img: np.ndarray, quad: np.ndarray, down: np.ndarray) -> np.ndarra
     k = 1 if along(1) > along(0) else 0
     M = cv2.getPerspectiveTransform(np.roll(q, -k, axis=0), WARP_DST)
     return cv2.warpPerspective(img, M, (WARP_W, WARP_H), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
-
-
-def _quad_iou(a: np.ndarray, b: np.ndarray) -> float:
-    inter, _ = cv2.intersectConvexConvex(a.astype(np.float32), b.astype(np.float32))
-    union = abs(cv2.contourArea(a.astype(np.float32))) + abs(cv2.contourArea(b.astype(np.float32))) - inter
-    return float(inter / union) if union > 0 else 0.0
 
 
 def _one_of_each(dets: list[Detection], card: tuple[float, float, float, float] | None = None) -> list[Detection]:
@@ -1022,7 +1017,7 @@ class Recognizer:
                 if (self.two_readers and d.card is None and card is not None and d.best is not None
                         and not _spans_cards(d.quad, r.quad + off) and d.best != card):
                     continue  # the glyph reader read this card whole as another card: the readers disagree
-                iou = _quad_iou(d.quad, r.quad + off)
+                iou = quad_iou(d.quad, r.quad + off)
                 # (two_readers) only when the card the index places is that outline
                 if (d.face == "up" and d.card is None and card is not None and not _spans_cards(d.quad, r.quad + off)
                         and (not self.two_readers or iou >= 0.5)):
@@ -1062,7 +1057,7 @@ class Recognizer:
         frame = np.array([[0, 0], [w, 0], [w, h], [0, h]], np.float32)
         best, best_iou = None, 0.2
         for d in self.recognize(image):
-            iou = _quad_iou(d.quad, frame)
+            iou = quad_iou(d.quad, frame)
             if d.card is not None and iou > best_iou:
                 best, best_iou = d, iou
         return best

@@ -9,8 +9,8 @@ import numpy as np
 from controller.rules.cards import Card
 from vision.bench import _no_read_cause
 from vision.corners import read_indices
-from vision.detect import DetectParams, _grow, blank_cards, find_edge_quads, find_quads
-from vision.recognizer import Detection, Recognizer, _quad_iou, index_model
+from vision.detect import DetectParams, _grow, blank_cards, find_edge_quads, find_quads, quad_iou
+from vision.recognizer import Detection, Recognizer, index_model
 from vision.synth import CAMERA_CARD_H, SyntheticCamera, card_quad, place, render_back, render_card
 from vision.yolo import LabelledCard
 
@@ -103,7 +103,7 @@ def test_a_seats_two_touching_hole_cards_are_two_cards_not_one_outline() -> None
     quads = find_quads(frame, why=why)
     assert len(quads) == 5 and sorted(v for _, v in why) == ["card"] * 3 + ["split"]
     for back in backs:
-        assert max(_quad_iou(back, q) for q in quads) > 0.85
+        assert max(quad_iou(back, q) for q in quads) > 0.85
     # the camera sees two face-down cards there, each where one lies (the fallback tracks each)
     down = [d for d in Recognizer.stock().recognize(frame) if d.face == "down"]
     assert len(down) == 2
@@ -128,7 +128,7 @@ def test_a_white_card_on_a_light_table_is_outlined_by_its_edges_and_nothing_else
     on = DetectParams(edge_canny=(8, 20))
     quads = find_edge_quads(frame, [], on)
     assert len(quads) == 2, quads
-    assert sorted(max(_quad_iou(q, k) for k in quads) for q in (card, blank))[0] > 0.95
+    assert sorted(max(quad_iou(q, k) for k in quads) for q in (card, blank))[0] > 0.95
     assert find_edge_quads(frame, [], DetectParams()) == []  # shipped off
     assert len(find_edge_quads(frame, [card], on)) == 1  # a card found otherwise is not outlined again
     # the camera: the seven read at its index (its outline not read again), the blank read whole, not named
@@ -152,6 +152,6 @@ def test_a_court_card_whose_white_is_only_a_broken_frame_is_still_a_card() -> No
     why: list = []
     quads = find_quads(frame, why=why)
     assert [v for _, v in why] == ["card"] and len(quads) == 1
-    assert _quad_iou(quads[0], np.array([[100, 80], [241, 80], [241, 277], [100, 277]], np.float32)) > 0.9
+    assert quad_iou(quads[0], np.array([[100, 80], [241, 80], [241, 277], [100, 277]], np.float32)) > 0.9
     why_off: list = []
     assert find_quads(frame, DetectParams(card_hull=False), why_off) == [] and [v for _, v in why_off] == ["fill"]

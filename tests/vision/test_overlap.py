@@ -9,8 +9,8 @@ import pytest
 
 from tests.vision.test_real_cards import DATASET, needs_photos
 from vision import overlap
-from vision.detect import DetectParams
-from vision.recognizer import Recognizer, _quad_iou
+from vision.detect import DetectParams, quad_iou
+from vision.recognizer import Recognizer
 from vision.yolo import _iou, find_names, load_photo, parse_class_name
 
 
@@ -34,8 +34,8 @@ def test_a_fans_corners_imply_its_cards() -> None:
     short, long_ = np.median(outline.whole_cards(), 0)
     assert abs(short - 126) < 8 and abs(long_ - 176) < 10, outline.whole_cards()
     rects = [q for _, q in outline.cards((short, long_))]
-    assert max(_quad_iou(q, cards[1]) for q in rects) > 0.85
-    assert max(_quad_iou(q, cards[0]) for q in rects) > 0.85  # the first card, from its uncovered corners
+    assert max(quad_iou(q, cards[1]) for q in rects) > 0.85
+    assert max(quad_iou(q, cards[0]) for q in rects) > 0.85  # the first card, from its uncovered corners
     # a rectangle lies inside the outline: none reaches off the cards
     assert all(overlap._inside(np.full((480, 640), 255, np.uint8), q) > 0.99 for q in rects)
 
