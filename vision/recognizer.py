@@ -629,9 +629,7 @@ def _one_card(surest: Detection, other: Detection,
         return surest
     other_at = other.index or other.center
     if _holds(other.quad, surest.index) and _holds(other.quad, other_at) and not _holds(surest.quad, other_at):
-        ev = surest.evidence
-        return replace(surest, quad=other.quad,
-                       evidence=None if ev is None else replace(ev, corners=max(ev.corners, 2)))
+        return _placed(surest, other.quad)
     if (card is not None and other.index is not None and not _holds(surest.quad, other.index)
             and not _holds(other.quad, surest.index)):
         # neither placement holds both reads: the card placed by its two corners, where they fit one card
@@ -639,9 +637,14 @@ def _one_card(surest: Detection, other: Detection,
         quad = _pair_quad(surest.index, other.index, (surest.quad[3] - surest.quad[0]) / h,
                           (other.quad[3] - other.quad[0]) / h, card, unit)
         if quad is not None:
-            ev = surest.evidence
-            return replace(surest, quad=quad, evidence=None if ev is None else replace(ev, corners=max(ev.corners, 2)))
+            return _placed(surest, quad)
     return surest
+
+
+def _placed(read: Detection, quad: np.ndarray) -> Detection:
+    """``read``'s card placed at ``quad`` by two of its reads: its two corners read alike."""
+    ev = read.evidence
+    return replace(read, quad=quad, evidence=None if ev is None else replace(ev, corners=max(ev.corners, 2)))
 
 
 # ----------------------------------------------------------------------------- recogniser
