@@ -112,8 +112,12 @@ class TableOnTheRoom:
             stacks = dict(started)
             if out is not None and out not in {n for n, _ in self.seats.values()}:
                 out = None  # the floor moved him away meanwhile (a move decided by an earlier table's hand)
+            seat = next((s for s, (n, _) in self.seats.items() if n == out), -1)
+            if out is not None and not any(st for s, st in started.items() if s != seat):
+                # the floor's order moved every other player away between the test's choice and this hand
+                # (paho's network thread ran it meanwhile): nobody is left to win his chips, nobody busts
+                out = None
             if out is not None:
-                seat = next(s for s, (n, _) in self.seats.items() if n == out)
                 winner = -max((st, -s) for s, st in started.items() if s != seat)[1]
                 stacks[winner] += stacks[seat]
                 stacks[seat] = 0
