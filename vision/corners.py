@@ -436,6 +436,9 @@ class IndexRead:
     p_index: float  # probability that the pair is an index at all
     corners: int = 1  # corner indices of the card read alike (2: both of its corners)
     disputed: bool = False  # another reading of the same index, or of the card's other corner, disagrees
+    # the index model's probability of the suit read (not renormalised over the four suits: a suit glyph that
+    # looks like no suit keeps it low), the surest of the card's corners read alike
+    suit_p: float = 1.0
 
 
 COLOUR_MARGIN = 0.06
@@ -597,7 +600,7 @@ def read_indices(frame: np.ndarray, model: IndexModel, p: IndexParams = IndexPar
             continue
         face = RANK_CLASSES[ri[k]] + SUIT_LABELS[sj]
         o, d = hyp.origin[k] / scale, hyp.down[k] / scale
-        out.append(IndexRead(face, conf, model.card_quad(o, d), o, d, p_index))
+        out.append(IndexRead(face, conf, model.card_quad(o, d), o, d, p_index, suit_p=float(ps[k, sj])))
     return merge_reads(out, hyp.pairs if scale == 1.0 else None, model if four_index else None)
 
 
@@ -630,7 +633,7 @@ def merge_reads(reads: list[IndexRead], pairs: np.ndarray | None = None,
             if quad is not None or (diagonal and k.face == r.face):  # one card's indices agree: one read, its quad
                 c = 1 - (1 - k.confidence) * (1 - r.confidence)
                 kept[i] = replace(k, confidence=c, quad=_quad_from_corners(k, r) if quad is None else quad,
-                                  p_index=max(k.p_index, r.p_index), corners=2)
+                                  p_index=max(k.p_index, r.p_index), corners=2, suit_p=max(k.suit_p, r.suit_p))
                 dup = i
                 break
             if _opposite_corners(k, r) and _iou(r.quad, k.quad) > 0.5:
@@ -647,7 +650,8 @@ def merge_reads(reads: list[IndexRead], pairs: np.ndarray | None = None,
                     kept[i] = replace(k, confidence=k.confidence * (1 - r.confidence))
                 elif k.face == r.face and not same_index:  # the card's other corner agrees
                     c = 1 - (1 - k.confidence) * (1 - r.confidence)
-                    kept[i] = replace(k, confidence=c, p_index=max(k.p_index, r.p_index), corners=2)
+                    kept[i] = replace(k, confidence=c, p_index=max(k.p_index, r.p_index), corners=2,
+                                      suit_p=max(k.suit_p, r.suit_p))
                 elif k.face != r.face:
                     dup = None  # two cards lying close: keep both
                     continue

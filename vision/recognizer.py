@@ -244,6 +244,7 @@ PIP_EXCESS = 0.3  # more pips than the rank read has: covers hide pips, nothing 
 PIP_WEIGHT = 4.0  # the pips (bigger than the index suit) count as much as four index corners
 PIP_COUNT_LOGIT = 2.0  # log-odds a pip count adds to the number rank it matches
 SUIT_MASS = 0.05  # below this probability mass on the colour's two suits, confidence fades
+SUIT_SURE = 0.7  # (two_readers) see Recognizer.suit_sure
 
 
 @dataclass(frozen=True)
@@ -721,6 +722,9 @@ class Recognizer:
         # these bounds, for pips of the card's own outline and of a card its index places
         self.shape_check = shape_check
         self.shape_veto_own, self.shape_veto_placed = VETO_OWN, VETO_PLACED
+        # (two_readers) a card read from its index is named only when one of its corners reads its suit this surely
+        self.suit_sure = SUIT_SURE if two_readers else 0.0
+        self.confirmed_threshold = threshold  # (centre_check) a card read whole that the index reader confirms
         self.suit_shape: SuitShape | None = None  # loaded at the first card that needs it
 
     @classmethod
@@ -827,7 +831,8 @@ class Recognizer:
             ev = _centre_evidence(ev, card.face, centre, own=True)
             if ev.veto is None:
                 ev = self._shape_evidence(ev, card.face, [centre], placed=False)
-            named = conf >= self.threshold and not ev.disputed and (ev.readers >= 2 or conf >= self.lone_threshold)
+            sure = conf >= self.threshold or (ev.readers >= 2 and conf >= self.confirmed_threshold)
+            named = sure and not ev.disputed and (ev.readers >= 2 or conf >= self.lone_threshold)
         if (not named and rival is not None and rival.confidence >= self.threshold
                 and centre_supports(rival.face, centre) and centre_contradicts(rival.face, centre) is None):
             return Reading(Card.parse(rival.face, self.deck), rival.confidence, "up", Card.parse(rival.face, self.deck),
@@ -997,7 +1002,9 @@ class Recognizer:
                     ev = self._shape_evidence(ev, r.face, [centre] if own else
                                               [read_centre(warp(img, q)) for q in placed], placed=not own)
                 named = ev.veto is None
-            if self.two_readers and named and r.corners < 2 and ev.readers < 2:
+            # two corners read alike by one reader are not two readers of the suit where neither read it surely
+            unsure = r.corners >= 2 and r.suit_p < self.suit_sure
+            if self.two_readers and named and (r.corners < 2 or unsure) and ev.readers < 2:
                 # one index read by one reader: the card's other corner, or the other reader on the card
                 # the index places (warped upright), must name the same card (or its own centre, above);
                 # the card placed with the index at its left corner or, on a four-index deck, at its right
@@ -1011,7 +1018,7 @@ class Recognizer:
                 ev = replace(ev, readers=2 if named else 1)
                 # unconfirmed, as a card read whole that the index reader does not confirm: named only at
                 # lone_threshold (one piece of evidence; calibrated with the others on the train scenes)
-                named = named or r.confidence >= self.lone_threshold
+                named = named or (r.confidence >= self.lone_threshold and not unsure)
             card = Card.parse(r.face, self.deck) if named else None
             if card is None and r.p_index < 0.5:
                 continue  # probably no index at all
