@@ -95,6 +95,19 @@ wrong (the king of hearts' own read now lies on it; its weak four-of-clubs read 
 Where neither read's card holds the other's index, two reads whose places fit two corners of one
 card at the frame's card size place it by those corners (:func:`_pair_quad`): train 949 -> 950 right
 (a six of clubs read at its opposite corners), dev 854 -> 855 right, the same 3 wrong.
+Two corners read alike by the index reader are not two readers of the suit: a card seen at a slant
+has its indices squeezed across, and both then read a spade as a club alike (the dev scenes' eight of
+spades read as the eight of clubs at both corners, neither surely: the index model's probability of
+clubs 0.29 and 0.54, the suit glyphs 0.56 and 0.63 as wide as tall).  So a card read at two corners by
+the index reader alone is named only when one of them reads its suit at ``SUIT_SURE``
+(:attr:`vision.corners.IndexRead.suit_p`: not renormalised over the four suits, so a glyph like no
+suit keeps it low); below it the glyph reader must name the card it places, as for a one-corner read,
+and ``lone_threshold`` does not name it.  ``SUIT_SURE`` 0.7 by the rule: the strictest bound on a 0.05
+grid that costs no right read on the train scenes (950 right at 0.6, 0.65 and 0.7, 948 at 0.75; none
+wrong at any).  On the dev scenes, measured after that choice: 855 right as before and 2 wrong (the
+two label errors; label-corrected 857 right and none wrong); its cost is within the noise of a paired
+timing (``taskset -c 0``, load 5.8-6.8: 10.2 and 10.6 ms of CPU a crop, 38.9 and 39.3 ms a frame
+without it; 10.8 and 10.5, 37.6 and 38.1 with it).
 
 **The pips' shape** (``shape_check``, opt-in: ``Recognizer.two_reader(shape_check=True)``;
 ``two_readers_mode`` of ``thresholds.json`` says whether the daemon's camera uses it): a number card
@@ -244,7 +257,7 @@ PIP_EXCESS = 0.3  # more pips than the rank read has: covers hide pips, nothing 
 PIP_WEIGHT = 4.0  # the pips (bigger than the index suit) count as much as four index corners
 PIP_COUNT_LOGIT = 2.0  # log-odds a pip count adds to the number rank it matches
 SUIT_MASS = 0.05  # below this probability mass on the colour's two suits, confidence fades
-SUIT_SURE = 0.7  # (two_readers) see Recognizer.suit_sure
+SUIT_SURE = 0.7  # (two_readers) an index read's suit this sure at one corner, or a second reader (see the module doc)
 
 
 @dataclass(frozen=True)
