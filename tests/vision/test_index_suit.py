@@ -1,5 +1,6 @@
-"""An index read's suit: two corners read alike by one reader need one of them sure of the suit (quick:
-no photo is read)."""
+"""Two rules of the two-reader camera's naming decision (quick: no photo is read): two corners read
+alike by the index reader need one of them sure of the suit; a card read whole that the index reader
+confirms is named at a lower confidence."""
 
 from __future__ import annotations
 
@@ -44,3 +45,20 @@ def test_two_corners_unsure_of_the_suit_need_the_other_reader() -> None:
         assert [d.card.face for d in rec.recognize(frame) if d.card] == ["8c"]
     # the default recogniser does not ask
     assert R.Recognizer.stock().suit_sure == 0.0
+
+
+def test_a_card_read_whole_below_the_threshold_is_named_when_the_index_reader_confirms_it() -> None:
+    """The two-reader camera names a card read whole at ``CONFIRMED_WHOLE`` when the index reader reads
+    one of its corners as the same card (two readers), at its whole threshold otherwise."""
+    from controller.rules.cards import Card
+
+    rec = R.Recognizer.two_reader()
+    assert rec.confirmed_threshold == min(rec.threshold, R.CONFIRMED_WHOLE) < rec.threshold
+    assert R.Recognizer.stock().confirmed_threshold == R.Recognizer.stock().threshold  # the default: unchanged
+    card = Card.parse("9d", "A")
+    blank = np.full((R.WARP_H, R.WARP_W, 3), 235, np.uint8)  # a centre that neither backs nor rules out a nine
+    for readers, conf, named in ((2, 0.4, True), (2, 0.3, False), (1, 0.4, False)):
+        ev = R.Evidence(0, False, None, readers, pooled=True)
+        with mock.patch.object(R.Recognizer, "_second_reads", return_value=(ev, None)):
+            rd = rec._whole_with_centre(blank, card, conf)
+        assert (rd.card == card) is named and rd.best == card, (readers, conf)
