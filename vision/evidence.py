@@ -194,11 +194,15 @@ def read_centre(card: np.ndarray) -> CentreRead:
                       red, solidity, tuple(m for _, m in sorted(masks, key=lambda dm: dm[0])))
 
 
-# the pips' colour, white-balanced on the card's paper: on the train scenes the pips of black cards
-# read whole or from an index are at most 0.33 red, those of red cards at least 0.01; the veto's
-# bounds lie outside both (no card of the train scenes is vetoed for its colour)
-CENTRE_BLACK_ABOVE = 0.4  # a black card whose pips are redder than this: the pips are red
-CENTRE_RED_BELOW = 0.0  # a red card whose pips are less red than this: the pips are black
+# the pips' colour, white-balanced on the card's paper: the veto's bounds lie outside the pips of every
+# card read right on the train scenes, at the next tenth beyond the extreme (no card of the train scenes
+# is vetoed for its colour).  First measured there: black cards' pips read whole or from an index at most
+# 0.33 red, red cards' at least 0.01 (bounds 0.4 and 0.0).  Re-run by the same rule on the two-reader
+# camera's reads now (centres of cards read whole and of cards their index places): black at most 0.491 (a
+# queen of spades placed from its index in a fan), red at least -0.019 (a ten of diamonds so placed), both
+# ruled out by the old bounds; the train scenes read 951 right and none wrong either way
+CENTRE_BLACK_ABOVE = 0.5  # a black card whose pips are redder than this: the pips are red
+CENTRE_RED_BELOW = -0.1  # a red card whose pips are less red than this: the pips are black
 CENTRE_PICTURE = 0.2  # a blob this big (of the card's width squared) on a number card other than an ace: a picture
 COURT_PIPS = 5  # this many pip-sized blobs: a number card's pips, not a court picture (a king's shows 4)
 # the pips' shape: a diamond is convex, a heart has its notch; on the train scenes the pips of hearts

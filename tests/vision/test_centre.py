@@ -45,9 +45,13 @@ def test_the_centre_rules_out_the_confusions_both_readers_make() -> None:
 
 
 def test_the_pips_colour_rules_out_the_other_colour_and_needs_pips() -> None:
-    assert centre_contradicts("7h", _centre(7, red=-0.1)) == "pips of the other colour"
+    assert centre_contradicts("7h", _centre(7, red=-0.2)) == "pips of the other colour"
     assert centre_contradicts("7s", _centre(7, red=0.6)) == "pips of the other colour"
     assert centre_contradicts("7s", _centre(7, red=0.3)) is None  # within black pips' spread on the train scenes
+    # the extremes of cards read right on the train scenes (a queen of spades, a ten of diamonds placed from
+    # their index) are inside the bounds
+    assert centre_contradicts("Qs", _centre(2, red=0.491), count=False) is None
+    assert centre_contradicts("Td", _centre(1, red=-0.019), count=False) is None
     assert centre_contradicts("7h", _centre(0)) is None
     # a centre that may not be the card's own (placed from an index): only the colour counts
     assert centre_contradicts("5s", _centre(7, red=0.0), count=False) is None
