@@ -573,7 +573,9 @@ def find_edge_quads(frame: np.ndarray, found: list[np.ndarray], params: DetectPa
     Blind and not: the rule and its figures are train's; but the dev scenes were measured last
     session with this finder, and one of their wrong reads (a two of clubs whose outline follows a
     shadow, named by one reader) was seen before step 1 was written, so the dev figure of the
-    both-readers requirement is not a blind measure of it."""
+    both-readers requirement is not a blind measure of it.  Measured on the dev scenes after the rule was
+    fixed (with :func:`find_more_quads`'s outlines rejected by aspect): 855 -> 859 right of 954 (as labelled),
+    the same three wrong reads, no new one; train 950 -> 953, none wrong."""
     if params.edge_canny is None:
         return []
     h, w = frame.shape[:2]
