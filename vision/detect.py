@@ -608,8 +608,9 @@ def find_more_quads(frame: np.ndarray, found: list[np.ndarray], rejected: list[n
     17 that are one card's own (IoU 0.5 with a labelled card, no other card's centre in the box) are
     cards seen from the side or in a fan's end, unknown otherwise 3 times (Kd, 4d, 5d); read whole, both
     readers name the four of diamonds (one reader the king).  By the rule (the most right on train with no
-    wrong read added) ``read_rejected`` is ("aspect",), not (): the camera with the edge finder on reads
-    953 train cards right, not 952, none wrong."""
+    wrong read added, ties to the cheaper) ``read_rejected`` is ("aspect",): the camera with the edge finder
+    on reads 953 train cards right, not 952 (()), none wrong; ("aspect", "fill") and ("aspect", "fill",
+    "edge") read 953 too, reading more outlines."""
     out: list[np.ndarray] = []
     for q in rejected:
         if not _holds_any(q, found + out):
