@@ -568,7 +568,9 @@ def find_edge_quads(frame: np.ndarray, found: list[np.ndarray], params: DetectPa
        both, 32 regions read against 43); ``edge_solidity`` 0.9 rather than none (952 both, 32 regions
        read against 183); ``edge_gate`` 35 of none (everywhere), 0, 35, 70 (952, 952, 952, 951: at 70
        a four of diamonds in shade, min(B, G, R) 55, is lost; 35 looks around less paper than 0).
-       Train 950 -> 952 right, none wrong.
+       Train 950 -> 952 right, none wrong.  Re-run with the final finder (and :func:`find_more_quads`'s
+       outlines rejected by aspect): ``edge_canny`` (4, 10), (5, 15), (8, 20), (12, 30): 951, 952, 953,
+       951; ``edge_solidity`` 0.8, 0.9, 0.95: 953, 953, 952; none wrong.
 
     Blind and not: the rule and its figures are train's; but the dev scenes were measured last
     session with this finder, and one of their wrong reads (a two of clubs whose outline follows a
