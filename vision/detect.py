@@ -582,9 +582,8 @@ def find_edge_quads(frame: np.ndarray, found: list[np.ndarray], params: DetectPa
     both-readers requirement is not a blind measure of it.  Measured on the dev scenes after the rule was
     fixed (with :func:`find_more_quads`'s outlines rejected by aspect): 855 -> 859 right of 954 (as labelled),
     the same three wrong reads, no new one; train 950 -> 953, none wrong.  Of the four, the outlines rejected
-    by aspect give all four (alone: 859), this finder none (alone: 855): the white cards on white tables
-    of the dev scenes it does not outline as chosen here (no closed edge of card shape around them, or
-    a card found there already)."""
+    by aspect give all four (alone: 859), this finder none (alone: 855): it names none of the dev scenes'
+    cards that have no outline (why was not looked at: the dev scenes are measured, not studied)."""
     if params.edge_canny is None:
         return []
     h, w = frame.shape[:2]
