@@ -326,7 +326,7 @@ def _edge_outlines(small: np.ndarray, white: np.ndarray, found: list[np.ndarray]
         if hier is None:
             continue
         for i in np.flatnonzero(hier[0][:, 3] == -1):  # not a hole (a pip's outline)
-            c = contours[i]
+            c = contours[int(i)]
             if len(c) < 2 * min_side:  # shorter than a card's outline
                 continue
             _, _, cw, ch = cv2.boundingRect(c)
