@@ -215,7 +215,7 @@ from .detect import (
     DetectParams,
     blank_cards,
     box_of,
-    find_edge_quads,
+    find_more_quads,
     find_quads,
     max_channel,
     min_channel,
@@ -958,7 +958,8 @@ class Recognizer:
             img = frame[oy:oy + h, ox:ox + w]
         off = np.array([ox, oy], np.float32)
         out = []
-        for quad in find_quads(img, self.detect_params):
+        rejected: list[np.ndarray] = []  # outlines of no card's shape, looked at again below
+        for quad in find_quads(img, self.detect_params, rejected=rejected):
             crop = warp(img, quad)
             rd = self.read(crop)
             out.append(Detection(rd.card, rd.confidence, quad + off, rd.face, crop if keep_crops else None,
@@ -968,10 +969,10 @@ class Recognizer:
         if self.two_readers and overlap.HIDDEN_CARDS:  # cards inside one outline around several
             out += [Detection(rd.card, rd.confidence, q + off, "up", evidence=rd.evidence, best=rd.best)
                     for rd, q in overlap.hidden_cards(self.read, self.detect_params, img, out, off)]
-        # where no card was named (nor seen face down): cards outlined by their edges (off unless
-        # ``detect.edge_canny``), kept when both readers name the card read whole (find_edge_quads says why)
-        for quad in find_edge_quads(img, [d.quad - off for d in out if d.card is not None or d.face == "down"],
-                                    self.detect_params):
+        # (two readers) where no card was found: outlines of no card's shape, cards outlined by their edges
+        # (``detect.edge_canny``), kept when both readers name the card read whole (find_more_quads says why)
+        for quad in (find_more_quads(img, [d.quad - off for d in out], rejected, self.detect_params)
+                     if self.two_readers else []):
             crop = warp(img, quad)
             rd = self.read(crop)
             if rd.card is not None and rd.evidence is not None and rd.evidence.readers >= 2:

@@ -9,7 +9,16 @@ import numpy as np
 from controller.rules.cards import Card
 from vision.bench import _no_read_cause
 from vision.corners import read_indices
-from vision.detect import DetectParams, _grow, blank_cards, find_edge_quads, find_quads, quad_iou
+from vision.detect import (
+    DetectParams,
+    _grow,
+    _unexplained_paper,
+    blank_cards,
+    find_edge_quads,
+    find_more_quads,
+    find_quads,
+    quad_iou,
+)
 from vision.recognizer import Detection, Recognizer, index_model
 from vision.synth import CAMERA_CARD_H, SyntheticCamera, card_quad, place, render_back, render_card
 from vision.yolo import LabelledCard
@@ -44,6 +53,15 @@ def test_find_quads_says_what_became_of_each_outline() -> None:
     assert verdicts == ["aspect", "card"], why
     box = next(b for b, v in why if v == "card")
     assert abs(box[0] - 60) <= 2 and abs(box[2] - 141) <= 3
+    # the strip, rejected by its aspect, is handed on for a second look, where no card was found
+    rejected: list = []
+    assert len(find_quads(frame, rejected=rejected)) == 1 and len(rejected) == 1
+    strip = np.array([[350, 100], [600, 100], [600, 180], [350, 180]], np.float32)
+    assert quad_iou(rejected[0], strip) > 0.95
+    none: list = []
+    assert len(find_quads(frame, DetectParams(read_rejected=()), rejected=none)) == 1 and none == []
+    assert len(find_more_quads(frame, quads, rejected)) == 1
+    assert find_more_quads(frame, quads + [strip], rejected) == []  # a card found there: no second look
 
 
 def _det(quad: list[list[float]], face: str = "up", index: tuple[float, float] | None = None) -> Detection:
@@ -129,10 +147,34 @@ def test_a_white_card_on_a_light_table_is_outlined_by_its_edges_and_nothing_else
     quads = find_edge_quads(frame, [], on)
     assert len(quads) == 2, quads
     assert sorted(max(quad_iou(q, k) for k in quads) for q in (card, blank))[0] > 0.95
-    assert find_edge_quads(frame, [], DetectParams()) == []  # shipped off
+    assert find_edge_quads(frame, [], DetectParams(edge_canny=None)) == []  # off when asked
+    assert len(find_edge_quads(frame, [], DetectParams())) == 2  # shipped on
     assert len(find_edge_quads(frame, [card], on)) == 1  # a card found otherwise is not outlined again
     # the camera: the seven read at its index (its outline not read again), the blank read whole, not named
     assert [str(d.card) for d in Recognizer.two_reader(detect=on).recognize(frame)] == ["7c"]
+
+
+def test_edges_are_looked_for_only_around_paper_no_card_found_explains() -> None:
+    # green felt, every card found: no paper left unexplained, the edge finder does nothing (and costs little)
+    frame = np.zeros((720, 1280, 3), np.uint8)
+    frame[:] = (60, 120, 40)
+    rng = np.random.default_rng(1)
+    cam = SyntheticCamera(seed=1, effects=0.0)
+    cards = [card_quad((300 + 300 * i, 360), CAMERA_CARD_H, 0.1 * i, 0.0, rng) for i in range(3)]
+    for face, q in zip(("7c", "Kd", "2h"), cards, strict=True):
+        place(frame, render_card(Card.parse(face), cam.style, rng), q)
+    params = DetectParams()
+    assert _unexplained_paper(frame, cards, params, params.min_card_px) == []
+    assert find_edge_quads(frame, cards, params) == []
+    # one of them not found: its paper is unexplained, the box around it holds it
+    boxes = _unexplained_paper(frame, cards[:2], params, params.min_card_px)
+    assert len(boxes) == 1
+    x, y, w, h = boxes[0]
+    c = cards[2]
+    assert x <= c[:, 0].min() and y <= c[:, 1].min() and x + w >= c[:, 0].max() and y + h >= c[:, 1].max()
+    assert w < 2 * (c[:, 0].max() - c[:, 0].min())  # the box is the card's, not the frame's
+    # a dark table: no paper (min(B, G, R) under edge_gate), the edge finder does nothing
+    assert _unexplained_paper(np.full((720, 1280, 3), 20, np.uint8), [], params, params.min_card_px) == []
 
 
 def test_grow_moves_each_side_outward() -> None:
