@@ -33,9 +33,13 @@ WRONG_AT_MOST = 0.018  # measured 0.0157 (15 of 954); the target, 0.003, is not 
 # is still named: the king's own read now lies on it, and a card with a right read scores right)
 # 0.8952 (854 of 954) and 3 wrong with both (merged), 0.8973 and 1 wrong with the two labels corrected
 # 0.8962 (855 of 954) and the same 3 wrong with a card placed by two of its corners (train 949 -> 950)
-MODE_RIGHT_AT_LEAST = 0.89  # measured 0.8962 (855 of 954); the target, 0.90, is not reached
-MODE_WRONG_AT_MOST = 0.0042  # measured 0.0031 (3 of 954): at most 4; the target, 0.003, is not reached
-MODE_FIXED_WRONG_AT_MOST = 0.0021  # the two labels corrected: measured 0.0010 (1 of 954): the target met, at most 2
+# 0.9004 (859 of 954) and 3 wrong with outlines rejected by aspect read where no card was found (detect)
+# 0.9036 (862 of 954) and 2 wrong (the two label errors) with two unsure index suits needing the glyph
+# reader (the 8s read 8c at a slant is unknown now), CONFIRMED_WHOLE 0.35 and the colour veto's bounds
+# re-run by its rule on train: issue 25's dev targets met, pinned at the targets themselves
+MODE_RIGHT_AT_LEAST = 0.90  # measured 0.9036 (862 of 954): 3 cards above the target
+MODE_WRONG_AT_MOST = 0.003  # measured 0.0021 (2 of 954): at most 2, the target
+MODE_FIXED_WRONG_AT_MOST = 0.001  # the two labels corrected: measured 0 of 954: none
 # CI has the photos beside the clone: there a missing folder fails the tests, it does not skip them
 needs_photos = pytest.mark.skipif(not (DATASET / "valid" / "images").is_dir() and not os.environ.get("CI"),
                                   reason="real photos not beside the repo")
@@ -113,7 +117,7 @@ def dev_bench() -> dict:
 @pytest.mark.slow
 def test_real_photos_dev_scenes_read_as_measured(dev_bench: dict) -> None:
     """The dev side of the scene split (scenes the thresholds were never calibrated on): what the
-    recogniser reaches, pinned with its margin (issue 25's targets are not reached yet)."""
+    recogniser reaches, pinned with its margin (the daemon's camera at issue 25's targets)."""
     res = dev_bench
     assert res["split"] == "scene" and res["cards"] >= 900, res
     assert res["wrong_rate"] <= WRONG_AT_MOST, res
@@ -184,6 +188,23 @@ def test_shipped_thresholds_are_what_the_rule_picks_on_train_scenes() -> None:
     shipped = shipped_thresholds()
     for key in ("threshold", "index_threshold", "lone_threshold", "agree", "corners_agree", "two_readers"):
         assert best[key] == shipped[key], (key, {k: v for k, v in best.items() if k != "sweep"}, shipped)
+
+
+@needs_photos
+@pytest.mark.slow
+def test_the_daemon_cameras_thresholds_are_what_the_rule_picks_on_train_scenes() -> None:
+    """``two_readers_mode`` of vision/data/thresholds.json (the daemon's camera: two readers and the
+    card's centre) holds what calibrate_real's stated rule picks on the train side with the naming
+    decision as it is now: a new rule of that decision re-runs the calibration, it does not inherit it."""
+    from vision.bench import calibrate_real
+    from vision.recognizer import Recognizer, shipped_thresholds
+
+    mode = shipped_thresholds()["two_readers_mode"]
+    best = calibrate_real(DATASET, Recognizer.stock(two_readers=True, centre_check=mode["centre_check"],
+                                                    shape_check=mode["shape_check"]))
+    for key in ("threshold", "index_threshold", "lone_threshold"):
+        assert best[key] == mode[key], (key, {k: v for k, v in best.items() if k != "sweep"}, mode)
+    assert best["wrong_rate"] == mode["wrong_rate"] and abs(best["right_rate"] - mode["right_rate"]) < 1e-4, mode
 
 
 @needs_photos
