@@ -958,8 +958,8 @@ class Recognizer:
             img = frame[oy:oy + h, ox:ox + w]
         off = np.array([ox, oy], np.float32)
         out = []
-        rejected: list[np.ndarray] = []  # outlines of no card's shape, looked at again below
-        for quad in find_quads(img, self.detect_params, rejected=rejected):
+        rejected: list[np.ndarray] = []  # (two readers) outlines of no card's shape, looked at again below
+        for quad in find_quads(img, self.detect_params, rejected=rejected if self.two_readers else None):
             crop = warp(img, quad)
             rd = self.read(crop)
             out.append(Detection(rd.card, rd.confidence, quad + off, rd.face, crop if keep_crops else None,
